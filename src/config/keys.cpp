@@ -1,0 +1,130 @@
+#include "config/keys.hpp"
+
+#include "config/text.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace mpisentry::config {
+namespace {
+
+template <class... Lambdas>
+struct Overloaded : Lambdas... {
+  using Lambdas::operator()...;
+};
+
+constexpr Key key_table[] = {
+#define MPISENTRY_DURATION(name, member, default_value, help) {name, &Settings::member, help},
+#define MPISENTRY_INTEGER(name, member, default_value, min, max, help) \
+  {name, IntegerMember{&Settings::member, min, max}, help},
+#define MPISENTRY_PATH(name, member, help) {name, &Settings::member, help},
+#define MPISENTRY_CHECK(check, member, default_on, help)
+#include "config/flags.def"
+};
+
+constexpr Check check_table[] = {
+#define MPISENTRY_DURATION(name, member, default_value, help)
+#define MPISENTRY_INTEGER(name, member, default_value, min, max, help)
+#define MPISENTRY_PATH(name, member, help)
+#define MPISENTRY_CHECK(check, member, default_on, help) {check, &Settings::member, help},
+#include "config/flags.def"
+};
+
+// Intel Trace Collector keys that an ITC config file may hold. Listed so that
+// such files work unchanged; a typo of one of our keys still gets an error.
+constexpr std::string_view itc_only_key_table[] = {
+    "CHECK-MAX-ERRORS",   "CHECK-MAX-REPORTS",   "CHECK-SUPPRESSION-LIMIT", "CHECK-TIMEOUT",
+    "CHECK-MAX-PENDING",  "CHECK-MAX-REQUESTS",  "CHECK-MAX-DATATYPES",     "CHECK-LEAK-REPORT-SIZE",
+    "CHECK-TRACING",      "PCTRACE",             "LOGFILE-PREFIX",          "LOGFILE-NAME",
+    "LOGFILE-FORMAT",     "LOGFILE-RANK",        "PROCESS",                 "SYMBOL",
+    "STATE",              "ACTIVITY",            "CLUSTER",                 "COUNTER",
+    "CURRENT-DIR",        "ENTER-USERCODE",      "FLUSH-PREFIX",            "MEM-BLOCKSIZE",
+    "MEM-MAXBLOCKS",      "STOPFILE-NAME",       "TIMER",                   "UNIFY-SYMBOLS",
+    "PROTOFILE-NAME",
+};
+
+bool parse_integer(std::string_view text, IntegerMember integer, int& out, std::string& error) {
+  int value = 0;
+  const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || status != std::errc{} || end != text.data() + text.size()) {
+    error = quoted(text) + ": not a whole number";
+    return false;
+  }
+  if (value < integer.min || value > integer.max) {
+    error = quoted(text) + ": out of range (" + std::to_string(integer.min) + " to " +
+            std::to_string(integer.max) + ")";
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+std::string quoted_if_needed(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_of(" \t#\"") == std::string::npos;
+  return plain ? text : quoted(text);
+}
+
+}  // namespace
+
+std::span<const Key> keys() { return key_table; }
+std::span<const Check> implemented_checks() { return check_table; }
+
+const Key* find_key(std::string_view name) {
+  const auto found = std::ranges::find_if(key_table, [&](const Key& key) { return equals_ignoring_case(key.name, name); });
+  return found == std::end(key_table) ? nullptr : found;
+}
+
+std::span<const std::string_view> itc_only_keys() { return itc_only_key_table; }
+
+bool is_itc_only_key(std::string_view name) {
+  return std::ranges::any_of(itc_only_key_table, [&](std::string_view key) { return equals_ignoring_case(key, name); });
+}
+
+std::string env_name(std::string_view prefix, std::string_view key) {
+  std::string name = std::string(prefix) + to_upper(key);
+  std::ranges::replace(name, '-', '_');
+  return name;
+}
+
+std::string option_name(std::string_view key) { return "--" + to_lower(key); }
+
+bool parse_value(const Key& key, std::string_view value, Settings& settings, std::string& error) {
+  return std::visit(Overloaded{
+                        [&](Duration Settings::*member) { return parse_duration(value, settings.*member, error); },
+                        [&](IntegerMember integer) { return parse_integer(value, integer, settings.*integer.member, error); },
+                        [&](std::string Settings::*member) {
+                          settings.*member = value;
+                          return true;
+                        },
+                    },
+                    key.member);
+}
+
+std::string value_text(const Key& key, const Settings& settings) {
+  return std::visit(Overloaded{
+                        [&](Duration Settings::*member) { return format_duration(settings.*member); },
+                        [&](IntegerMember integer) { return std::to_string(settings.*integer.member); },
+                        [&](std::string Settings::*member) { return quoted_if_needed(settings.*member); },
+                    },
+                    key.member);
+}
+
+std::string value_syntax(const Key& key) {
+  return std::visit(Overloaded{
+                        [](Duration Settings::*) -> std::string { return "TIME"; },
+                        [](IntegerMember integer) { return std::to_string(integer.min) + ".." + std::to_string(integer.max); },
+                        [](std::string Settings::*) -> std::string { return "PATH"; },
+                    },
+                    key.member);
+}
+
+std::vector<std::string> default_listing() {
+  const Settings defaults;
+  std::vector<std::string> lines;
+  for (const Key& key : key_table) lines.push_back(std::string(key.name) + ' ' + value_text(key, defaults));
+  for (const Check& check : check_table)
+    lines.push_back(std::string(check_key) + ' ' + std::string(check.name) + (defaults.*check.member ? " ON" : " OFF"));
+  return lines;
+}
+
+}  // namespace mpisentry::config

@@ -1,0 +1,231 @@
+#include "config/settings.hpp"
+
+#include "config/checks.hpp"
+#include "config/keys.hpp"
+#include "config/text.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace mpisentry::config {
+namespace {
+
+constexpr std::string_view line_whitespace = " \t\r\f\v";
+
+void add_error(LoadResult& into, std::string_view where, std::string message) {
+  into.errors.push_back({std::string(where), std::move(message)});
+}
+
+bool parse_switch(std::string_view word, bool& on) {
+  for (const std::string_view yes : {"on", "true", "yes", "1"}) {
+    if (equals_ignoring_case(word, yes)) {
+      on = true;
+      return true;
+    }
+  }
+  for (const std::string_view no : {"off", "false", "no", "0"}) {
+    if (equals_ignoring_case(word, no)) {
+      on = false;
+      return true;
+    }
+  }
+  return false;
+}
+
+// "CHECK <pattern> [ON|OFF]" without the CHECK; the pattern alone means ON, as
+// a boolean key alone does in ITC files.
+void apply_check(std::span<const std::string_view> words, std::string_view where, LoadResult& into) {
+  if (words.empty() || words.size() > 2) {
+    add_error(into, where, "CHECK takes a pattern and ON or OFF, e.g. CHECK GLOBAL:DEADLOCK:POTENTIAL ON");
+    return;
+  }
+  const std::string_view pattern = words[0];
+  bool on = true;
+  if (words.size() == 2 && !parse_switch(words[1], on)) {
+    add_error(into, where, "CHECK " + std::string(pattern) + ": " + quoted(words[1]) +
+                               " is not ON or OFF (use on, true, yes, 1 or off, false, no, 0)");
+    return;
+  }
+  bool matches_any = false;
+  for (const std::string_view check : itc_checks()) matches_any = matches_any || matches_check_pattern(pattern, check);
+  if (!matches_any) {
+    std::string message = "CHECK " + quoted(pattern) + " matches no check";
+    // A pattern with stars is no typo of one name.
+    const bool has_stars = pattern.find('*') != std::string_view::npos;
+    if (const auto guess = has_stars ? std::string_view{} : nearest(pattern, itc_checks()); !guess.empty())
+      message += " (did you mean " + std::string(guess) + "?)";
+    add_error(into, where, std::move(message));
+    return;
+  }
+  bool matches_implemented = false;
+  for (const Check& check : implemented_checks()) {
+    if (!matches_check_pattern(pattern, check.name)) continue;
+    matches_implemented = true;
+    into.settings.*check.member = on;
+    into.origin[std::string(check.name)] = where;
+  }
+  if (!matches_implemented)
+    into.notices.push_back({std::string(where), "CHECK " + std::string(pattern) + " is accepted but not implemented by mpisentry"});
+}
+
+void report_unknown_key(std::string_view key, std::string_view where, LoadResult& into) {
+  std::vector<std::string_view> known{check_key};
+  for (const Key& k : keys()) known.push_back(k.name);
+  known.insert(known.end(), itc_only_keys().begin(), itc_only_keys().end());
+  std::string message = "unknown key " + quoted(key);
+  if (const auto guess = nearest(key, known); !guess.empty()) message += " (did you mean " + std::string(guess) + "?)";
+  add_error(into, where, std::move(message));
+}
+
+// The words of one config line: whitespace separates them, double quotes keep
+// spaces inside one, and an unquoted '#' starts a comment.
+bool split_line(std::string_view line, std::vector<std::string_view>& words, std::string& error) {
+  std::size_t at = 0;
+  while ((at = line.find_first_not_of(line_whitespace, at)) != std::string_view::npos && line[at] != '#') {
+    if (line[at] != '"') {
+      const auto end = line.find_first_of(line_whitespace, at);
+      words.push_back(line.substr(at, end - at));
+      at = end;
+      continue;
+    }
+    const auto close = line.find('"', at + 1);
+    if (close == std::string_view::npos) {
+      error = "missing closing quote";
+      return false;
+    }
+    words.push_back(line.substr(at + 1, close - at - 1));
+    at = close + 1;
+    if (at < line.size() && line_whitespace.find(line[at]) == std::string_view::npos) {
+      error = "text right after a closing quote; separate it with a space";
+      return false;
+    }
+  }
+  return true;
+}
+
+void apply_line(std::span<const std::string_view> words, std::string_view where, LoadResult& into) {
+  const std::string_view key = words[0];
+  const auto values = words.subspan(1);
+  if (find_key(key) != nullptr && values.size() != 1) {
+    add_error(into, where, to_upper(key) + (values.empty() ? " needs a value"
+                                                           : " takes one value, got " + std::to_string(values.size()) +
+                                                                 "; quote a value that contains spaces"));
+    return;
+  }
+  std::string value;
+  for (const auto word : values) value += (value.empty() ? "" : " ") + std::string(word);
+  apply_setting(key, value, where, into);
+}
+
+std::string describe(const LoadResult& result, std::string_view name, Duration value) {
+  const auto origin = result.origin.find(name);
+  return std::string(name) + ' ' + format_duration(value) + " (" + (origin == result.origin.end() ? "default" : origin->second) + ')';
+}
+
+std::string_view name_of(Duration Settings::*member) {
+  for (const Key& key : keys())
+    if (const auto* duration = std::get_if<Duration Settings::*>(&key.member); duration && *duration == member) return key.name;
+  return {};
+}
+
+}  // namespace
+
+void apply_setting(std::string_view key, std::string_view value, std::string_view where, LoadResult& into) {
+  if (equals_ignoring_case(key, check_key)) {
+    const auto checks = split(value, ";,");
+    if (checks.empty()) apply_check({}, where, into);
+    for (const auto check : checks) apply_check(split(check, line_whitespace), where, into);
+  } else if (const Key* known = find_key(key)) {
+    // Paths are taken as written; other values may carry stray blanks.
+    const bool is_path = std::holds_alternative<std::string Settings::*>(known->member);
+    std::string error;
+    if (parse_value(*known, is_path ? value : trim(value), into.settings, error))
+      into.origin[std::string(known->name)] = where;
+    else
+      add_error(into, where, std::string(known->name) + ' ' + error);
+  } else if (is_itc_only_key(key)) {
+    into.notices.push_back({std::string(where), to_upper(key) + " is an ITC setting that mpisentry accepts but does not implement"});
+  } else {
+    report_unknown_key(key, where, into);
+  }
+}
+
+void apply_text(std::string_view text, std::string_view source_name, LoadResult& into) {
+  int line_number = 0;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string where = std::string(source_name) + ':' + std::to_string(++line_number);
+    std::vector<std::string_view> words;
+    std::string error;
+    if (!split_line(text.substr(start, end - start), words, error))
+      add_error(into, where, error);
+    else if (!words.empty())
+      apply_line(words, where, into);
+    start = end + 1;
+  }
+}
+
+void apply_file(std::string_view path, LoadResult& into) {
+  const std::string name(path);
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(name.c_str(), "r"), std::fclose);
+  std::string text;
+  if (file) {
+    std::array<char, 4096> buffer;
+    while (const std::size_t count = std::fread(buffer.data(), 1, buffer.size(), file.get())) text.append(buffer.data(), count);
+  }
+  // fopen succeeds on a directory; the read then fails with EISDIR.
+  if (!file || std::ferror(file.get())) {
+    add_error(into, path, std::string("cannot read config file: ") + std::strerror(errno));
+    return;
+  }
+  apply_text(text, path, into);
+}
+
+void apply_environment(const EnvLookup& env, LoadResult& into) {
+  const auto lookup = [&](const std::string& name) { return non_empty(env(name.c_str())); };
+  if (const char* file = lookup("MPISENTRY_CONFIG")) {
+    apply_file(file, into);
+  } else if (const char* itc_file = lookup("VT_CONFIG")) {
+    apply_file(itc_file, into);
+  }
+  for (const std::string_view prefix : {"VT_", "MPISENTRY_"}) {
+    for (const Key& key : keys()) {
+      const std::string name = env_name(prefix, key.name);
+      if (const char* value = lookup(name)) apply_setting(key.name, value, name, into);
+    }
+    const std::string name = env_name(prefix, check_key);
+    if (const char* value = lookup(name)) apply_setting(check_key, value, name, into);
+  }
+}
+
+void check_consistency(LoadResult& into) {
+  const Settings& settings = into.settings;
+  const std::string_view interval = name_of(&Settings::check_interval);
+  const std::string_view timeout = name_of(&Settings::deadlock_timeout);
+  const auto where = [&](std::string_view name) {
+    const auto origin = into.origin.find(name);
+    return origin == into.origin.end() ? std::string(name) : origin->second;
+  };
+  if (settings.check_interval <= Duration::zero()) {
+    add_error(into, where(interval), std::string(interval) + " must be more than 0");
+  } else if (settings.check_interval >= settings.deadlock_timeout) {
+    // Named where the interval was set, or else where the timeout was.
+    const bool interval_set = into.origin.contains(interval);
+    add_error(into, where(interval_set ? interval : timeout),
+              describe(into, interval, settings.check_interval) + " must be shorter than " +
+                  describe(into, timeout, settings.deadlock_timeout));
+  }
+}
+
+LoadResult load(const EnvLookup& env) {
+  LoadResult result;
+  apply_environment(env, result);
+  check_consistency(result);
+  return result;
+}
+
+}  // namespace mpisentry::config

@@ -1,0 +1,66 @@
+// The checker's settings, read from ITC-style config files and environment
+// variables. One table of keys (flags.def) makes the parser, the defaults, the
+// environment names, the launcher's options and the help text.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mpisentry::config {
+
+using Duration = std::chrono::microseconds;
+
+// One member per row of flags.def, which gives each its type, default and
+// meaning: deadlock_timeout, verbose, report_file, check_hard, ...
+struct Settings {
+#define MPISENTRY_DURATION(name, member, default_value, help) Duration member = default_value;
+#define MPISENTRY_INTEGER(name, member, default_value, min, max, help) int member = default_value;
+#define MPISENTRY_PATH(name, member, help) std::string member;
+#define MPISENTRY_CHECK(check, member, default_on, help) bool member = default_on;
+#include "config/flags.def"
+  bool operator==(const Settings&) const = default;
+};
+
+// Where a setting came from, for messages: "job.conf:12", "MPISENTRY_VERBOSE".
+struct Problem {
+  std::string where;
+  std::string message;
+  std::string str() const { return where + ": " + message; }
+};
+
+struct LoadResult {
+  Settings settings;
+  std::vector<Problem> errors;   // any error stops the run before the program starts
+  std::vector<Problem> notices;  // accepted with a one-line notice (ITC keys not implemented)
+  // Key name ("DEADLOCK-TIMEOUT", or a check's name) -> where it was last set;
+  // absent while it has its default.
+  std::map<std::string, std::string, std::less<>> origin;
+  bool ok() const { return errors.empty(); }
+};
+
+using EnvLookup = std::function<const char*(const char* name)>;
+
+// Defaults, then the file named by MPISENTRY_CONFIG (else VT_CONFIG), then
+// VT_<KEY> variables, then MPISENTRY_<KEY> variables, each overriding the last.
+LoadResult load(const EnvLookup& env);
+
+// The pieces, for the launcher and the tests. load() is apply_environment()
+// then check_consistency(); the launcher applies its options in between.
+void apply_environment(const EnvLookup& env, LoadResult& into);
+// The rules between keys, checked once every source is applied.
+void check_consistency(LoadResult& into);
+void apply_file(std::string_view path, LoadResult& into);
+void apply_text(std::string_view text, std::string_view source_name, LoadResult& into);
+// One key's value from any source; `where` names the source in messages.
+void apply_setting(std::string_view key, std::string_view value, std::string_view where, LoadResult& into);
+
+// ITC time syntax: "1m+30s", "500l", "2.5", units c l s m h d w; a bare number is seconds.
+bool parse_duration(std::string_view text, Duration& out, std::string& error);
+// The shortest text that parse_duration reads back exactly: "90s", "250l", "1w+1c".
+std::string format_duration(Duration d);
+
+}  // namespace mpisentry::config

@@ -1,0 +1,27 @@
+// Small string helpers shared by the config reader and the launcher.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mpisentry::config {
+
+std::string to_upper(std::string_view text);
+std::string to_lower(std::string_view text);
+bool equals_ignoring_case(std::string_view a, std::string_view b);
+std::string_view trim(std::string_view text);
+// "text" in double quotes, for messages.
+std::string quoted(std::string_view text);
+// `value` unless it is empty: an empty environment variable counts as unset.
+const char* non_empty(const char* value);
+
+// Pieces of `text` between any of `separators`, trimmed, empty ones dropped.
+std::vector<std::string_view> split(std::string_view text, std::string_view separators);
+
+// The candidate closest to `word` by case-insensitive edit distance, if it is
+// close enough to be a likely typo; empty otherwise.
+std::string_view nearest(std::string_view word, std::span<const std::string_view> candidates);
+
+}  // namespace mpisentry::config

@@ -1,0 +1,170 @@
+#include "launcher/arguments.hpp"
+
+#include "config/keys.hpp"
+#include "config/text.hpp"
+
+#include <charconv>
+
+namespace mpisentry::launcher {
+namespace {
+
+using config::Problem;
+
+constexpr std::string_view config_option = "--config";
+constexpr std::string_view check_option = "--check";
+constexpr std::string_view potential_option = "--potential";
+constexpr std::string_view help_option = "--help";
+constexpr std::string_view version_option = "--version";
+
+// The config key an option sets; empty for options that set none.
+std::string key_of(std::string_view option) {
+  if (option == check_option) return std::string(config::check_key);
+  for (const config::Key& key : config::keys())
+    if (option == config::option_name(key.name)) return std::string(key.name);
+  return {};
+}
+
+std::vector<std::string> option_names() {
+  std::vector<std::string> names = {std::string(config_option), std::string(check_option),
+                                    std::string(potential_option), std::string(help_option),
+                                    std::string(version_option)};
+  for (const config::Key& key : config::keys()) names.push_back(config::option_name(key.name));
+  return names;
+}
+
+Problem unknown_option(std::string_view option) {
+  const auto names = option_names();
+  const std::vector<std::string_view> candidates(names.begin(), names.end());
+  std::string message = "unknown option";
+  if (const auto guess = config::nearest(option, candidates); !guess.empty())
+    message += " (did you mean " + std::string(guess) + "?)";
+  return {std::string(option), message};
+}
+
+bool is_positive_number(std::string_view text) {
+  int value = 0;
+  const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return status == std::errc{} && end == text.data() + text.size() && value > 0;
+}
+
+}  // namespace
+
+Arguments parse_arguments(std::span<const std::string> words) {
+  Arguments args;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    if (word == "--") {
+      args.launcher_line.assign(words.begin() + i + 1, words.end());
+      if (args.launcher_line.empty()) args.errors.push_back({"--", "needs a launcher line after it, e.g. -- mpiexec -n 2 ./app"});
+      break;
+    }
+    if (word == "-n" || word == "-np") {
+      if (i + 1 == words.size() || !is_positive_number(words[i + 1])) {
+        args.errors.push_back({word, i + 1 == words.size() ? "needs a number of ranks"
+                                                           : config::quoted(words[i + 1]) + " is not a positive number of ranks"});
+        ++i;
+        continue;
+      }
+      args.ranks = words[++i];
+      continue;
+    }
+    if (word == help_option || word == "-h") {
+      args.help = true;
+      continue;
+    }
+    if (word == version_option) {
+      args.version = true;
+      continue;
+    }
+    if (word == potential_option) {
+      args.settings.push_back({std::string(config::check_key), "GLOBAL:DEADLOCK:POTENTIAL ON", word});
+      continue;
+    }
+    if (!word.starts_with('-')) {
+      // The program; everything after it is its own.
+      args.program.assign(words.begin() + i, words.end());
+      break;
+    }
+    // "--option value" or "--option=value"
+    const auto equals = word.find('=');
+    const std::string option = word.substr(0, equals);
+    const std::string key = key_of(option);
+    if (key.empty() && option != config_option) {
+      args.errors.push_back(unknown_option(option));
+      continue;
+    }
+    std::string value;
+    if (equals != std::string::npos) {
+      value = word.substr(equals + 1);
+    } else if (i + 1 < words.size()) {
+      value = words[++i];
+    } else {
+      args.errors.push_back({option, "needs a value"});
+      continue;
+    }
+    if (option == config_option)
+      args.config_file = value;
+    else
+      args.settings.push_back({key, value, option});
+  }
+  // What to run, once every word made sense.
+  if (args.help || args.version || !args.errors.empty()) return args;
+  if (!args.launcher_line.empty() && !args.ranks.empty())
+    args.errors.push_back({"-n", "cannot be combined with --; put -n in the launcher line"});
+  else if (!args.ranks.empty() && args.program.empty())
+    args.errors.push_back({"-n " + args.ranks, "needs the program to run after it"});
+  else if (!args.program.empty() && args.ranks.empty())
+    args.errors.push_back({args.program.front(), "give -n N before the program, or -- and a launcher line"});
+  else if (args.ranks.empty() && args.launcher_line.empty())
+    args.errors.push_back({"mpisentry", "nothing to run; give -n N ./app [args...] or -- LAUNCHER ARGS..."});
+  return args;
+}
+
+std::string usage() {
+  std::string text =
+      "usage: mpisentry [options] -n N ./app [args...]  runs mpiexec -n N ./app args...\n"
+      "       mpisentry [options] -- LAUNCHER [args...] runs the launcher line as given\n"
+      "\n"
+      "Runs an MPI job with the mpisentry deadlock checker preloaded into every rank.\n"
+      "Settings come from the config file, then VT_<KEY> and MPISENTRY_<KEY>\n"
+      "environment variables, then these options; each overrides the last.\n"
+      "\n"
+      "options:\n";
+  // Option in the first column, help wrapped to 80 columns in the second.
+  constexpr std::size_t help_column = 34, width = 80;
+  const auto add = [&](const std::string& option, std::string_view help) {
+    std::string line = "  " + option;
+    for (const auto word : config::split(help, " ")) {
+      const bool fits = line.size() < help_column || line.size() + 1 + word.size() <= width;
+      if (line.size() >= help_column && !fits) {
+        text += line + '\n';
+        line.clear();
+      }
+      if (line.size() < help_column) line.resize(help_column, ' ');
+      else line += ' ';
+      line += word;
+    }
+    text += line + '\n';
+  };
+  add("--config FILE", "read settings from FILE (ITC syntax; default: $MPISENTRY_CONFIG, else $VT_CONFIG)");
+  const config::Settings defaults;
+  for (const config::Key& key : config::keys()) {
+    add(config::option_name(key.name) + ' ' + config::value_syntax(key),
+        std::string(key.help) + " (" + std::string(key.name) + ", default " + config::value_text(key, defaults) + ')');
+  }
+  add("--check \"PATTERN ON|OFF\"", "switch checks by name, in order; '*' matches within a level, '**' across (repeatable)");
+  for (const config::Check& check : config::implemented_checks())
+    add("  " + std::string(check.name), std::string(check.help) + (defaults.*check.member ? " (default ON)" : " (default OFF)"));
+  add(std::string(potential_option), "the same as --check \"GLOBAL:DEADLOCK:POTENTIAL ON\"");
+  add(std::string(help_option), "show this text");
+  add(std::string(version_option), "show the version");
+  text +=
+      "\n"
+      "TIME is a number and a unit, c (microseconds), l (milliseconds), s, m, h, d\n"
+      "or w, added with '+' (1m+30s); a bare number is seconds.\n"
+      "Environment: MPISENTRY_LIBRARY (the library to preload), MPISENTRY_MPIEXEC (the\n"
+      "launcher used with -n).\n";
+  return text;
+}
+
+}  // namespace mpisentry::launcher

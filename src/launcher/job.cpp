@@ -1,0 +1,91 @@
+#include "launcher/job.hpp"
+
+#include "config/keys.hpp"
+#include "config/text.hpp"
+
+#include <filesystem>
+#include <map>
+
+namespace mpisentry::launcher {
+namespace {
+
+using config::non_empty;
+
+namespace fs = std::filesystem;
+
+// The ranks may start in another directory. Left as given if the current
+// directory is gone; reading it then reports the problem.
+std::string absolute(const std::string& path) {
+  std::error_code error;
+  const fs::path full = fs::absolute(path, error);
+  return error ? path : full.lexically_normal().string();
+}
+
+std::string absolute_config(const Arguments& args) {
+  return args.config_file.empty() ? std::string() : absolute(args.config_file);
+}
+
+}  // namespace
+
+config::LoadResult resolve_settings(const Arguments& args, const config::EnvLookup& env) {
+  const std::string config_file = absolute_config(args);
+  const config::EnvLookup job_env = [&](const char* name) {
+    return !config_file.empty() && std::string_view(name) == "MPISENTRY_CONFIG" ? config_file.c_str() : env(name);
+  };
+  config::LoadResult result;
+  config::apply_environment(job_env, result);
+  for (const OptionSetting& setting : args.settings) config::apply_setting(setting.key, setting.value, setting.option, result);
+  config::check_consistency(result);
+  return result;
+}
+
+LibrarySearch find_library(const std::string& launcher_path, const config::EnvLookup& env) {
+  LibrarySearch search;
+  if (const char* library = non_empty(env("MPISENTRY_LIBRARY"))) {
+    search.tried.emplace_back(library);
+  } else {
+    const fs::path launcher_dir = fs::path(launcher_path).parent_path();
+    for (const char* relative : {"../lib/libmpisentry.so", "../wrappers/libmpisentry.so"})
+      search.tried.push_back((launcher_dir / relative).lexically_normal().string());
+  }
+  for (const std::string& path : search.tried) {
+    std::error_code error;
+    if (fs::is_regular_file(path, error)) {
+      search.found = absolute(path);
+      break;
+    }
+  }
+  return search;
+}
+
+std::vector<std::pair<std::string, std::string>> job_environment(const Arguments& args, const config::EnvLookup& env,
+                                                                 const std::string& library) {
+  // By name, so that a repeated option leaves its last value.
+  std::map<std::string, std::string> variables;
+  const std::string check_variable = config::env_name("MPISENTRY_", config::check_key);
+  for (const OptionSetting& setting : args.settings) {
+    const std::string name = config::env_name("MPISENTRY_", setting.key);
+    if (name != check_variable) {
+      variables[name] = setting.value;
+      continue;
+    }
+    // CHECK lines add up in order: the options come after the environment's.
+    const char* from_env = non_empty(env(name.c_str()));
+    const auto entry = variables.try_emplace(name, from_env ? from_env : "").first;
+    entry->second += (entry->second.empty() ? "" : "; ") + setting.value;
+  }
+  if (!args.config_file.empty()) variables["MPISENTRY_CONFIG"] = absolute_config(args);
+  const char* preload = non_empty(env("LD_PRELOAD"));
+  variables["LD_PRELOAD"] = preload ? library + ':' + preload : library;
+  return {variables.begin(), variables.end()};
+}
+
+std::vector<std::string> job_command(const Arguments& args, const config::EnvLookup& env) {
+  if (!args.launcher_line.empty()) return args.launcher_line;
+  const char* mpiexec = non_empty(env("MPISENTRY_MPIEXEC"));
+  std::vector<std::string> command = {mpiexec ? mpiexec : "mpiexec", "-n", args.ranks};
+  command.insert(command.end(), args.program.begin(), args.program.end());
+  return command;
+}
+
+}  // namespace mpisentry::launcher

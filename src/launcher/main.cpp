@@ -1,0 +1,68 @@
+// The mpisentry command: checks the whole configuration, then replaces itself
+// with the MPI launcher, so that signals and the exit status pass straight
+// through. Exit status 2: a problem found before starting; 127: cannot start.
+#include "launcher/arguments.hpp"
+#include "launcher/job.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+namespace {
+
+using namespace mpisentry;
+
+void print(const std::vector<config::Problem>& problems) {
+  for (const config::Problem& problem : problems) std::cerr << "mpisentry: " << problem.str() << '\n';
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> words(argv + 1, argv + argc);
+  const launcher::Arguments args = launcher::parse_arguments(words);
+  if (args.help) {
+    std::cout << launcher::usage();
+    return 0;
+  }
+  if (args.version) {
+    std::cout << "mpisentry " MPISENTRY_VERSION "\n";
+    return 0;
+  }
+  const config::EnvLookup env = [](const char* name) -> const char* { return std::getenv(name); };
+  const config::LoadResult settings = launcher::resolve_settings(args, env);
+  print(settings.notices);
+  if (!args.errors.empty() || !settings.ok()) {
+    print(args.errors);
+    print(settings.errors);
+    std::cerr << "mpisentry: nothing was started; see mpisentry --help\n";
+    return 2;
+  }
+
+  std::error_code error;
+  const launcher::LibrarySearch library = launcher::find_library(std::filesystem::read_symlink("/proc/self/exe", error), env);
+  if (library.found.empty()) {
+    std::cerr << "mpisentry: cannot find libmpisentry.so; tried:\n";
+    for (const std::string& path : library.tried) std::cerr << "mpisentry:   " << path << '\n';
+    std::cerr << "mpisentry: set MPISENTRY_LIBRARY to its path\n";
+    return 2;
+  }
+  for (const auto& [name, value] : launcher::job_environment(args, env, library.found)) {
+    if (::setenv(name.c_str(), value.c_str(), 1) != 0) {
+      std::cerr << "mpisentry: cannot set " << name << ": " << std::strerror(errno) << '\n';
+      return 2;
+    }
+  }
+
+  const std::vector<std::string> command = launcher::job_command(args, env);
+  std::vector<char*> command_argv;
+  for (const std::string& word : command) command_argv.push_back(const_cast<char*>(word.c_str()));
+  command_argv.push_back(nullptr);
+  ::execvp(command_argv[0], command_argv.data());
+  std::cerr << "mpisentry: cannot run " << command[0] << ": " << std::strerror(errno) << '\n';
+  return 127;
+}

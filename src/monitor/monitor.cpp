@@ -1,0 +1,345 @@
+#include "monitor/monitor.hpp"
+
+#include <mpi.h>
+#include <poll.h>
+#include <signal.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "config/settings.hpp"
+#include "log/log.hpp"
+#include "monitor/channel.hpp"
+#include "monitor/describe.hpp"
+#include "monitor/rules.hpp"
+#include "monitor/termination.hpp"
+#include "monitor/wait_graph.hpp"
+#include "report/report.hpp"
+#include "stacks/stacks.hpp"
+
+namespace mpisentry::monitor {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kFinalizingTick = 2ms;  // a finalizing rank's monitor leaves soon after the last one arrives
+constexpr auto kStackTimeout = 1000ms;
+constexpr int kAbortExitCode = 1;
+
+double to_seconds(std::chrono::microseconds d) { return std::chrono::duration<double>(d).count(); }
+
+std::string executable_name() {
+  char path[4096] = {};
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  const std::string full = length > 0 ? std::string(path, static_cast<std::size_t>(length)) : "program";
+  return full.substr(full.find_last_of('/') + 1);
+}
+
+// Named after the job so that concurrent jobs in one folder never share a file.
+std::string default_report_path() {
+  for (const char* variable : {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID"})
+    if (const char* id = std::getenv(variable); id && *id)
+      return "mpisentry_" + executable_name() + "_" + id + ".txt";
+  char stamp[32] = {};
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
+  return "mpisentry_" + executable_name() + "_" + stamp + "-" + std::to_string(getpid()) + ".txt";
+}
+
+// Says at start-up, not after a hang, that a report could not be written.
+void check_writable(const std::string& path) {
+  const std::string folder = path.find('/') == std::string::npos ? "." : path.substr(0, path.find_last_of('/') + 1);
+  if (access(folder.c_str(), W_OK) != 0)
+    log::error("report file \"{}\" cannot be written ({}: {}); reports will go to stderr only", path, folder,
+               std::strerror(errno));
+}
+
+class Monitor {
+ public:
+  Monitor(const config::Settings& settings, pthread_t main_thread)
+      : settings_(settings),
+        describer_(channel_.rank()),
+        decider_(Thresholds{settings.deadlock_timeout, settings.deadlock_warning,
+                            settings.check_hard || settings.check_potential, settings.check_no_progress}),
+        main_thread_(main_thread) {
+    report_path_ = channel_.broadcast(settings.report_file.empty() ? default_report_path() : settings.report_file);
+    if (channel_.rank() == 0) check_writable(report_path_);
+    if (pipe(wake_pipe_) != 0) wake_pipe_[0] = wake_pipe_[1] = -1;
+  }
+
+  void start_thread() {
+    thread_ = std::thread([this] { run(); });
+  }
+
+  void stop() {
+    finalizing_.store(true, std::memory_order_release);
+    wake();
+    if (thread_.joinable()) thread_.join();
+    channel_.close();
+  }
+
+  // On the dump thread: no MPI calls here.
+  void write_signal_dump(int signal_number, const stacks::RawStack& stack) {
+    RankSnapshot snapshot = describe(/*use_mpi=*/false);
+    snapshot.stack = stacks::symbolize(stack);
+    const std::string text = report::format_signal_dump(snapshot, signal_number);
+    if (const std::string problem = report::write_file(report_path_, text, /*append=*/true); !problem.empty())
+      log::error("{}", problem);
+    write_stderr(text);
+  }
+
+  int rank() const { return channel_.rank(); }
+  int size() const { return channel_.size(); }
+  const std::string& report_path() const { return report_path_; }
+
+ private:
+  void run() {
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGTERM);
+    sigaddset(&blocked, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
+
+    const auto interval = std::chrono::duration_cast<Clock::duration>(settings_.check_interval);
+    auto next_tick = Clock::now();
+    while (true) {
+      const Clock::duration tick = finalizing_.load(std::memory_order_acquire) ? Clock::duration(kFinalizingTick) : interval;
+      // Aligned to the clock so that the ranks of a node start rounds together.
+      next_tick = std::max(next_tick + tick, Clock::now());
+      next_tick -= next_tick.time_since_epoch() % tick;
+      sleep_until(next_tick);
+      termination::keep_handlers_first();
+
+      const LocalStatus status = observe();
+      const Summary summary = channel_.allreduce(summarize(status, rank(), settings_.deadlock_timeout));
+      switch (decider_.decide(summary)) {
+        case Action::Stop: return;
+        case Action::CheckDeadlock: check_deadlock(summary); break;
+        case Action::WarnNoProgress: publish(report::Check::NoProgress, /*partial=*/false, DeadlockCore{}); break;
+        case Action::None: break;
+      }
+    }
+  }
+
+  void sleep_until(Clock::time_point when) {
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(when - Clock::now());
+    if (wait.count() <= 0) return;
+    pollfd woken{wake_pipe_[0], POLLIN, 0};
+    if (poll(&woken, 1, static_cast<int>(wait.count())) > 0) {
+      char drained[16];
+      [[maybe_unused]] ssize_t ignored = read(wake_pipe_[0], drained, sizeof(drained));
+    }
+  }
+
+  void wake() {
+    const char byte = 1;
+    [[maybe_unused]] ssize_t ignored = write(wake_pipe_[1], &byte, 1);
+  }
+
+  Activity::Sample sample() const {
+    Activity::Sample sample;
+    // A writer holds the record for nanoseconds: retrying is enough.
+    while (!activity().sample(sample)) std::this_thread::yield();
+    return sample;
+  }
+
+  LocalStatus observe() {
+    const LocalStatus status = observer_.observe(sample(), Clock::now());
+    std::lock_guard lock(status_mutex_);
+    status_ = status;
+    return status;
+  }
+
+  RankSnapshot describe(bool use_mpi) const {
+    LocalStatus status;
+    {
+      std::lock_guard lock(status_mutex_);
+      status = status_;
+    }
+    return describer_.describe(sample(), status, use_mpi);
+  }
+
+  RankSnapshot describe_with_stack() const {
+    const Activity::Sample now = sample();
+    RankSnapshot snapshot = describe(/*use_mpi=*/true);
+    stacks::RawStack raw;
+    const pthread_t thread = now.in_call ? now.call.thread : main_thread_;
+    if (stacks::capture_thread(thread, raw, kStackTimeout)) snapshot.stack = stacks::symbolize(raw);
+    return snapshot;
+  }
+
+  static std::vector<RankSnapshot> parse(const std::vector<std::string>& parts) {
+    std::vector<RankSnapshot> ranks;
+    ranks.reserve(parts.size());
+    for (const std::string& part : parts) ranks.push_back(deserialize(part));
+    return ranks;
+  }
+
+  // Rank 0 judges the gathered snapshots; everyone learns the verdict.
+  void check_deadlock(const Summary& summary) {
+    const std::vector<std::string> parts = channel_.gather(serialize(describe(/*use_mpi=*/true)));
+    std::int32_t verdict = 0;
+    DeadlockCore core;
+    const bool everyone = decider_.all_blocked(summary);
+    if (rank() == 0) {
+      try {
+        const std::vector<RankSnapshot> ranks = parse(parts);
+        core = waitgraph::find_deadlock(ranks, to_seconds(settings_.deadlock_timeout));
+        if (!core.empty() || everyone) verdict = static_cast<std::int32_t>(judge(ranks, core)) + 1;
+      } catch (const std::exception& error) {
+        log::error("cannot read the ranks' states: {}", error.what());
+      }
+    }
+    verdict = channel_.broadcast(verdict);
+    if (verdict > 0) publish(static_cast<report::Check>(verdict - 1), !everyone, core);
+  }
+
+  // POTENTIAL when the mode is on and a stuck rank waits in a converted send.
+  report::Check judge(const std::vector<RankSnapshot>& ranks, const DeadlockCore& core) const {
+    if (!settings_.check_potential) return report::Check::DeadlockHard;
+    const auto converted = [&](int rank) { return ranks[static_cast<std::size_t>(rank)].converted_send; };
+    bool found = false;
+    if (core.empty()) {
+      for (const RankSnapshot& rank : ranks) found = found || rank.converted_send;
+    } else {
+      for (int rank : core.core) found = found || converted(rank);
+      for (int rank : core.blocked_behind) found = found || converted(rank);
+    }
+    return found ? report::Check::DeadlockPotential : report::Check::DeadlockHard;
+  }
+
+  void publish(report::Check check, bool partial, const DeadlockCore& core) {
+    const std::vector<std::string> parts = channel_.gather(serialize(describe_with_stack()));
+    const bool fatal = check != report::Check::NoProgress;
+    if (rank() != 0) return;
+    report::Report report;
+    report.check = check;
+    report.partial = partial;
+    report.core = core;
+    report.threshold_seconds = to_seconds(fatal ? settings_.deadlock_timeout : settings_.deadlock_warning);
+    report.threshold_key = fatal ? "DEADLOCK-TIMEOUT" : "DEADLOCK-WARNING";
+    try {
+      report.ranks = parse(parts);
+    } catch (const std::exception& error) {
+      log::error("cannot read the ranks' states: {}", error.what());
+    }
+    write_report(report);
+    if (fatal) {
+      log::error("{}: aborting the job", report::check_name(check));
+      PMPI_Abort(MPI_COMM_WORLD, kAbortExitCode);
+    }
+  }
+
+  // Disk first, fsync'ed, then stderr: the job may be killed at any moment.
+  void write_report(const report::Report& report) {
+    const std::string text = report::format_text(report);
+    const std::string problem = report::write_file(report_path_, text, /*append=*/reports_written_ > 0);
+    ++reports_written_;
+    const auto write_extra = [&](const std::string& path, const std::string& contents) {
+      if (path.empty()) return;
+      if (const std::string failed = report::write_file(path, contents, false); !failed.empty())
+        log::error("{}", failed);
+    };
+    write_extra(settings_.report_json, report::format_json(report));
+    write_extra(settings_.report_dot, report::format_dot(report));
+    write_stderr(text);
+    if (problem.empty())
+      log::info("report written to {}", report_path_);
+    else
+      log::error("{}", problem);
+  }
+
+  static void write_stderr(const std::string& text) {
+    std::size_t written = 0;
+    while (written < text.size()) {
+      const ssize_t n = write(STDERR_FILENO, text.data() + written, text.size() - written);
+      if (n <= 0 && errno != EINTR) return;
+      if (n > 0) written += static_cast<std::size_t>(n);
+    }
+  }
+
+  config::Settings settings_;
+  Channel channel_;
+  Describer describer_;
+  Observer observer_;
+  Decider decider_;
+  pthread_t main_thread_;
+  std::string report_path_;
+  int reports_written_ = 0;
+  std::thread thread_;
+  std::atomic<bool> finalizing_{false};
+  int wake_pipe_[2] = {-1, -1};
+  mutable std::mutex status_mutex_;
+  LocalStatus status_;
+};
+
+// Never destroyed: the process may exit without MPI_Finalize while the
+// thread runs, and a joinable std::thread would then terminate it.
+Monitor* running_monitor = nullptr;
+
+std::string_view thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+}  // namespace
+
+Started start(int granted_thread_level) {
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  log::set_rank(rank);
+
+  const config::LoadResult loaded = config::load([](const char* name) { return std::getenv(name); });
+  log::set_verbosity(loaded.settings.verbose);
+  if (!loaded.ok()) {
+    if (rank == 0) {
+      for (const config::Problem& problem : loaded.errors) log::error("{}", problem.str());
+      log::error("bad configuration: stopping before the program starts");
+    }
+    PMPI_Finalize();
+    std::exit(2);
+  }
+  if (rank == 0)
+    for (const config::Problem& notice : loaded.notices) log::warn("{}", notice.str());
+
+  if (granted_thread_level < MPI_THREAD_MULTIPLE) {
+    if (rank == 0)
+      log::error("MPI gave {} instead of MPI_THREAD_MULTIPLE: mpisentry checks nothing in this run",
+                 thread_level_name(granted_thread_level));
+    return {};
+  }
+
+  const config::Settings& settings = loaded.settings;
+  running_monitor = new Monitor(settings, pthread_self());
+  stacks::install_capture_signal();
+  termination::install([](int signal_number, const stacks::RawStack& stack) {
+    running_monitor->write_signal_dump(signal_number, stack);
+  });
+  running_monitor->start_thread();
+  if (rank == 0)
+    log::info("checking {} ranks: DEADLOCK-TIMEOUT {}, DEADLOCK-WARNING {}{}; report file {}", size,
+              config::format_duration(settings.deadlock_timeout), config::format_duration(settings.deadlock_warning),
+              settings.check_potential ? ", standard sends made synchronous (GLOBAL:DEADLOCK:POTENTIAL)" : "",
+              running_monitor->report_path());
+  return {true, settings.check_potential};
+}
+
+void stop() {
+  if (running_monitor) running_monitor->stop();
+}
+
+}  // namespace mpisentry::monitor

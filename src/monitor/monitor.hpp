@@ -1,0 +1,22 @@
+// The monitor: one background thread per rank that exchanges stuck status
+// with the other ranks over a private communicator and decides when to report.
+// Called only from the MPI_Init*/MPI_Finalize wrappers.
+#pragma once
+
+namespace mpisentry::monitor {
+
+struct Started {
+  bool running = false;         // false: MPI gave less than MPI_THREAD_MULTIPLE, nothing is checked
+  bool potential_mode = false;  // standard sends are to be made synchronous
+};
+
+// After PMPI_Init_thread: reads the settings (a bad config ends the run here,
+// before the program's own code), then starts the thread.
+Started start(int granted_thread_level);
+
+// In MPI_Finalize, before PMPI_Finalize: waits until every rank is finalizing,
+// stops the thread after the same last round on every rank, frees the
+// private communicator.
+void stop();
+
+}  // namespace mpisentry::monitor

@@ -1,0 +1,109 @@
+#include "monitor/rules.hpp"
+
+#include <algorithm>
+
+namespace mpisentry::monitor {
+namespace {
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::int64_t milliseconds(double s) { return static_cast<std::int64_t>(s * 1000.0); }
+
+// Sums wrap instead of overflowing (the digest is a hash).
+std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+
+}  // namespace
+
+LocalStatus Observer::observe(const Activity::Sample& sample, Clock::time_point now) {
+  if (!started_) {
+    started_ = true;
+    progress_seen_ = sample.progress;
+    calls_seen_ = sample.entered;
+    progress_at_ = last_call_at_ = now;
+  }
+  LocalStatus status;
+  const bool blocking = sample.in_call && function_info(sample.call.function).kind == CallKind::Blocking;
+  status.finalizing = sample.in_call && sample.call.shape == CallShape::Finalize;
+  if (blocking) {
+    if (sample.entered != timed_call_) {
+      timed_call_ = sample.entered;
+      blocked_since_ = now;
+    }
+    status.blocked_seconds = seconds(now - blocked_since_);
+    status.call_number = sample.entered;
+  } else {
+    timed_call_ = 0;
+  }
+
+  if (sample.progress != progress_seen_) {
+    progress_seen_ = sample.progress;
+    progress_at_ = now;
+  }
+  if (sample.entered != calls_seen_) {
+    calls_seen_ = sample.entered;
+    last_call_at_ = now;
+  }
+  // A rank that stopped calling MPI computes: its stall starts again when it
+  // polls again, so long computations never count as lack of progress.
+  const bool calling = sample.in_call || now - last_call_at_ < kComputingAfter;
+  if (!calling) progress_at_ = now;
+  status.stalled_seconds = seconds(now - progress_at_);
+  status.polling = calling && !blocking && status.stalled_seconds > 0;
+  return status;
+}
+
+Summary summarize(const LocalStatus& status, int world_rank, std::chrono::microseconds deadlock_timeout) {
+  Summary summary;
+  summary.ranks = 1;
+  summary.min_blocked_ms = milliseconds(status.blocked_seconds);
+  if (status.blocked_seconds * 1e6 >= static_cast<double>(deadlock_timeout.count())) {
+    summary.long_blocked_ranks = 1;
+    summary.long_blocked_digest = static_cast<std::int64_t>(
+        (status.call_number * 0x9E3779B97F4A7C15ull) ^ static_cast<std::uint64_t>(world_rank));
+  }
+  summary.stalled_ms = milliseconds(status.stalled_seconds);
+  summary.polling_ranks = status.polling ? 1 : 0;
+  summary.finalizing_ranks = status.finalizing ? 1 : 0;
+  return summary;
+}
+
+void combine(const Summary& in, Summary& inout) {
+  inout.ranks += in.ranks;
+  inout.min_blocked_ms = std::min(inout.min_blocked_ms, in.min_blocked_ms);
+  inout.long_blocked_ranks += in.long_blocked_ranks;
+  inout.long_blocked_digest = wrapping_add(inout.long_blocked_digest, in.long_blocked_digest);
+  inout.stalled_ms += in.stalled_ms;
+  inout.polling_ranks += in.polling_ranks;
+  inout.finalizing_ranks += in.finalizing_ranks;
+}
+
+bool Decider::all_blocked(const Summary& summary) const {
+  return summary.min_blocked_ms * 1000 >= thresholds_.deadlock_timeout.count();
+}
+
+Action Decider::decide(const Summary& summary) {
+  if (summary.ranks > 0 && summary.finalizing_ranks == summary.ranks) return Action::Stop;
+
+  // Judge once per change of the set of long-blocked calls: a partial wait
+  // that is not a deadlock (load imbalance) is not gathered again every tick.
+  if (thresholds_.check_deadlock && summary.long_blocked_ranks > 0 &&
+      (summary.long_blocked_ranks != judged_ranks_ || summary.long_blocked_digest != judged_digest_)) {
+    judged_ranks_ = summary.long_blocked_ranks;
+    judged_digest_ = summary.long_blocked_digest;
+    return Action::CheckDeadlock;
+  }
+
+  const double average_stall_us =
+      summary.ranks > 0 ? 1000.0 * static_cast<double>(summary.stalled_ms) / static_cast<double>(summary.ranks) : 0;
+  if (average_stall_us < static_cast<double>(thresholds_.deadlock_warning.count())) {
+    warned_ = false;  // progress resumed: a later stall is warned about again
+  } else if (thresholds_.check_no_progress && summary.polling_ranks > 0 && !warned_) {
+    warned_ = true;
+    return Action::WarnNoProgress;
+  }
+  return Action::None;
+}
+
+}  // namespace mpisentry::monitor

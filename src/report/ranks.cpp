@@ -1,0 +1,71 @@
+// Rank lists and rank classes: what keeps a report of a thousand ranks short.
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "report/report.hpp"
+
+namespace mpisentry::report {
+namespace {
+
+bool frame_less(const Frame& a, const Frame& b) {
+  return std::tie(a.function, a.file, a.line, a.module) < std::tie(b.function, b.file, b.line, b.module);
+}
+
+// Orders snapshots by what a class shares: state, function and stack.
+struct SameClassLess {
+  bool operator()(const RankSnapshot* a, const RankSnapshot* b) const {
+    if (a->state != b->state) return a->state < b->state;
+    if (a->function != b->function) return a->function < b->function;
+    return std::lexicographical_compare(a->stack.begin(), a->stack.end(), b->stack.begin(), b->stack.end(),
+                                        frame_less);
+  }
+};
+
+}  // namespace
+
+std::string compress_ranks(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string out;
+  for (std::size_t first = 0; first < ranks.size();) {
+    std::size_t last = first;
+    while (last + 1 < ranks.size() && ranks[last + 1] == ranks[last] + 1) ++last;
+    if (!out.empty()) out += ',';
+    out += last == first ? fmt::format("{}", ranks[first]) : fmt::format("{}-{}", ranks[first], ranks[last]);
+    first = last + 1;
+  }
+  return out;
+}
+
+std::vector<RankClass> merge_stacks(const std::vector<RankSnapshot>& ranks, const DeadlockCore& core) {
+  std::vector<const RankSnapshot*> by_rank;
+  by_rank.reserve(ranks.size());
+  for (const RankSnapshot& snapshot : ranks) by_rank.push_back(&snapshot);
+  std::stable_sort(by_rank.begin(), by_rank.end(),
+                   [](const RankSnapshot* a, const RankSnapshot* b) { return a->rank < b->rank; });
+
+  // Visiting ranks in order makes each class's first member its lowest rank
+  // and creates the classes sorted by lowest rank.
+  std::vector<RankClass> classes;
+  std::map<const RankSnapshot*, std::size_t, SameClassLess> class_of;
+  for (const RankSnapshot* snapshot : by_rank) {
+    const auto [entry, created] = class_of.try_emplace(snapshot, classes.size());
+    if (created) classes.push_back(RankClass{{}, snapshot, {}});
+    RankClass& rank_class = classes[entry->second];
+    rank_class.ranks.push_back(snapshot->rank);
+    rank_class.members.push_back(snapshot);
+  }
+
+  const std::unordered_set<int> core_ranks(core.core.begin(), core.core.end());
+  std::stable_partition(classes.begin(), classes.end(), [&](const RankClass& rank_class) {
+    return std::any_of(rank_class.ranks.begin(), rank_class.ranks.end(),
+                       [&](int rank) { return core_ranks.contains(rank); });
+  });
+  return classes;
+}
+
+}  // namespace mpisentry::report

@@ -1,0 +1,59 @@
+// Check names and the writing of finished reports to disk.
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "report/report.hpp"
+
+namespace mpisentry::report {
+namespace {
+
+std::string write_error(const std::string& path, int error) {
+  char buffer[128];
+  return fmt::format("cannot write report file \"{}\": {}", path, strerror_r(error, buffer, sizeof buffer));
+}
+
+}  // namespace
+
+const char* check_name(Check check) {
+  switch (check) {
+    case Check::DeadlockHard: return "GLOBAL:DEADLOCK:HARD";
+    case Check::DeadlockPotential: return "GLOBAL:DEADLOCK:POTENTIAL";
+    case Check::NoProgress: return "GLOBAL:DEADLOCK:NO_PROGRESS";
+  }
+  return "GLOBAL:DEADLOCK:UNKNOWN";
+}
+
+std::string write_file(const std::string& path, const std::string& text, bool append) {
+  const int mode = O_CREAT | O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
+  int fd;
+  do {
+    fd = ::open(path.c_str(), mode, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return write_error(path, errno);
+
+  for (std::size_t written = 0; written < text.size();) {
+    const ssize_t count = ::write(fd, text.data() + written, text.size() - written);
+    if (count < 0 && errno == EINTR) continue;
+    if (count < 0) {
+      const int error = errno;
+      ::close(fd);
+      return write_error(path, error);
+    }
+    written += static_cast<std::size_t>(count);
+  }
+  // Pipes and terminals ("/dev/stderr") cannot be synced and need not be.
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+    const int error = errno;
+    ::close(fd);
+    return write_error(path, error);
+  }
+  // close may report a delayed write error (NFS); EINTR leaves fd closed on Linux.
+  if (::close(fd) != 0 && errno != EINTR) return write_error(path, errno);
+  return {};
+}
+
+}  // namespace mpisentry::report

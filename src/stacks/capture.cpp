@@ -1,0 +1,202 @@
+// Stack capture: the handler of the capture signal runs on the interrupted
+// thread and does nothing but unw_backtrace into a buffer that is allocated
+// before, then publishes the result through an atomic.
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "log/log.hpp"
+#include "stacks/stacks.hpp"
+
+namespace mpisentry::stacks {
+namespace {
+
+constexpr int kDefaultSignalOffset = 3;  // SIGRTMIN+3: free in MPICH/UCX ranks and mpiexec
+// How often capture_thread looks for the answer: a thread that sleeps is
+// scheduled sooner than one that spins or yields when ranks share the cores.
+constexpr auto kPollInterval = std::chrono::microseconds(50);
+// Room for the frames above the interrupted one (handlers, trampoline).
+constexpr int kSignalFrames = 16;
+
+std::atomic<int> capture_signal_number{0};
+// The kernel returns from every handler installed through glibc's sigaction
+// into this trampoline (__restore_rt), so the frame after it is the one the
+// signal interrupted.
+std::atomic<const void*> signal_trampoline{nullptr};
+
+// The one capture in flight. The requester writes `target`, then arms with a
+// fresh generation; the handler disarms it, fills `pcs`, then publishes `done`.
+struct CaptureRequest {
+  std::atomic<unsigned> armed{0};  // generation the next handler run serves; 0: none
+  std::atomic<unsigned> done{0};   // generation of the last capture written
+  std::atomic<pthread_t> target{};
+  void* pcs[RawStack::kMaxFrames + kSignalFrames];
+  int depth = 0;
+};
+CaptureRequest request;
+
+void on_capture_signal(int, siginfo_t*, void*) {
+  const int saved_errno = errno;
+  unsigned generation = request.armed.load(std::memory_order_acquire);
+  // pthread_self only reads the thread pointer: safe here. Signals from
+  // anyone else, or after the requester gave up, find nothing to serve.
+  if (generation != 0 && pthread_equal(request.target.load(std::memory_order_relaxed), pthread_self()) &&
+      request.armed.compare_exchange_strong(generation, 0, std::memory_order_acq_rel)) {
+    request.depth = unw_backtrace(request.pcs, RawStack::kMaxFrames + kSignalFrames);
+    request.done.store(generation, std::memory_order_release);
+  }
+  errno = saved_errno;
+}
+
+// Copies `pcs` into `out` from the frame the innermost signal interrupted when
+// there is one, else from `skip` on.
+void keep_from_interrupted_frame(void* const* pcs, int depth, int skip, RawStack& out) {
+  const void* trampoline = signal_trampoline.load(std::memory_order_relaxed);
+  const int trampoline_at =
+      trampoline == nullptr ? depth : static_cast<int>(std::find(pcs, pcs + depth, trampoline) - pcs);
+  const bool in_handler = trampoline_at + 1 < depth;
+  const int first = in_handler ? trampoline_at + 1 : std::min(skip, depth);
+  out.depth = std::min(depth - first, RawStack::kMaxFrames);
+  std::copy_n(pcs + first, out.depth, out.pcs);
+  out.interrupted = in_handler ? 0 : -1;
+}
+
+bool has_handler(int sig) {
+  struct sigaction current {};
+  return sigaction(sig, nullptr, &current) != 0 ||
+         (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+}
+
+// `wanted` if nothing handles it yet, else the next real-time signal that is
+// free; 0 when there is none.
+int first_free_signal(int wanted) {
+  for (int sig = wanted; sig <= SIGRTMAX; sig = std::max(sig + 1, SIGRTMIN)) {
+    if (!has_handler(sig)) return sig;
+  }
+  return 0;
+}
+
+int wanted_signal() {
+  const char* text = std::getenv("MPISENTRY_STACK_SIGNAL");
+  if (text == nullptr) return SIGRTMIN + kDefaultSignalOffset;
+  if (const auto sig = parse_signal(text)) return *sig;
+  log::warn("MPISENTRY_STACK_SIGNAL='{}' is not a signal: expected a number from 1 to {} or SIGRTMIN+N "
+            "with N from 0 to {}; using SIGRTMIN+{}",
+            text, SIGRTMAX, SIGRTMAX - SIGRTMIN, kDefaultSignalOffset);
+  return SIGRTMIN + kDefaultSignalOffset;
+}
+
+}  // namespace
+
+std::optional<int> parse_signal(std::string_view text) {
+  int base = 0;
+  constexpr std::string_view kRtMin = "SIGRTMIN";
+  if (text.starts_with(kRtMin)) {
+    base = SIGRTMIN;
+    text.remove_prefix(kRtMin.size());
+    if (text.empty()) return base;
+    if (!text.starts_with('+')) return std::nullopt;
+    text.remove_prefix(1);
+  }
+  int number = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (error != std::errc{} || end != text.data() + text.size() || number < 0) return std::nullopt;
+  const int sig = base + number;
+  if (sig < 1 || sig > SIGRTMAX) return std::nullopt;
+  return sig;
+}
+
+bool install_capture_signal() {
+  if (capture_signal_number.load() != 0) return true;
+
+  // libunwind's one-time set-up (pthread_once, caches) runs on the first unwind: here, not in a handler.
+  void* warm_up[4];
+  unw_backtrace(warm_up, 4);
+
+  const int wanted = wanted_signal();
+  const int sig = first_free_signal(wanted);
+  if (sig == 0) {
+    log::error("no free signal for stack capture: signal {} and every real-time signal after it have handlers; "
+               "reports will show no call stacks", wanted);
+    return false;
+  }
+  if (sig != wanted) log::warn("signal {} already has a handler; capturing stacks with signal {}", wanted, sig);
+
+  struct sigaction action {};
+  action.sa_sigaction = on_capture_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  struct sigaction installed {};
+  if (sigaction(sig, &action, nullptr) != 0 || sigaction(sig, nullptr, &installed) != 0) {
+    log::error("cannot install the stack capture handler for signal {}: {}; reports will show no call stacks",
+               sig, std::strerror(errno));
+    return false;
+  }
+  signal_trampoline.store(reinterpret_cast<const void*>(installed.sa_restorer));
+  capture_signal_number.store(sig);
+  return true;
+}
+
+int capture_signal() { return capture_signal_number.load(); }
+
+bool capture_thread(pthread_t thread, RawStack& out, std::chrono::milliseconds timeout) {
+  const int sig = capture_signal_number.load();
+  if (sig == 0) return false;
+
+  static std::mutex one_capture_at_a_time;
+  static unsigned last_generation = 0;
+  // A handler that had started when an earlier request timed out may still be
+  // writing the buffer (e.g. libunwind waiting for a loader lock that its
+  // thread holds): the buffer is not ours until it finished.
+  static unsigned unfinished_generation = 0;
+  const std::lock_guard lock(one_capture_at_a_time);
+
+  if (unfinished_generation != 0) {
+    if (request.done.load(std::memory_order_acquire) != unfinished_generation) return false;
+    unfinished_generation = 0;
+  }
+  if (++last_generation == 0) ++last_generation;  // 0 means "not armed"
+  const unsigned generation = last_generation;
+
+  request.target.store(thread, std::memory_order_relaxed);
+  request.armed.store(generation, std::memory_order_release);
+  if (pthread_kill(thread, sig) != 0) {
+    request.armed.store(0, std::memory_order_relaxed);
+    return false;
+  }
+
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (request.done.load(std::memory_order_acquire) != generation) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      unsigned expected = generation;
+      if (!request.armed.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) {
+        unfinished_generation = generation;
+      }
+      return false;
+    }
+    const timespec pause{0, std::chrono::nanoseconds(kPollInterval).count()};
+    nanosleep(&pause, nullptr);
+  }
+  // Should the trampoline not be found, the handler's frames stay: they are
+  // the checker's, which symbolize() leaves out.
+  keep_from_interrupted_frame(request.pcs, request.depth, 0, out);
+  return true;
+}
+
+[[gnu::noinline]] void capture_current(RawStack& out) {
+  void* pcs[RawStack::kMaxFrames + kSignalFrames];
+  const int depth = unw_backtrace(pcs, RawStack::kMaxFrames + kSignalFrames);
+  keep_from_interrupted_frame(pcs, depth, 1, out);  // frame 0 is this function
+}
+
+}  // namespace mpisentry::stacks

@@ -1,0 +1,106 @@
+#include "wrappers/call_record.hpp"
+
+namespace mpisentry {
+
+const FunctionInfo& function_info(FunctionId id) {
+  static const FunctionInfo table[] = {
+      {"(none)", CallKind::None},
+#define MPISENTRY_BLOCKING(name, ...) {"MPI_" #name, CallKind::Blocking},
+#define MPISENTRY_STANDARD_SEND(name, ...) {"MPI_" #name, CallKind::Blocking},
+#define MPISENTRY_POLLING(name, ...) {"MPI_" #name, CallKind::Polling},
+#define MPISENTRY_NONBLOCKING(name, ...) {"MPI_" #name, CallKind::Nonblocking},
+#define MPISENTRY_STANDARD_ISEND(name, ...) {"MPI_" #name, CallKind::Nonblocking},
+#include "wrappers/mpi_functions.def"
+      {"MPI_Finalize", CallKind::Blocking},
+  };
+  static_assert(sizeof(table) / sizeof(table[0]) == static_cast<std::size_t>(FunctionId::Count));
+  auto index = static_cast<std::size_t>(id);
+  return table[index < static_cast<std::size_t>(FunctionId::Count) ? index : 0];
+}
+
+void SharedRecord::store(const CallRecord& record) noexcept {
+  std::uint64_t words[kWords] = {};
+  std::memcpy(words, &record, sizeof(CallRecord));
+  const std::uint64_t seq = sequence_.load(std::memory_order_relaxed);
+  sequence_.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (std::size_t i = 0; i < kWords; ++i) words_[i].store(words[i], std::memory_order_relaxed);
+  sequence_.store(seq + 2, std::memory_order_release);
+}
+
+bool SharedRecord::load(CallRecord& out) const noexcept {
+  const std::uint64_t before = sequence_.load(std::memory_order_acquire);
+  if (before & 1) return false;
+  std::uint64_t words[kWords];
+  for (std::size_t i = 0; i < kWords; ++i) words[i] = words_[i].load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (sequence_.load(std::memory_order_relaxed) != before) return false;
+  std::memcpy(&out, words, sizeof(CallRecord));
+  return true;
+}
+
+bool Activity::sample(Sample& out) const noexcept {
+  const std::uint64_t entered = entered_.load(std::memory_order_acquire);
+  const std::uint64_t left = left_.load(std::memory_order_acquire);
+  if (!current_.load(out.call)) return false;
+  if (entered_.load(std::memory_order_acquire) != entered) return false;
+  out.entered = entered;
+  out.in_call = entered != left;
+  out.progress = progress_.load(std::memory_order_relaxed);
+  return true;
+}
+
+Activity& activity() {
+  static Activity instance;
+  return instance;
+}
+
+std::uint64_t RequestTable::key_of(MPI_Request request) noexcept {
+  std::uint64_t key = 0;
+  static_assert(sizeof(MPI_Request) <= sizeof(key));
+  std::memcpy(&key, &request, sizeof(MPI_Request));
+  return key + 1;
+}
+
+std::size_t RequestTable::home_of(std::uint64_t key) noexcept {
+  static_assert(kSlots == (std::size_t{1} << 13));
+  return (key * 0x9E3779B97F4A7C15ull) >> (64 - 13);  // Fibonacci hashing
+}
+
+void RequestTable::remember(MPI_Request request, const CallRecord& started) noexcept {
+  const std::uint64_t key = key_of(request);
+  const std::size_t home = home_of(key);
+  for (std::size_t i = 0; i < kProbes; ++i) {
+    Slot& slot = slots_[(home + i) % kSlots];
+    std::uint64_t seen = slot.key.load(std::memory_order_acquire);
+    if (seen == 0) slot.key.compare_exchange_strong(seen, key, std::memory_order_acq_rel);
+    // MPI reuses a handle only once its request is done, so an entry with the
+    // same key is stale and is overwritten.
+    if (seen == 0 || seen == key) {
+      slot.record.store(started);
+      return;
+    }
+  }
+  Slot& evicted = slots_[home];
+  evicted.key.store(key, std::memory_order_release);
+  evicted.record.store(started);
+}
+
+bool RequestTable::find(MPI_Request request, CallRecord& out) const noexcept {
+  const std::uint64_t key = key_of(request);
+  const std::size_t home = home_of(key);
+  for (std::size_t i = 0; i < kProbes; ++i) {
+    const Slot& slot = slots_[(home + i) % kSlots];
+    const std::uint64_t seen = slot.key.load(std::memory_order_acquire);
+    if (seen == 0) return false;
+    if (seen == key) return slot.record.load(out);
+  }
+  return false;
+}
+
+RequestTable& requests() {
+  static RequestTable instance;
+  return instance;
+}
+
+}  // namespace mpisentry

@@ -1,0 +1,144 @@
+// What the wrappers record about a rank's MPI calls, for the monitor to read.
+// Writers are the program's threads inside wrappers: plain stores only, no
+// locks, no allocation, no system calls, no clock. The monitor thread reads
+// through seqlocks and does all the timing itself.
+#pragma once
+
+#include <mpi.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace mpisentry {
+
+enum class FunctionId : std::uint16_t {
+  None,
+#define MPISENTRY_BLOCKING(name, ...) name,
+#define MPISENTRY_STANDARD_SEND(name, ...) name,
+#define MPISENTRY_POLLING(name, ...) name,
+#define MPISENTRY_NONBLOCKING(name, ...) name,
+#define MPISENTRY_STANDARD_ISEND(name, ...) name,
+#include "wrappers/mpi_functions.def"
+  Finalize,
+  Count
+};
+
+enum class CallKind : std::uint8_t {
+  None,
+  Blocking,     // waits for other ranks; its return is progress
+  Polling,      // Test/Iprobe family: progress only when it completes something
+  Nonblocking,  // starts an operation
+};
+
+struct FunctionInfo {
+  const char* name;  // "MPI_Recv"
+  CallKind kind;
+};
+const FunctionInfo& function_info(FunctionId id);
+
+// How the arguments are laid out, which decides how the call is printed and
+// whom it waits for.
+enum class CallShape : std::uint8_t {
+  None,
+  Send,          // peer = dest
+  Receive,       // peer = source (may be MPI_ANY_SOURCE)
+  Probe,         // peer = source, no buffer
+  SendReceive,   // peer/tag = dest/sendtag, source/recv_tag = the receive half
+  MatchedReceive,  // MPI_Mrecv: the peer is in the message handle, unknown here
+  Collective,    // every rank of comm takes part
+  Rooted,        // collective with peer = root
+  Neighborhood,  // collective over the topology's neighbours only
+  Requests,      // Wait/Test family over request_count requests
+  Window,        // RMA synchronization on a window
+  Finalize,
+};
+
+struct CallRecord {
+  FunctionId function = FunctionId::None;
+  CallShape shape = CallShape::None;
+  bool converted_send = false;  // a standard send that potential mode made synchronous
+  int peer = MPI_PROC_NULL;
+  int tag = 0;
+  int source = MPI_PROC_NULL;
+  int recv_tag = 0;
+  int request_count = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;
+  std::int64_t count = 0;
+  const void* buffer = nullptr;
+  const MPI_Request* requests = nullptr;  // the program's array, valid while the call runs
+  const void* call_site = nullptr;        // return address into the caller
+  pthread_t thread{};                     // the thread in the call
+};
+static_assert(std::is_trivially_copyable_v<CallRecord>);
+
+// A CallRecord that one thread writes and another reads without tearing
+// (a seqlock over relaxed atomic words: readers retry, writers never wait).
+class SharedRecord {
+ public:
+  void store(const CallRecord& record) noexcept;
+  // False when a write overlapped the read; the caller retries later.
+  bool load(CallRecord& out) const noexcept;
+
+ private:
+  static constexpr std::size_t kWords = (sizeof(CallRecord) + 7) / 8;
+  std::atomic<std::uint64_t> sequence_{0};  // odd while a write is under way
+  std::atomic<std::uint64_t> words_[kWords]{};
+};
+
+// The rank's MPI activity: the call it is in (or was in last) and counters.
+class Activity {
+ public:
+  void enter(const CallRecord& record) noexcept {
+    current_.store(record);
+    entered_.store(entered_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  void leave(bool progressed) noexcept {
+    if (progressed) progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    left_.store(left_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+
+  struct Sample {
+    CallRecord call;          // the current or the last call
+    bool in_call = false;
+    std::uint64_t entered = 0;   // calls entered so far
+    std::uint64_t progress = 0;  // completions so far
+  };
+  // A consistent view; false when the rank changed calls while it was read.
+  bool sample(Sample& out) const noexcept;
+
+ private:
+  SharedRecord current_;
+  std::atomic<std::uint64_t> entered_{0};
+  std::atomic<std::uint64_t> left_{0};
+  std::atomic<std::uint64_t> progress_{0};
+};
+
+Activity& activity();
+
+// What each pending request was started as, so that a Wait knows whom it
+// waits for. Fixed size and lock-free: a full table overwrites old entries
+// and a lookup then finds nothing, which the monitor treats as "unknown".
+class RequestTable {
+ public:
+  static constexpr std::size_t kSlots = 8192;
+  void remember(MPI_Request request, const CallRecord& started) noexcept;
+  bool find(MPI_Request request, CallRecord& out) const noexcept;
+
+ private:
+  static constexpr std::size_t kProbes = 16;
+  static std::uint64_t key_of(MPI_Request request) noexcept;
+  static std::size_t home_of(std::uint64_t key) noexcept;
+  struct Slot {
+    std::atomic<std::uint64_t> key{0};  // request handle + 1; 0 = empty
+    SharedRecord record;
+  };
+  Slot slots_[kSlots];
+};
+
+RequestTable& requests();
+
+}  // namespace mpisentry

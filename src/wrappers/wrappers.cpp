@@ -1,0 +1,201 @@
+// The MPI API as the program sees it: every function of mpi_functions.def
+// records the call in the rank's Activity and forwards to PMPI. MPICH's
+// Fortran bindings call these C functions, so Fortran programs are covered.
+#include <mpi.h>
+#include <pthread.h>
+
+#include <algorithm>
+
+#include "monitor/monitor.hpp"
+#include "wrappers/call_record.hpp"
+
+#define MPISENTRY_API extern "C" __attribute__((visibility("default")))
+
+namespace mpisentry {
+namespace {
+
+// Set once in MPI_Init, before the program's first wrapped call.
+bool potential_mode = false;
+int program_thread_level = MPI_THREAD_SINGLE;
+bool monitor_running = false;
+
+CallRecord point_to_point(CallShape shape, const void* buf, MPI_Count count, MPI_Datatype datatype, int peer,
+                          int tag, MPI_Comm comm) {
+  CallRecord r;
+  r.shape = shape;
+  r.buffer = buf;
+  r.count = count;
+  r.datatype = datatype;
+  r.peer = peer;
+  r.tag = tag;
+  r.comm = comm;
+  return r;
+}
+
+CallRecord send_to(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return point_to_point(CallShape::Send, buf, count, datatype, dest, tag, comm);
+}
+
+CallRecord receive_from(const void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm) {
+  return point_to_point(CallShape::Receive, buf, count, datatype, source, tag, comm);
+}
+
+CallRecord probe(int source, int tag, MPI_Comm comm) {
+  return point_to_point(CallShape::Probe, nullptr, 0, MPI_DATATYPE_NULL, source, tag, comm);
+}
+
+CallRecord matched_receive(const void* buf, MPI_Count count, MPI_Datatype datatype) {
+  return point_to_point(CallShape::MatchedReceive, buf, count, datatype, MPI_PROC_NULL, 0, MPI_COMM_NULL);
+}
+
+CallRecord send_receive(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int send_tag, int source,
+                        int recv_tag, MPI_Comm comm) {
+  CallRecord r = point_to_point(CallShape::SendReceive, buf, count, datatype, dest, send_tag, comm);
+  r.source = source;
+  r.recv_tag = recv_tag;
+  return r;
+}
+
+CallRecord collective(MPI_Comm comm) {
+  CallRecord r;
+  r.shape = CallShape::Collective;
+  r.comm = comm;
+  return r;
+}
+
+CallRecord collective_data(const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm) {
+  return point_to_point(CallShape::Collective, buf, count, datatype, MPI_PROC_NULL, 0, comm);
+}
+
+CallRecord rooted(const void* buf, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return point_to_point(CallShape::Rooted, buf, count, datatype, root, 0, comm);
+}
+
+CallRecord neighborhood(MPI_Comm comm) {
+  CallRecord r = collective(comm);
+  r.shape = CallShape::Neighborhood;
+  return r;
+}
+
+CallRecord requests(int count, const MPI_Request* array) {
+  CallRecord r;
+  r.shape = CallShape::Requests;
+  r.request_count = count;
+  r.requests = array;
+  return r;
+}
+
+CallRecord window() {
+  CallRecord r;
+  r.shape = CallShape::Window;
+  return r;
+}
+
+// Completes what every wrapper records and marks the rank as inside the call.
+inline void enter(CallRecord& record, FunctionId function, const void* call_site) {
+  record.function = function;
+  record.call_site = call_site;
+  record.thread = pthread_self();
+  activity().enter(record);
+}
+
+}  // namespace
+}  // namespace mpisentry
+
+using namespace mpisentry;
+
+#define MPISENTRY_BLOCKING(name, params, args, describe)                     \
+  MPISENTRY_API int MPI_##name params {                                      \
+    CallRecord record = describe;                                            \
+    enter(record, FunctionId::name, __builtin_return_address(0));            \
+    const int result = PMPI_##name args;                                     \
+    activity().leave(true);                                                  \
+    return result;                                                           \
+  }
+
+#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe)     \
+  MPISENTRY_API int MPI_##name params {                                      \
+    CallRecord record = describe;                                            \
+    record.converted_send = potential_mode;                                  \
+    enter(record, FunctionId::name, __builtin_return_address(0));            \
+    const int result = potential_mode ? PMPI_##sync_name args : PMPI_##name args; \
+    activity().leave(true);                                                  \
+    return result;                                                           \
+  }
+
+#define MPISENTRY_POLLING(name, params, args, describe, completed)           \
+  MPISENTRY_API int MPI_##name params {                                      \
+    CallRecord record = describe;                                            \
+    enter(record, FunctionId::name, __builtin_return_address(0));            \
+    const int result = PMPI_##name args;                                     \
+    activity().leave(result == MPI_SUCCESS && (completed));                  \
+    return result;                                                           \
+  }
+
+#define MPISENTRY_NONBLOCKING(name, params, args, describe, request)         \
+  MPISENTRY_API int MPI_##name params {                                      \
+    CallRecord record = describe;                                            \
+    enter(record, FunctionId::name, __builtin_return_address(0));            \
+    const int result = PMPI_##name args;                                     \
+    if (result == MPI_SUCCESS) requests().remember(*(request), record);      \
+    activity().leave(false);                                                 \
+    return result;                                                           \
+  }
+
+#define MPISENTRY_STANDARD_ISEND(name, sync_name, params, args, describe, request) \
+  MPISENTRY_API int MPI_##name params {                                      \
+    CallRecord record = describe;                                            \
+    record.converted_send = potential_mode;                                  \
+    enter(record, FunctionId::name, __builtin_return_address(0));            \
+    const int result = potential_mode ? PMPI_##sync_name args : PMPI_##name args; \
+    if (result == MPI_SUCCESS) requests().remember(*(request), record);      \
+    activity().leave(false);                                                 \
+    return result;                                                           \
+  }
+
+#include "wrappers/mpi_functions.def"
+
+namespace {
+
+// The monitor needs MPI_THREAD_MULTIPLE; the program is told the level it
+// asked for, as MPI would have given it.
+int initialize(int* argc, char*** argv, int required, int* provided) {
+  int granted = MPI_THREAD_SINGLE;
+  const int result = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &granted);
+  if (result != MPI_SUCCESS) return result;
+  program_thread_level = std::min(required, granted);
+  if (provided) *provided = program_thread_level;
+  const monitor::Started started = monitor::start(granted);
+  monitor_running = started.running;
+  potential_mode = started.potential_mode;
+  return result;
+}
+
+}  // namespace
+
+MPISENTRY_API int MPI_Init(int* argc, char*** argv) {
+  return initialize(argc, argv, MPI_THREAD_SINGLE, nullptr);
+}
+
+MPISENTRY_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return initialize(argc, argv, required, provided);
+}
+
+MPISENTRY_API int MPI_Query_thread(int* provided) {
+  const int result = PMPI_Query_thread(provided);
+  if (result == MPI_SUCCESS && monitor_running) *provided = program_thread_level;
+  return result;
+}
+
+MPISENTRY_API int MPI_Finalize(void) {
+  CallRecord record;
+  record.shape = CallShape::Finalize;
+  enter(record, FunctionId::Finalize, __builtin_return_address(0));
+  // Blocks until every rank is here: the monitors stop after the same round.
+  monitor::stop();
+  monitor_running = false;
+  const int result = PMPI_Finalize();
+  activity().leave(true);
+  return result;
+}

@@ -1,0 +1,76 @@
+#include "scenario.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "report_text.hpp"
+
+namespace harness {
+
+std::vector<std::string> checked_command(const Workspace& workspace, int ranks, const Program& program,
+                                         const std::vector<std::string>& options,
+                                         const std::vector<std::string>& args) {
+  std::vector<std::string> command{MPISENTRY_LAUNCHER};
+  command.insert(command.end(), options.begin(), options.end());
+  command.insert(command.end(), {"--report-file", workspace.report_path().string()});
+  command.insert(command.end(), {"-n", std::to_string(ranks), program.executable});
+  command.insert(command.end(), args.begin(), args.end());
+  return command;
+}
+
+JobResult run_checked(const Workspace& workspace, int ranks, const Program& program,
+                      const std::vector<std::string>& options, const std::vector<std::string>& args) {
+  return run_job(workspace, checked_command(workspace, ranks, program, options, args));
+}
+
+std::vector<std::string> plain_command(int ranks, const Program& program, const std::vector<std::string>& args) {
+  std::vector<std::string> command{MPIEXEC, "-n", std::to_string(ranks), program.executable};
+  command.insert(command.end(), args.begin(), args.end());
+  return command;
+}
+
+Environment preload_environment(const Workspace& workspace) {
+  return {{"LD_PRELOAD", MPISENTRY_LIBRARY},
+          {"MPISENTRY_DEADLOCK_TIMEOUT", kDeadlockTimeout},
+          {"MPISENTRY_REPORT_FILE", workspace.report_path().string()}};
+}
+
+void check_deadlock(const JobResult& result, const Program& program, const ExpectedDeadlock& expected) {
+  INFO(describe(result));
+  REQUIRE_FALSE(result.timed_out);
+  CHECK(result.failed());
+  CHECK(result.elapsed_seconds < kDeadlockJobSeconds);
+
+  const std::string verdict = "[0] ERROR: " + expected.check + ": fatal error";
+  CHECK(result.err.find(verdict) != std::string::npos);
+  REQUIRE(result.report.has_value());
+  const std::string& report = *result.report;
+  CHECK(report.find(verdict) != std::string::npos);
+
+  const BlockedCalls blocked = parse_blocked_calls(report);
+  for (const auto& [rank, call_pattern] : expected.calls) {
+    INFO("rank " << rank << "'s call should match " << call_pattern);
+    REQUIRE(blocked.call_of.count(rank) == 1);
+    CHECK(any_line_matches(blocked.call_of.at(rank), call_pattern));
+  }
+
+  const std::vector<int> lines = marker_lines(program.source);
+  REQUIRE(lines.size() == expected.blocking_functions.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string frame = frame_pattern(expected.blocking_functions[i], program.source, lines[i]);
+    INFO("expected a stack frame matching " << frame);
+    CHECK(any_line_matches(report, frame));
+  }
+}
+
+void check_no_findings(const JobResult& result, const Workspace& workspace) {
+  INFO(describe(result));
+  REQUIRE_FALSE(result.timed_out);
+  CHECK(result.err.find("ERROR") == std::string::npos);
+  CHECK(result.err.find("WARNING: GLOBAL") == std::string::npos);
+  for (const auto& entry : std::filesystem::directory_iterator(workspace.dir())) {
+    INFO("written by the job: " << entry.path());
+    CHECK((entry.path() == workspace.stdout_path() || entry.path() == workspace.stderr_path()));
+  }
+}
+
+}  // namespace harness

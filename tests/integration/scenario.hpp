@@ -1,0 +1,61 @@
+// What the scenarios share: the programs and tools under test, the commands
+// that run them, and the checks on deadlock reports and clean runs.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "job.hpp"
+
+namespace harness {
+
+// A test program: its executable and its source (for the marked lines).
+struct Program {
+  std::string executable;
+  std::string source;
+};
+
+// The build passes PROGRAM_<name> and SOURCE_<name> for every test program.
+#define TEST_PROGRAM(name) ::harness::Program{PROGRAM_##name, SOURCE_##name}
+
+// DEADLOCK-TIMEOUT of the deadlock tests; the programs' computation times
+// are multiples of it.
+inline constexpr int kDeadlockTimeoutSeconds = 3;
+inline const std::string kDeadlockTimeout = std::to_string(kDeadlockTimeoutSeconds) + "s";
+inline const std::vector<std::string> kDeadlockOptions = {"--deadlock-timeout", kDeadlockTimeout};
+// The most a detected deadlock may take from the job's start to its end.
+inline constexpr double kDeadlockJobSeconds = 30;
+
+// mpisentry <options> --report-file <workspace report> -n <ranks> <program> <args>
+std::vector<std::string> checked_command(const Workspace& workspace, int ranks, const Program& program,
+                                         const std::vector<std::string>& options,
+                                         const std::vector<std::string>& args = {});
+// Runs checked_command to its end.
+JobResult run_checked(const Workspace& workspace, int ranks, const Program& program,
+                      const std::vector<std::string>& options, const std::vector<std::string>& args = {});
+// mpiexec -n <ranks> <program> <args>, without the checker.
+std::vector<std::string> plain_command(int ranks, const Program& program, const std::vector<std::string>& args = {});
+
+// The library preloaded, configured through the environment.
+Environment preload_environment(const Workspace& workspace);
+
+struct ExpectedDeadlock {
+  std::string check = "GLOBAL:DEADLOCK:HARD";
+  // Rank -> a regex that rank's blocked call must match.
+  std::map<int, std::string> calls;
+  // The function holding each marked line of the program's source, in
+  // order; an empty name accepts any function (Fortran's main program).
+  std::vector<std::string> blocking_functions;
+};
+
+// The job failed by itself soon after the start, rank 0's verdict is on
+// stderr and in the report, every expected call is there and the stacks show
+// each marked line of the program in its function.
+void check_deadlock(const JobResult& result, const Program& program, const ExpectedDeadlock& expected);
+
+// Neither error nor global warning on stderr, and no file written beyond
+// the captured output.
+void check_no_findings(const JobResult& result, const Workspace& workspace);
+
+}  // namespace harness

@@ -1,0 +1,44 @@
+// Bad settings stop the launcher before the program starts, with a message
+// that says which setting and where.
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "scenario.hpp"
+
+using namespace harness;
+
+namespace {
+
+constexpr int kUsageError = 2;
+
+// pingpong prints its checksum when it runs at all.
+void check_stopped_before_running(const JobResult& result) {
+  INFO(describe(result));
+  REQUIRE_FALSE(result.timed_out);
+  CHECK(result.exit_status == kUsageError);
+  CHECK(result.out.find("checksum") == std::string::npos);
+  CHECK_FALSE(result.report.has_value());
+}
+
+}  // namespace
+
+TEST_CASE("launcher: a bad option value is named and nothing runs", "[config]") {
+  Workspace workspace;
+  const JobResult result = run_checked(workspace, 2, TEST_PROGRAM(pingpong), {"--deadlock-timeout", "5x"});
+  check_stopped_before_running(result);
+  INFO(describe(result));
+  CHECK(result.err.find("--deadlock-timeout") != std::string::npos);
+}
+
+TEST_CASE("launcher: a bad line of a config file is named by file:line", "[config]") {
+  Workspace workspace;
+  const std::filesystem::path config = workspace.dir() / "bad.conf";
+  std::ofstream(config) << "# a test configuration\n"
+                           "DEADLOCK-TIMEOUT 3s\n"
+                           "DEADLOCK-WARNING 5x\n";
+  const JobResult result = run_checked(workspace, 2, TEST_PROGRAM(pingpong), {"--config", config.string()});
+  check_stopped_before_running(result);
+  INFO(describe(result));
+  CHECK(result.err.find("bad.conf:3") != std::string::npos);
+}

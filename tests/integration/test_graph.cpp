@@ -1,0 +1,73 @@
+// The wait-for graph: deadlocks among some ranks, MPI_ANY_SOURCE, many
+// ranks merged into classes, and the graph written as JSON and DOT.
+#include <catch2/catch.hpp>
+
+#include "report_text.hpp"
+#include "scenario.hpp"
+
+using namespace harness;
+
+TEST_CASE("partial_cycle: three ranks deadlock while three others compute", "[graph]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(partial_cycle);
+  const int compute_seconds = 5 * kDeadlockTimeoutSeconds;
+  const JobResult result = run_checked(workspace, 6, program, kDeadlockOptions, {std::to_string(compute_seconds)});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"},
+                            {1, R"(MPI_Recv\(.*source=2\b)"},
+                            {2, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"wait_for_neighbour"}});
+  INFO(describe(result));
+  // Reported while the computing ranks still ran.
+  CHECK(result.elapsed_seconds < compute_seconds);
+  const std::string report = result.report.value_or("");
+  CHECK(any_line_matches(report, R"(deadlock: (rank 0 -> rank 1 -> rank 2 -> rank 0|)"
+                                 R"(rank 1 -> rank 2 -> rank 0 -> rank 1|rank 2 -> rank 0 -> rank 1 -> rank 2))"));
+  CHECK(report.find("the other ranks still run") != std::string::npos);
+}
+
+TEST_CASE("anysource_cycle: a receive from any rank, and every rank waits", "[graph]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(anysource_cycle);
+  const JobResult result = run_checked(workspace, 3, program, kDeadlockOptions);
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Recv\()"}, {1, R"(MPI_Recv\(.*source=0\b)"}, {2, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"collect_result", "wait_for_task"}});
+  INFO(describe(result));
+  const std::string report = result.report.value_or("");
+  CHECK(report.find("deadlock: rank ") != std::string::npos);
+  // All three are in the deadlock; none merely waits behind it.
+  CHECK(report.find("blocked behind the deadlock") == std::string::npos);
+}
+
+TEST_CASE("barrier_missing: sixteen ranks print as two classes", "[graph]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(barrier_missing);
+  constexpr int kRanks = 16;
+  const JobResult result = run_checked(workspace, kRanks, program, kDeadlockOptions);
+  ExpectedDeadlock expected;
+  expected.blocking_functions = {"synchronize", "wait_for_work"};
+  for (int rank = 0; rank < kRanks - 1; ++rank) expected.calls[rank] = R"(MPI_Barrier\()";
+  expected.calls[kRanks - 1] = R"(MPI_Recv\()";
+  check_deadlock(result, program, expected);
+  INFO(describe(result));
+  const std::string report = result.report.value_or("");
+  CHECK(report.find("[ranks 0-14 (15 ranks)]") != std::string::npos);
+  CHECK(parse_blocked_calls(report).classes.size() == 2);
+}
+
+TEST_CASE("report files: JSON and DOT are written when asked for", "[graph]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(recv_recv);
+  std::vector<std::string> options = kDeadlockOptions;
+  options.insert(options.end(), {"--report-json", workspace.json_path().string(), "--report-dot",
+                                 workspace.dot_path().string()});
+  const JobResult result = run_checked(workspace, 2, program, options);
+  INFO(describe(result));
+  CHECK(result.failed());
+  REQUIRE(result.report_json.has_value());
+  CHECK(any_line_matches(*result.report_json, R"("check"\s*:\s*"GLOBAL:DEADLOCK:HARD")"));
+  CHECK(result.report_json->find("\"cycle\"") != std::string::npos);
+  REQUIRE(result.report_dot.has_value());
+  CHECK(result.report_dot->starts_with("digraph"));
+}

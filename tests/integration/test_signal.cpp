@@ -1,0 +1,83 @@
+// A job ended from outside with SIGTERM: every rank appends its blocked call
+// and stack to the report file, and the program's own handler still runs.
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "report_text.hpp"
+#include "scenario.hpp"
+
+using namespace harness;
+
+namespace {
+
+constexpr int kRanks = 3;
+// Far beyond the test, so that only the signal ends the job.
+const std::vector<std::string> kLongTimeout = {"--deadlock-timeout", "60s"};
+// How long the ranks stay blocked before the signal, so that the checker
+// has seen them blocked.
+constexpr Seconds kBlockedBeforeSignal{4};
+// How long the ranks may take to write their sections.
+constexpr Seconds kDumpTime{10};
+
+std::string dump_header(int rank) {
+  return "[" + std::to_string(rank) + "] ERROR: LOCAL:EXIT:SIGNAL: fatal error";
+}
+
+bool all_ranks_dumped(const Workspace& workspace) {
+  const std::string report = read_file(workspace.report_path()).value_or("");
+  for (int rank = 0; rank < kRanks; ++rank)
+    if (report.find(dump_header(rank)) == std::string::npos) return false;
+  return true;
+}
+
+// Starts sigterm_hang, sends SIGTERM to its process group once all ranks
+// block, and waits for every rank's section of the report file.
+JobResult run_until_terminated(const Workspace& workspace, const std::vector<std::string>& args) {
+  Job job(workspace, checked_command(workspace, kRanks, TEST_PROGRAM(sigterm_hang), kLongTimeout, args));
+  REQUIRE(job.wait_for_text(workspace.stdout_path(), "ready", kJobTimeout));
+  std::this_thread::sleep_for(kBlockedBeforeSignal);
+  job.signal_group(SIGTERM);
+  const bool dumped = job.wait_until([&] { return all_ranks_dumped(workspace); }, kDumpTime);
+  const JobResult result = job.finish();
+  INFO(describe(result));
+  CHECK(dumped);
+  return result;
+}
+
+void check_rank_dumps(const JobResult& result) {
+  INFO(describe(result));
+  REQUIRE(result.report.has_value());
+  const Program program = TEST_PROGRAM(sigterm_hang);
+  const std::vector<int> lines = marker_lines(program.source);
+  REQUIRE(lines.size() == 1);
+  for (int rank = 0; rank < kRanks; ++rank) {
+    INFO("rank " << rank);
+    const std::string rank_prefix = R"(^\[)" + std::to_string(rank) + R"(\] )";
+    CHECK(result.report->find(dump_header(rank)) != std::string::npos);
+    CHECK(any_line_matches(*result.report, rank_prefix + R"(.*MPI_Recv\()"));
+    CHECK(any_line_matches(*result.report,
+                           rank_prefix + ".*" + frame_pattern("wait_for_anything", program.source, lines[0])));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("sigterm_hang: on SIGTERM every rank dumps its blocked call", "[signal]") {
+  Workspace workspace;
+  const JobResult result = run_until_terminated(workspace, {});
+  check_rank_dumps(result);
+}
+
+TEST_CASE("sigterm_hang: the program's own SIGTERM handler still runs", "[signal]") {
+  Workspace workspace;
+  const JobResult result = run_until_terminated(workspace, {workspace.dir().string()});
+  check_rank_dumps(result);
+  int markers = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(workspace.dir()))
+    if (entry.path().filename().string().starts_with("sigterm.")) ++markers;
+  INFO(describe(result));
+  CHECK(markers == kRanks);
+}

@@ -1,0 +1,31 @@
+/* Helpers shared by the test programs: argument and rank-count checks that
+ * stop the job with a message naming the problem, and computation that makes
+ * no MPI call. */
+#ifndef MPISENTRY_TEST_PROGRAMS_SUPPORT_H
+#define MPISENTRY_TEST_PROGRAMS_SUPPORT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* This rank's MPI_COMM_WORLD rank; aborts the job unless the world has
+ * exactly min_ranks ranks (max_ranks == min_ranks) or at least min_ranks
+ * (max_ranks 0). */
+int world_rank_checked(int min_ranks, int max_ranks);
+
+/* argv[index] as a number of seconds >= 0; aborts the job naming `meaning`
+ * when it is missing or not a number. */
+double seconds_argument(int argc, char** argv, int index, const char* meaning);
+
+/* Seconds on a monotonic clock, for bounding loops. */
+double now_seconds(void);
+
+/* Busy for `seconds` of wall-clock time without calling MPI: a rank that
+ * computes. */
+void compute_for(double seconds);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

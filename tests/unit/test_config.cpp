@@ -1,0 +1,409 @@
+#include "config/checks.hpp"
+#include "config/keys.hpp"
+#include "config/settings.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using namespace mpisentry::config;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+EnvLookup lookup_in(const Env& env) {
+  return [&env](const char* name) -> const char* {
+    const auto found = env.find(name);
+    return found == env.end() ? nullptr : found->second.c_str();
+  };
+}
+
+Duration parsed(std::string_view text) {
+  Duration out{-1};
+  std::string error;
+  INFO("parsing " << text);
+  REQUIRE(parse_duration(text, out, error));
+  CHECK(error.empty());
+  return out;
+}
+
+std::string duration_error(std::string_view text) {
+  Duration out = 7s;
+  std::string error;
+  INFO("parsing " << text);
+  REQUIRE_FALSE(parse_duration(text, out, error));
+  CHECK(out == 7s);  // untouched on error
+  return error;
+}
+
+LoadResult from_text(std::string_view text) {
+  LoadResult result;
+  apply_text(text, "job.conf", result);
+  return result;
+}
+
+std::string all(const std::vector<Problem>& problems) {
+  std::string joined;
+  for (const Problem& problem : problems) joined += problem.str() + '\n';
+  return joined;
+}
+
+// A file in a fresh temporary directory, removed with it.
+class TempFile {
+ public:
+  explicit TempFile(std::string_view text) {
+    dir_ = std::filesystem::temp_directory_path() / ("mpisentry_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(path()) << text;
+  }
+  ~TempFile() { std::filesystem::remove_all(dir_); }
+  std::string path() const { return (dir_ / "job.conf").string(); }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path dir_;
+};
+
+std::string shipped_config() {
+  const auto path = std::filesystem::path(__FILE__).parent_path() / "../../config/mpisentry.conf";
+  std::ifstream file(path);
+  INFO(path);
+  REQUIRE(file);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("durations: every unit letter", "[config][duration]") {
+  CHECK(parsed("3c") == 3us);
+  CHECK(parsed("3l") == 3ms);
+  CHECK(parsed("3s") == 3s);
+  CHECK(parsed("3m") == 3min);
+  CHECK(parsed("3h") == 3h);
+  CHECK(parsed("3d") == 72h);
+  CHECK(parsed("3w") == 504h);
+}
+
+TEST_CASE("durations: sums, bare numbers, fractions, case", "[config][duration]") {
+  CHECK(parsed("1m+30s") == 90s);
+  CHECK(parsed("1h + 1m + 1s") == 3661s);
+  CHECK(parsed("2.5") == 2500ms);
+  CHECK(parsed("10") == 10s);
+  CHECK(parsed("0.5l") == 500us);
+  CHECK(parsed(".25s") == 250ms);
+  CHECK(parsed("1M") == 1min);
+  CHECK(parsed("0") == 0us);
+}
+
+TEST_CASE("durations: errors say what is wrong", "[config][duration]") {
+  CHECK(duration_error("5x") == "\"5x\": unknown time unit 'x' (use c, l, s, m, h, d or w)");
+  CHECK(duration_error("5ms") == "\"5ms\": unknown time unit 'ms' (use c, l, s, m, h, d or w)");
+  CHECK(duration_error("-5s") == "\"-5s\": negative durations are not allowed");
+  CHECK(duration_error("") == "empty time; give e.g. 10s or 1m+30s");
+  CHECK(duration_error("1m++30s") == "\"1m++30s\": empty term before or after '+'");
+  CHECK(duration_error("1m+") == "\"1m+\": empty term before or after '+'");
+  CHECK(duration_error("soon") == "\"soon\": not a number with a time unit, e.g. 10s or 1m+30s");
+  CHECK(duration_error("1.2.3s") == "\"1.2.3s\": not a number with a time unit, e.g. 10s or 1m+30s");
+  CHECK(duration_error("inf") == "\"inf\": not a number with a time unit, e.g. 10s or 1m+30s");
+  CHECK(duration_error("1e3s") == "\"1e3s\": unknown time unit 'e3s' (use c, l, s, m, h, d or w)");
+  CHECK(duration_error("99999999999w") == "\"99999999999w\": too long (the limit is about 292000 years)");
+  CHECK(duration_error("10000000w+10000000w") == "\"10000000w+10000000w\": too long (the limit is about 292000 years)");
+}
+
+TEST_CASE("durations: format is the shortest exact text and reads back", "[config][duration]") {
+  CHECK(format_duration(1min) == "1m");
+  CHECK(format_duration(90s) == "90s");
+  CHECK(format_duration(100ms) == "100l");
+  CHECK(format_duration(1500ms) == "1500l");
+  CHECK(format_duration(0us) == "0s");
+  CHECK(format_duration(168h + 1us) == "1w+1c");
+  for (const Duration d : std::initializer_list<Duration>{1us, 999us, 1001ms, 61s, 25h, 8760h, 168h + 1us, Duration::max()}) {
+    INFO(format_duration(d));
+    CHECK(parsed(format_duration(d)) == d);
+  }
+}
+
+TEST_CASE("config text: keys and values are case-insensitive, paths are not", "[config][file]") {
+  const auto result = from_text("deadlock-timeout 10S\nVerbose 3\nreport-file /Tmp/Report.TXT\n");
+  REQUIRE(all(result.errors).empty());
+  CHECK(result.settings.deadlock_timeout == 10s);
+  CHECK(result.settings.verbose == 3);
+  CHECK(result.settings.report_file == "/Tmp/Report.TXT");
+  CHECK(result.origin.at("VERBOSE") == "job.conf:2");
+}
+
+TEST_CASE("config text: comments, blank lines and quotes", "[config][file]") {
+  const auto result = from_text(
+      "# a comment\n"
+      "\n"
+      "   # an indented comment\n"
+      "DEADLOCK-TIMEOUT 20s   # trailing comment\n"
+      "REPORT-JSON \"/tmp/with space/r.json\"\n"
+      "REPORT-DOT a#b\n"
+      "REPORT-FILE \"\"\r\n");
+  REQUIRE(all(result.errors).empty());
+  CHECK(result.notices.empty());
+  CHECK(result.settings.deadlock_timeout == 20s);
+  CHECK(result.settings.report_json == "/tmp/with space/r.json");
+  CHECK(result.settings.report_dot == "a#b");
+  CHECK(result.settings.report_file.empty());
+}
+
+TEST_CASE("config text: bad lines name file and line", "[config][file]") {
+  const auto result = from_text(
+      "DEADLOCK-TIMEOUT 5x\n"
+      "VERBOSE 9\n"
+      "VERBOSE loud\n"
+      "REPORT-FILE \"/tmp/unterminated\n"
+      "REPORT-FILE \"a\"b\n"
+      "REPORT-JSON /a b\n"
+      "REPORT-DOT\n"
+      "DEADLOK-TIMEOUT 1m\n"
+      "CHECK GLOBAL:DEADLOCK:HARD maybe\n"
+      "CHECK GLOBAL:DEADLOK:*\n"
+      "CHECK\n");
+  const std::vector<std::string> expected = {
+      "job.conf:1: DEADLOCK-TIMEOUT \"5x\": unknown time unit 'x' (use c, l, s, m, h, d or w)",
+      "job.conf:2: VERBOSE \"9\": out of range (0 to 5)",
+      "job.conf:3: VERBOSE \"loud\": not a whole number",
+      "job.conf:4: missing closing quote",
+      "job.conf:5: text right after a closing quote; separate it with a space",
+      "job.conf:6: REPORT-JSON takes one value, got 2; quote a value that contains spaces",
+      "job.conf:7: REPORT-DOT needs a value",
+      "job.conf:8: unknown key \"DEADLOK-TIMEOUT\" (did you mean DEADLOCK-TIMEOUT?)",
+      "job.conf:9: CHECK GLOBAL:DEADLOCK:HARD: \"maybe\" is not ON or OFF (use on, true, yes, 1 or off, false, no, 0)",
+      "job.conf:10: CHECK \"GLOBAL:DEADLOK:*\" matches no check",
+      "job.conf:11: CHECK takes a pattern and ON or OFF, e.g. CHECK GLOBAL:DEADLOCK:POTENTIAL ON",
+  };
+  REQUIRE(result.errors.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) CHECK(result.errors[i].str() == expected[i]);
+  CHECK(result.settings == Settings{});  // bad values leave the defaults
+}
+
+TEST_CASE("config text: a far-off unknown key gets no suggestion", "[config][file]") {
+  const auto result = from_text("COLOUR blue\n");
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].str() == "job.conf:1: unknown key \"COLOUR\"");
+}
+
+TEST_CASE("config text: ITC keys we do not implement get a notice", "[config][file]") {
+  const auto result = from_text("CHECK-MAX-ERRORS 0\npctrace off\nCHECK-TRACING\n");
+  CHECK(result.errors.empty());
+  REQUIRE(result.notices.size() == 3);
+  CHECK(result.notices[0].str() == "job.conf:1: CHECK-MAX-ERRORS is an ITC setting that mpisentry accepts but does not implement");
+  CHECK(result.notices[1].str() == "job.conf:2: PCTRACE is an ITC setting that mpisentry accepts but does not implement");
+  CHECK(result.notices[2].where == "job.conf:3");
+  CHECK(result.settings == Settings{});
+}
+
+TEST_CASE("check patterns: '*' stays within a level, '**' crosses levels", "[config][check]") {
+  CHECK(matches_check_pattern("GLOBAL:DEADLOCK:*", "GLOBAL:DEADLOCK:HARD"));
+  CHECK(matches_check_pattern("global:deadlock:hard", "GLOBAL:DEADLOCK:HARD"));
+  CHECK(matches_check_pattern("GLOBAL:*:HARD", "GLOBAL:DEADLOCK:HARD"));
+  CHECK(matches_check_pattern("*:DEADLOCK:*", "GLOBAL:DEADLOCK:NO_PROGRESS"));
+  CHECK(matches_check_pattern("GLOBAL:DEADLOCK:NO_*", "GLOBAL:DEADLOCK:NO_PROGRESS"));
+  CHECK_FALSE(matches_check_pattern("GLOBAL:*", "GLOBAL:DEADLOCK:HARD"));
+  CHECK_FALSE(matches_check_pattern("*", "GLOBAL:DEADLOCK:HARD"));
+  CHECK_FALSE(matches_check_pattern("GLOBAL:DEADLOCK", "GLOBAL:DEADLOCK:HARD"));
+  CHECK(matches_check_pattern("GLOBAL:**", "GLOBAL:DEADLOCK:HARD"));
+  CHECK(matches_check_pattern("**", "LOCAL:MEMORY:OVERLAP"));
+  CHECK(matches_check_pattern("**:HARD", "GLOBAL:DEADLOCK:HARD"));
+  CHECK_FALSE(matches_check_pattern("LOCAL:**", "GLOBAL:DEADLOCK:HARD"));
+  CHECK_FALSE(matches_check_pattern("*:HARD", "GLOBAL:DEADLOCK:HARD"));
+}
+
+TEST_CASE("check names: 27 from ITC, the implemented ones among them", "[config][check]") {
+  CHECK(itc_checks().size() == 27);
+  for (const Check& check : implemented_checks()) {
+    INFO(check.name);
+    CHECK(std::ranges::find(itc_checks(), check.name) != itc_checks().end());
+  }
+}
+
+TEST_CASE("CHECK lines apply in order", "[config][check]") {
+  SECTION("everything off, then GLOBAL back on") {
+    const auto result = from_text("CHECK ** OFF\nCHECK GLOBAL:** ON\n");
+    REQUIRE(result.errors.empty());
+    CHECK(result.settings.check_hard);
+    CHECK(result.settings.check_potential);
+    CHECK(result.settings.check_no_progress);
+    CHECK(result.notices.empty());  // ** and GLOBAL:** include implemented checks
+  }
+  SECTION("everything on, then the deadlock level off") {
+    const auto result = from_text("CHECK ** ON\nCHECK GLOBAL:DEADLOCK:* OFF\n");
+    CHECK_FALSE(result.settings.check_hard);
+    CHECK_FALSE(result.settings.check_potential);
+    CHECK_FALSE(result.settings.check_no_progress);
+  }
+  SECTION("one check; a pattern alone and other boolean words") {
+    const auto result = from_text("CHECK GLOBAL:DEADLOCK:POTENTIAL\nCHECK global:deadlock:hard no\nCHECK *:*:NO_PROGRESS 0\n");
+    REQUIRE(result.errors.empty());
+    CHECK(result.settings.check_potential);
+    CHECK_FALSE(result.settings.check_hard);
+    CHECK_FALSE(result.settings.check_no_progress);
+    CHECK(result.origin.at("GLOBAL:DEADLOCK:POTENTIAL") == "job.conf:1");
+  }
+}
+
+TEST_CASE("CHECK of checks we do not implement is a notice", "[config][check]") {
+  const auto result = from_text("CHECK LOCAL:MEMORY:* OFF\n");
+  CHECK(result.errors.empty());
+  REQUIRE(result.notices.size() == 1);
+  CHECK(result.notices[0].str() == "job.conf:1: CHECK LOCAL:MEMORY:* is accepted but not implemented by mpisentry");
+}
+
+TEST_CASE("CHECK with a misspelt check name suggests the right one", "[config][check]") {
+  const auto result = from_text("CHECK GLOBAL:DEADLOCK:POTENTAL ON\n");
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].str() ==
+        "job.conf:1: CHECK \"GLOBAL:DEADLOCK:POTENTAL\" matches no check (did you mean GLOBAL:DEADLOCK:POTENTIAL?)");
+}
+
+TEST_CASE("files: a missing file is an error naming it", "[config][file]") {
+  LoadResult result;
+  apply_file("/nonexistent/job.conf", result);
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].str() == "/nonexistent/job.conf: cannot read config file: No such file or directory");
+}
+
+TEST_CASE("files: a directory is an error naming it", "[config][file]") {
+  const TempFile file("");
+  const std::string dir = std::filesystem::path(file.path()).parent_path().string();
+  LoadResult result;
+  apply_file(dir, result);
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].str() == dir + ": cannot read config file: Is a directory");
+}
+
+TEST_CASE("load: file, VT_ variables, MPISENTRY_ variables, each overriding the last", "[config][load]") {
+  const TempFile file("DEADLOCK-TIMEOUT 10s\nDEADLOCK-WARNING 2m\nVERBOSE 2\nREPORT-FILE from-file.txt\n");
+  const Env env = {
+      {"MPISENTRY_CONFIG", file.path()},
+      {"VT_DEADLOCK_WARNING", "3m"},
+      {"VT_VERBOSE", "3"},
+      {"MPISENTRY_VERBOSE", "4"},
+      {"MPISENTRY_REPORT_DOT", "/tmp/graph.dot"},
+  };
+  const auto result = load(lookup_in(env));
+  REQUIRE(all(result.errors).empty());
+  CHECK(result.settings.deadlock_timeout == 10s);
+  CHECK(result.settings.deadlock_warning == 3min);
+  CHECK(result.settings.verbose == 4);
+  CHECK(result.settings.report_file == "from-file.txt");
+  CHECK(result.settings.report_dot == "/tmp/graph.dot");
+  CHECK(result.origin.at("VERBOSE") == "MPISENTRY_VERBOSE");
+  CHECK(result.origin.at("DEADLOCK-TIMEOUT") == file.path() + ":1");
+}
+
+TEST_CASE("load: VT_CONFIG is read when MPISENTRY_CONFIG is not set", "[config][load]") {
+  const TempFile itc_file("VERBOSE 0\n");
+  const TempFile own_file("VERBOSE 5\n");
+  CHECK(load(lookup_in({{"VT_CONFIG", itc_file.path()}})).settings.verbose == 0);
+  CHECK(load(lookup_in({{"VT_CONFIG", itc_file.path()}, {"MPISENTRY_CONFIG", own_file.path()}})).settings.verbose == 5);
+  CHECK(load(lookup_in({{"VT_CONFIG", itc_file.path()}, {"MPISENTRY_CONFIG", ""}})).settings.verbose == 0);
+}
+
+TEST_CASE("load: nothing set gives the defaults", "[config][load]") {
+  const auto result = load(lookup_in({}));
+  CHECK(result.ok());
+  CHECK(result.notices.empty());
+  CHECK(result.settings == Settings{});
+  CHECK(result.origin.empty());
+}
+
+TEST_CASE("load: CHECK from the environment, several separated by ; or ,", "[config][load]") {
+  const Env env = {
+      {"VT_CHECK", "** OFF"},
+      {"MPISENTRY_CHECK", "GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD on, LOCAL:** ON"},
+  };
+  const auto result = load(lookup_in(env));
+  REQUIRE(result.errors.empty());
+  CHECK(result.settings.check_potential);
+  CHECK(result.settings.check_hard);
+  CHECK_FALSE(result.settings.check_no_progress);
+  REQUIRE(result.notices.size() == 1);
+  CHECK(result.notices[0].str() == "MPISENTRY_CHECK: CHECK LOCAL:** is accepted but not implemented by mpisentry");
+}
+
+TEST_CASE("load: errors from the environment name the variable; all are collected", "[config][load]") {
+  const TempFile file("VERBOSE 7\n");
+  const Env env = {
+      {"MPISENTRY_CONFIG", file.path()},
+      {"VT_DEADLOCK_TIMEOUT", "-1s"},
+      {"MPISENTRY_DEADLOCK_WARNING", "1y"},
+  };
+  const auto result = load(lookup_in(env));
+  REQUIRE(result.errors.size() == 3);
+  CHECK(result.errors[0].str() == file.path() + ":1: VERBOSE \"7\": out of range (0 to 5)");
+  CHECK(result.errors[1].str() == "VT_DEADLOCK_TIMEOUT: DEADLOCK-TIMEOUT \"-1s\": negative durations are not allowed");
+  CHECK(result.errors[2].str() ==
+        "MPISENTRY_DEADLOCK_WARNING: DEADLOCK-WARNING \"1y\": unknown time unit 'y' (use c, l, s, m, h, d or w)");
+}
+
+TEST_CASE("load: the check interval must be shorter than the timeout", "[config][load]") {
+  SECTION("interval set in a file") {
+    const TempFile file("DEADLOCK-CHECK-INTERVAL 2m\n");
+    const auto result = load(lookup_in({{"MPISENTRY_CONFIG", file.path()}}));
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.errors[0].str() == file.path() +
+                                        ":1: DEADLOCK-CHECK-INTERVAL 2m (" + file.path() +
+                                        ":1) must be shorter than DEADLOCK-TIMEOUT 1m (default)");
+  }
+  SECTION("timeout set in the environment, equal to the interval") {
+    const auto result = load(lookup_in({{"MPISENTRY_DEADLOCK_TIMEOUT", "100l"}}));
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.errors[0].str() ==
+          "MPISENTRY_DEADLOCK_TIMEOUT: DEADLOCK-CHECK-INTERVAL 100l (default) must be shorter than "
+          "DEADLOCK-TIMEOUT 100l (MPISENTRY_DEADLOCK_TIMEOUT)");
+  }
+  SECTION("zero interval") {
+    const auto result = load(lookup_in({{"VT_DEADLOCK_CHECK_INTERVAL", "0"}}));
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.errors[0].str() == "VT_DEADLOCK_CHECK_INTERVAL: DEADLOCK-CHECK-INTERVAL must be more than 0");
+  }
+  SECTION("a later source fixes an earlier one: checked only at the end") {
+    const auto result = load(lookup_in({{"VT_DEADLOCK_TIMEOUT", "50l"}, {"MPISENTRY_DEADLOCK_CHECK_INTERVAL", "10l"}}));
+    CHECK(result.ok());
+  }
+}
+
+TEST_CASE("keys: names for the environment and the launcher", "[config][keys]") {
+  CHECK(env_name("VT_", "DEADLOCK-CHECK-INTERVAL") == "VT_DEADLOCK_CHECK_INTERVAL");
+  CHECK(option_name("REPORT-JSON") == "--report-json");
+  REQUIRE(find_key("deadlock-warning") != nullptr);
+  CHECK(find_key("deadlock-warning")->name == "DEADLOCK-WARNING");
+  CHECK(find_key("CHECK") == nullptr);
+  CHECK(default_listing().front() == "DEADLOCK-TIMEOUT 1m");
+}
+
+TEST_CASE("the shipped config file parses cleanly to the defaults", "[config][shipped]") {
+  const auto result = from_text(shipped_config());
+  CHECK(all(result.errors).empty());
+  CHECK(all(result.notices).empty());
+  CHECK(result.settings == Settings{});
+}
+
+TEST_CASE("the shipped config file lists every key with its default", "[config][shipped]") {
+  // Its lines with runs of blanks made one space, to compare with the listing.
+  std::vector<std::string> lines;
+  std::istringstream text(shipped_config());
+  for (std::string line; std::getline(text, line);) {
+    std::istringstream words(line);
+    std::string normalized;
+    for (std::string word; words >> word;) normalized += (normalized.empty() ? "" : " ") + word;
+    lines.push_back(normalized);
+  }
+  const auto listing = default_listing();
+  CHECK(listing.size() == keys().size() + implemented_checks().size());
+  for (const std::string& expected : listing) {
+    INFO(expected);
+    CHECK(std::ranges::find(lines, expected) != lines.end());
+  }
+}

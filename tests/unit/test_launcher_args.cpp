@@ -1,0 +1,220 @@
+#include "config/keys.hpp"
+#include "launcher/arguments.hpp"
+#include "launcher/job.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+using namespace mpisentry;
+using namespace mpisentry::launcher;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+config::EnvLookup lookup_in(const Env& env) {
+  return [&env](const char* name) -> const char* {
+    const auto found = env.find(name);
+    return found == env.end() ? nullptr : found->second.c_str();
+  };
+}
+
+Arguments parse(std::vector<std::string> words) { return parse_arguments(words); }
+
+std::vector<std::string> messages(const std::vector<config::Problem>& problems) {
+  std::vector<std::string> texts;
+  for (const config::Problem& problem : problems) texts.push_back(problem.str());
+  return texts;
+}
+
+using Strings = std::vector<std::string>;
+
+// The text with every run of blanks and line breaks made one space.
+std::string flattened(const std::string& text) {
+  std::string flat;
+  for (const char c : text) {
+    const bool blank = c == ' ' || c == '\n';
+    if (!blank) flat += c;
+    else if (!flat.empty() && flat.back() != ' ') flat += ' ';
+  }
+  return flat;
+}
+
+}  // namespace
+
+TEST_CASE("launcher: -n N program args", "[launcher]") {
+  const auto args = parse({"-n", "4", "./app", "a", "--verbose", "b"});
+  CHECK(args.errors.empty());
+  CHECK(args.ranks == "4");
+  CHECK(args.program == Strings{"./app", "a", "--verbose", "b"});  // the program's own arguments
+  CHECK(job_command(args, lookup_in({})) == Strings{"mpiexec", "-n", "4", "./app", "a", "--verbose", "b"});
+  CHECK(job_command(args, lookup_in({{"MPISENTRY_MPIEXEC", "/opt/mpi/bin/mpiexec.hydra"}})) ==
+        Strings{"/opt/mpi/bin/mpiexec.hydra", "-n", "4", "./app", "a", "--verbose", "b"});
+}
+
+TEST_CASE("launcher: -- and a launcher line run as given", "[launcher]") {
+  const auto args = parse({"--", "mpiexec", "-n", "2", "./x", "--check"});
+  CHECK(args.errors.empty());
+  CHECK(job_command(args, lookup_in({{"MPISENTRY_MPIEXEC", "other"}})) == Strings{"mpiexec", "-n", "2", "./x", "--check"});
+}
+
+TEST_CASE("launcher: options before the program, in both spellings", "[launcher]") {
+  const auto args = parse({"--deadlock-timeout", "10s", "--config=job.conf", "--check", "GLOBAL:** OFF", "-n", "2",
+                           "--potential", "--verbose=3", "./app"});
+  REQUIRE(messages(args.errors).empty());
+  CHECK(args.config_file == "job.conf");
+  REQUIRE(args.settings.size() == 4);
+  CHECK(args.settings[0].key == "DEADLOCK-TIMEOUT");
+  CHECK(args.settings[0].value == "10s");
+  CHECK(args.settings[0].option == "--deadlock-timeout");
+  CHECK(args.settings[1].key == "CHECK");
+  CHECK(args.settings[1].value == "GLOBAL:** OFF");
+  CHECK(args.settings[2].key == "CHECK");
+  CHECK(args.settings[2].value == "GLOBAL:DEADLOCK:POTENTIAL ON");
+  CHECK(args.settings[2].option == "--potential");
+  CHECK(args.settings[3].key == "VERBOSE");
+  CHECK(args.settings[3].value == "3");
+  CHECK(args.program == Strings{"./app"});
+}
+
+TEST_CASE("launcher: every key of the table has its option", "[launcher]") {
+  for (const config::Key& key : config::keys()) {
+    const auto args = parse({config::option_name(key.name), "1", "-n", "1", "./app"});
+    INFO(key.name);
+    CHECK(args.errors.empty());
+    REQUIRE(args.settings.size() == 1);
+    CHECK(args.settings[0].key == key.name);
+  }
+}
+
+TEST_CASE("launcher: bad command lines say which option is wrong", "[launcher]") {
+  CHECK(messages(parse({"--deadlok-timeout", "1m", "-n", "2", "./app"}).errors) ==
+        Strings{"--deadlok-timeout: unknown option (did you mean --deadlock-timeout?)"});
+  CHECK(messages(parse({"--frobnicate", "-n", "2", "./app"}).errors) == Strings{"--frobnicate: unknown option"});
+  CHECK(messages(parse({"-n", "2", "--report-json"}).errors) == Strings{"--report-json: needs a value"});
+  CHECK(messages(parse({"-n", "zero", "./app"}).errors) == Strings{"-n: \"zero\" is not a positive number of ranks"});
+  CHECK(messages(parse({"-n", "0", "./app"}).errors) == Strings{"-n: \"0\" is not a positive number of ranks"});
+  CHECK(messages(parse({"-n"}).errors) == Strings{"-n: needs a number of ranks"});
+  CHECK(messages(parse({"-n", "2"}).errors) == Strings{"-n 2: needs the program to run after it"});
+  CHECK(messages(parse({"./app"}).errors) == Strings{"./app: give -n N before the program, or -- and a launcher line"});
+  CHECK(messages(parse({"--"}).errors) == Strings{"--: needs a launcher line after it, e.g. -- mpiexec -n 2 ./app"});
+  CHECK(messages(parse({"-n", "2", "--", "mpiexec", "./x"}).errors) ==
+        Strings{"-n: cannot be combined with --; put -n in the launcher line"});
+  CHECK(messages(parse({}).errors) == Strings{"mpisentry: nothing to run; give -n N ./app [args...] or -- LAUNCHER ARGS..."});
+  CHECK(messages(parse({"--bad", "--worse", "-n", "2", "./app"}).errors).size() == 2);  // all collected
+}
+
+TEST_CASE("launcher: --help and --version need nothing to run", "[launcher]") {
+  CHECK(parse({"--help"}).help);
+  CHECK(parse({"--help"}).errors.empty());
+  CHECK(parse({"--version"}).version);
+  CHECK(parse({"--version"}).errors.empty());
+}
+
+TEST_CASE("launcher: the help text lists every option and check", "[launcher]") {
+  const std::string text = flattened(usage());
+  for (const config::Key& key : config::keys()) {
+    INFO(key.name);
+    CHECK(text.find(config::option_name(key.name) + ' ') != std::string::npos);
+    CHECK(text.find(std::string(key.help)) != std::string::npos);
+  }
+  for (const config::Check& check : config::implemented_checks()) CHECK(text.find(check.name) != std::string::npos);
+  CHECK(text.find("(DEADLOCK-TIMEOUT, default 1m)") != std::string::npos);
+  CHECK(text.find("--potential") != std::string::npos);
+}
+
+TEST_CASE("launcher: bad option values name the option", "[launcher]") {
+  const auto args = parse({"--deadlock-timeout", "5x", "--verbose", "9", "--check", "NOPE ON", "-n", "2", "./app"});
+  REQUIRE(args.errors.empty());
+  const auto settings = resolve_settings(args, lookup_in({}));
+  CHECK(messages(settings.errors) ==
+        Strings{"--deadlock-timeout: DEADLOCK-TIMEOUT \"5x\": unknown time unit 'x' (use c, l, s, m, h, d or w)",
+                "--verbose: VERBOSE \"9\": out of range (0 to 5)",
+                "--check: CHECK \"NOPE\" matches no check"});
+}
+
+TEST_CASE("launcher: options override the environment, then the rules are checked", "[launcher]") {
+  const Env env = {{"MPISENTRY_DEADLOCK_TIMEOUT", "100l"}, {"MPISENTRY_VERBOSE", "0"}};
+  SECTION("an option repairs the environment") {
+    const auto settings = resolve_settings(parse({"--deadlock-timeout", "10s", "-n", "2", "./app"}), lookup_in(env));
+    CHECK(settings.ok());
+    CHECK(settings.settings.deadlock_timeout == 10s);
+    CHECK(settings.settings.verbose == 0);
+  }
+  SECTION("an option breaks a rule") {
+    const auto settings = resolve_settings(parse({"--deadlock-check-interval", "2m", "-n", "2", "./app"}), lookup_in({}));
+    CHECK(messages(settings.errors) == Strings{"--deadlock-check-interval: DEADLOCK-CHECK-INTERVAL 2m (--deadlock-check-interval) "
+                                               "must be shorter than DEADLOCK-TIMEOUT 1m (default)"});
+  }
+}
+
+TEST_CASE("launcher: --config wins over MPISENTRY_CONFIG and is passed on as an absolute path", "[launcher]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("mpisentry_launcher_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "job.conf";
+  std::ofstream(file) << "VERBOSE 4\nPCTRACE on\n";
+  const Env env = {{"MPISENTRY_CONFIG", "/nonexistent.conf"}};
+  const auto args = parse({"--config", file.string(), "-n", "2", "./app"});
+  const auto settings = resolve_settings(args, lookup_in(env));
+  CHECK(messages(settings.errors).empty());
+  CHECK(settings.settings.verbose == 4);
+  CHECK(messages(settings.notices) ==
+        Strings{file.string() + ":2: PCTRACE is an ITC setting that mpisentry accepts but does not implement"});
+  const auto variables = job_environment(args, lookup_in(env), "/lib/libmpisentry.so");
+  CHECK(std::ranges::find(variables, std::pair<std::string, std::string>{"MPISENTRY_CONFIG", file.string()}) != variables.end());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("launcher: the job's environment", "[launcher]") {
+  const auto args = parse({"--deadlock-timeout", "5s", "--deadlock-timeout", "7s", "--report-json", "/tmp/r.json",
+                           "--potential", "--check", "GLOBAL:DEADLOCK:HARD OFF", "-n", "2", "./app"});
+  using Variables = std::vector<std::pair<std::string, std::string>>;
+  SECTION("nothing set before") {
+    CHECK(job_environment(args, lookup_in({}), "/opt/lib/libmpisentry.so") ==
+          Variables{{"LD_PRELOAD", "/opt/lib/libmpisentry.so"},
+                    {"MPISENTRY_CHECK", "GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD OFF"},
+                    {"MPISENTRY_DEADLOCK_TIMEOUT", "7s"},
+                    {"MPISENTRY_REPORT_JSON", "/tmp/r.json"}});
+  }
+  SECTION("the environment's CHECK and LD_PRELOAD are kept, after and before") {
+    const Env env = {{"LD_PRELOAD", "libother.so"}, {"MPISENTRY_CHECK", "** OFF"}, {"MPISENTRY_DEADLOCK_TIMEOUT", "1s"}};
+    CHECK(job_environment(args, lookup_in(env), "/opt/lib/libmpisentry.so") ==
+          Variables{{"LD_PRELOAD", "/opt/lib/libmpisentry.so:libother.so"},
+                    {"MPISENTRY_CHECK", "** OFF; GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD OFF"},
+                    {"MPISENTRY_DEADLOCK_TIMEOUT", "7s"},
+                    {"MPISENTRY_REPORT_JSON", "/tmp/r.json"}});
+  }
+}
+
+TEST_CASE("launcher: the library is found beside the launcher, or named", "[launcher]") {
+  const auto root = std::filesystem::temp_directory_path() / ("mpisentry_library_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(root / "bin");
+  std::filesystem::create_directories(root / "lib");
+  const std::string launcher = (root / "bin" / "mpisentry").string();
+
+  SECTION("nothing there: every path tried is listed") {
+    const auto search = find_library(launcher, lookup_in({}));
+    CHECK(search.found.empty());
+    CHECK(search.tried == Strings{(root / "lib/libmpisentry.so").string(), (root / "wrappers/libmpisentry.so").string()});
+  }
+  SECTION("installed layout") {
+    std::ofstream(root / "lib" / "libmpisentry.so") << "";
+    CHECK(find_library(launcher, lookup_in({})).found == (root / "lib/libmpisentry.so").string());
+  }
+  SECTION("build tree layout") {
+    std::filesystem::create_directories(root / "wrappers");
+    std::ofstream(root / "wrappers" / "libmpisentry.so") << "";
+    CHECK(find_library(launcher, lookup_in({})).found == (root / "wrappers/libmpisentry.so").string());
+  }
+  SECTION("MPISENTRY_LIBRARY overrides, and must exist") {
+    std::ofstream(root / "lib" / "libmpisentry.so") << "";
+    const auto search = find_library(launcher, lookup_in({{"MPISENTRY_LIBRARY", "/nonexistent/libx.so"}}));
+    CHECK(search.found.empty());
+    CHECK(search.tried == Strings{"/nonexistent/libx.so"});
+  }
+  std::filesystem::remove_all(root);
+}

@@ -1,0 +1,490 @@
+// The report module: rank lists, rank classes, snapshot wire form, and the
+// text, JSON and DOT reports.
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "report/quote.hpp"
+#include "report/report.hpp"
+
+using namespace mpisentry;
+using namespace mpisentry::report;
+
+namespace {
+
+const std::string kProgram = "/src/tests/programs/recv_recv.c";
+
+std::vector<Frame> exchange_stack() {
+  return {{"exchange", kProgram, 14, "recv_recv"}, {"main", kProgram, 25, "recv_recv"}};
+}
+
+RankSnapshot recv_from(int rank, int source, double seconds, std::vector<Frame> stack = exchange_stack()) {
+  RankSnapshot snapshot;
+  snapshot.rank = rank;
+  snapshot.host = "node1";
+  snapshot.pid = 1000 + rank;
+  snapshot.state = RankState::Blocked;
+  snapshot.seconds = seconds;
+  snapshot.function = "MPI_Recv";
+  snapshot.call = fmt::format("MPI_Recv(..., source={}, ...)", source);
+  snapshot.wait_mode = WaitMode::All;
+  snapshot.waits_for = {source};
+  snapshot.wait_reason = fmt::format("MPI_Recv from rank {}", source);
+  snapshot.stack = std::move(stack);
+  return snapshot;
+}
+
+RankSnapshot running(int rank) {
+  RankSnapshot snapshot;
+  snapshot.rank = rank;
+  snapshot.host = "node2";
+  snapshot.pid = 2000 + rank;
+  snapshot.stack = {{"compute", "/src/x.c", 40, "x"}, {"main", "/src/x.c", 9, "x"}};
+  return snapshot;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+  const auto lines = lines_of(text);
+  return std::find(lines.begin(), lines.end(), line) != lines.end();
+}
+
+// Brackets and braces nest, strings close, and no raw control character sits
+// inside a string: enough to catch a broken writer without a JSON parser.
+bool json_well_formed(const std::string& text) {
+  std::string open;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      open += c;
+    } else if (c == '}' || c == ']') {
+      if (open.empty() || open.back() != (c == '}' ? '{' : '[')) return false;
+      open.pop_back();
+    }
+  }
+  return !in_string && open.empty();
+}
+
+// ITC's example: 0 and 1 wait for each other, 2 and 3 wait behind them.
+Report recv_recv_report() {
+  const std::vector<Frame> behind = {{"wait_behind", kProgram, 18, "recv_recv"}, {"main", kProgram, 27, "recv_recv"}};
+  Report report;
+  report.threshold_seconds = 5;
+  report.ranks = {recv_from(0, 1, 5.2), recv_from(1, 0, 5.2, {{"main", kProgram, 30, "recv_recv"}}),
+                  recv_from(2, 0, 5.1, behind), recv_from(3, 1, 5.14, behind)};
+  report.ranks[0].call =
+      "MPI_Recv(buf=0x7ffd5b2c, count=1, datatype=MPI_INT, source=1, tag=0, comm=MPI_COMM_WORLD, status=0x7ffd5b30)";
+  report.core = {{0, 1}, {0, 1, 0}, {2, 3}};
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("compress_ranks writes runs as ranges", "[report]") {
+  CHECK(compress_ranks({0, 1, 2, 3, 5, 7, 8}) == "0-3,5,7-8");
+  CHECK(compress_ranks({}) == "");
+  CHECK(compress_ranks({7}) == "7");
+  CHECK(compress_ranks({0, 2}) == "0,2");
+  CHECK(compress_ranks({5, 3, 4, 3, 9}) == "3-5,9");
+}
+
+TEST_CASE("merge_stacks groups ranks by state, function and stack", "[report]") {
+  const DeadlockCore no_core;
+
+  SECTION("equal stacks merge and calls may differ") {
+    const std::vector<RankSnapshot> ranks = {recv_from(1, 0, 5), recv_from(0, 1, 5)};
+    const auto classes = merge_stacks(ranks, no_core);
+    REQUIRE(classes.size() == 1);
+    CHECK(classes[0].ranks == std::vector<int>{0, 1});
+    CHECK(classes[0].representative == &ranks[1]);
+    REQUIRE(classes[0].members.size() == 2);
+    CHECK(classes[0].members[1] == &ranks[0]);
+  }
+
+  SECTION("a different frame, function or state splits") {
+    std::vector<RankSnapshot> ranks = {recv_from(0, 1, 5), recv_from(1, 0, 5), recv_from(2, 0, 5),
+                                       recv_from(3, 0, 5)};
+    ranks[1].stack[1].line = 26;
+    ranks[2].function = "MPI_Ssend";
+    ranks[3].state = RankState::Finalizing;
+    CHECK(merge_stacks(ranks, no_core).size() == 4);
+  }
+
+  SECTION("classes holding core ranks come first, each group by lowest rank") {
+    std::vector<RankSnapshot> ranks;
+    for (int rank = 0; rank < 6; ++rank) ranks.push_back(recv_from(rank, 0, 5, {{"f", "/a.c", rank % 3, ""}}));
+    const auto classes = merge_stacks(ranks, DeadlockCore{{5}, {}, {}});
+    REQUIRE(classes.size() == 3);
+    CHECK(classes[0].ranks == std::vector<int>{2, 5});
+    CHECK(classes[1].ranks == std::vector<int>{0, 3});
+    CHECK(classes[2].ranks == std::vector<int>{1, 4});
+  }
+
+  SECTION("1024 ranks in two places give two classes") {
+    std::vector<RankSnapshot> ranks;
+    for (int rank = 0; rank < 1024; ++rank) ranks.push_back(recv_from(rank, 0, 5));
+    ranks[512].stack[0].line = 99;
+    const auto classes = merge_stacks(ranks, DeadlockCore{{512}, {}, {}});
+    REQUIRE(classes.size() == 2);
+    CHECK(classes[0].ranks == std::vector<int>{512});
+    CHECK(classes[1].ranks.size() == 1023);
+    CHECK(classes[1].representative->rank == 0);
+  }
+}
+
+TEST_CASE("a snapshot survives serialization exactly", "[report]") {
+  RankSnapshot snapshot = recv_from(7, 3, 1.0 / 3);
+  snapshot.host = std::string("odd\0host\n;12:\xff\xfe", 15);
+  snapshot.call = "MPI_Waitany(count=3, ...)\n";
+  snapshot.state = RankState::Polling;
+  snapshot.wait_mode = WaitMode::Any;
+  snapshot.waits_for = {3, -1, 2147483647};
+  snapshot.collective_key = 0xFFFFFFFFFFFFFFFFull;
+  snapshot.converted_send = true;
+  snapshot.stack.push_back({"", "", 0, ""});
+  CHECK(deserialize(serialize(snapshot)) == snapshot);
+
+  const RankSnapshot empty;
+  CHECK(deserialize(serialize(empty)) == empty);
+}
+
+TEST_CASE("deserialize rejects damaged input with a message", "[report]") {
+  const std::string bytes = serialize(recv_from(1, 0, 2.5));
+
+  SECTION("every truncation is caught") {
+    for (std::size_t length = 0; length < bytes.size(); ++length) {
+      CAPTURE(length);
+      CHECK_THROWS_AS(deserialize(std::string_view(bytes).substr(0, length)), std::invalid_argument);
+    }
+    CHECK_THROWS_WITH(deserialize(bytes.substr(0, bytes.size() - 3)), Catch::Contains("truncated") &&
+                                                                         Catch::Contains("stack.module"));
+  }
+  SECTION("garbage, a bad field and trailing bytes") {
+    CHECK_THROWS_WITH(deserialize("hello"), Catch::Contains("does not start with"));
+    std::string bad_state = bytes;
+    const std::string state_field = "node11001;1;";  // host, pid, state
+    REQUIRE(bad_state.find(state_field) != std::string::npos);
+    bad_state.replace(bad_state.find(state_field), state_field.size(), "node11001;9;");
+    CHECK_THROWS_WITH(deserialize(bad_state), Catch::Contains("\"state\"") && Catch::Contains("no value 9"));
+    CHECK_THROWS_WITH(deserialize(bytes + "x"), Catch::Contains("1 unexpected bytes"));
+    // rank, host, pid, state, seconds, function, call, wait_mode, then a count no input can hold
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/1;0;0:0;0;0;0:0:2;999999999999;"),
+                      Catch::Contains("\"waits_for\""));
+  }
+}
+
+TEST_CASE("state and wait mode names", "[report]") {
+  CHECK(std::string(to_string(RankState::Finalizing)) == "finalizing");
+  CHECK(std::string(to_string(RankState::Polling)) == "polling");
+  CHECK(std::string(to_string(WaitMode::Any)) == "any");
+  CHECK(std::string(check_name(Check::NoProgress)) == "GLOBAL:DEADLOCK:NO_PROGRESS");
+}
+
+TEST_CASE("format_text prints ITC's hard deadlock report", "[report]") {
+  const std::string expected =
+      "[0] ERROR: GLOBAL:DEADLOCK:HARD: fatal error\n"
+      "[0] ERROR:    Application aborted because no progress was observed for over 0:05 minutes (DEADLOCK-TIMEOUT 5s):\n"
+      "[0] ERROR:    every rank is blocked in an MPI call, waiting for another rank.\n"
+      "[0] ERROR:    deadlock: rank 0 -> rank 1 -> rank 0 (rank 0: MPI_Recv from rank 1; rank 1: MPI_Recv from rank 0)\n"
+      "[0] ERROR:    blocked behind the deadlock: ranks 2-3\n"
+      "[0] ERROR:    [0] blocked for 5.2 s in MPI call:\n"
+      "[0] ERROR:       MPI_Recv(buf=0x7ffd5b2c, count=1, datatype=MPI_INT, source=1, tag=0, comm=MPI_COMM_WORLD, "
+      "status=0x7ffd5b30)\n"
+      "[0] ERROR:       waits for: rank 1\n"
+      "[0] ERROR:       exchange (/src/tests/programs/recv_recv.c:14)\n"
+      "[0] ERROR:       main (/src/tests/programs/recv_recv.c:25)\n"
+      "[0] ERROR:    [1] blocked for 5.2 s in MPI call:\n"
+      "[0] ERROR:       MPI_Recv(..., source=0, ...)\n"
+      "[0] ERROR:       waits for: rank 0\n"
+      "[0] ERROR:       main (/src/tests/programs/recv_recv.c:30)\n"
+      "[0] ERROR:    [ranks 2-3 (2 ranks)] blocked for 5.1 s in MPI call:\n"
+      "[0] ERROR:       [2] MPI_Recv(..., source=0, ...)\n"
+      "[0] ERROR:       [3] MPI_Recv(..., source=1, ...)\n"
+      "[0] ERROR:       waits for: rank 0 (rank 2), rank 1 (rank 3)\n"
+      "[0] ERROR:       wait_behind (/src/tests/programs/recv_recv.c:18)\n"
+      "[0] ERROR:       main (/src/tests/programs/recv_recv.c:27)\n"
+      "[0] INFO: GLOBAL:DEADLOCK:HARD: found 1 time (1 error + 0 warnings), 0 reports were suppressed\n";
+  CHECK(format_text(recv_recv_report()) == expected);
+}
+
+TEST_CASE("format_text of two ranks in the same place prints one class", "[report]") {
+  Report report;
+  report.threshold_seconds = 90;
+  report.ranks = {recv_from(0, 1, 95.04), recv_from(1, 0, 95.3)};
+  report.core = {{0, 1}, {0, 1, 0}, {}};
+  const std::string text = format_text(report);
+  CHECK(has_line(text, "[0] ERROR:    Application aborted because no progress was observed for over 1:30 minutes "
+                       "(DEADLOCK-TIMEOUT 90s):"));
+  CHECK(has_line(text, "[0] ERROR:    [ranks 0-1 (2 ranks)] blocked for 95.0-95.3 s in MPI call:"));
+  CHECK(has_line(text, "[0] ERROR:       waits for: rank 1 (rank 0), rank 0 (rank 1)"));
+  CHECK(text.find("blocked behind") == std::string::npos);
+}
+
+TEST_CASE("format_text of a partial deadlock shows the running rank", "[report]") {
+  Report report;
+  report.threshold_seconds = 10;
+  report.partial = true;
+  report.ranks = {recv_from(0, 2, 11), recv_from(1, 0, 11), recv_from(2, 1, 11), running(3)};
+  report.core = {{0, 1, 2}, {0, 2, 1, 0}, {}};
+  const auto lines = lines_of(format_text(report));
+  CHECK(has_line(format_text(report), "[0] ERROR:    ranks 0-2 are blocked in MPI calls that only each other can "
+                                      "complete; the other ranks still run."));
+  const auto header = std::find(lines.begin(), lines.end(), "[0] ERROR:    [3] running outside MPI, now at:");
+  REQUIRE(header != lines.end());
+  REQUIRE(header + 1 != lines.end());
+  CHECK(header[1] == "[0] ERROR:       compute (/src/x.c:40)");
+  CHECK(lines[3] == "[0] ERROR:    deadlock: rank 0 -> rank 2 -> rank 1 -> rank 0 (rank 0: MPI_Recv from rank 2; "
+                    "rank 2: MPI_Recv from rank 1; rank 1: MPI_Recv from rank 0)");
+  CHECK(lines[4] == "[0] ERROR:    [ranks 0-2 (3 ranks)] blocked for 11.0 s in MPI call:");
+}
+
+TEST_CASE("format_text of a potential deadlock lists the converted sends", "[report]") {
+  Report report;
+  report.check = Check::DeadlockPotential;
+  report.threshold_seconds = 5;
+  for (int rank = 0; rank < 2; ++rank) {
+    RankSnapshot send = recv_from(rank, 1 - rank, 5.5);
+    send.function = "MPI_Send";
+    send.call = fmt::format("MPI_Send(dest={})", 1 - rank);
+    send.converted_send = true;
+    report.ranks.push_back(send);
+  }
+  report.ranks.push_back(recv_from(2, 0, 5.5));
+  report.core = {{0, 1}, {0, 1, 0}, {2}};
+  const std::string text = format_text(report);
+  CHECK(lines_of(text)[0] == "[0] ERROR: GLOBAL:DEADLOCK:POTENTIAL: fatal error");
+  CHECK(has_line(text, "[0] ERROR:    Application aborted because no progress was observed for over 0:05 minutes "
+                       "(DEADLOCK-TIMEOUT 5s) with standard sends made synchronous "
+                       "(CHECK GLOBAL:DEADLOCK:POTENTIAL ON):"));
+  CHECK(has_line(text, "[0] ERROR:    the program depends on MPI buffering to proceed: these sends complete only "
+                       "when MPI buffers them:"));
+  CHECK(lines_of(text)[3] == "[0] ERROR:       [0] MPI_Send(dest=1)");
+  CHECK(lines_of(text)[4] == "[0] ERROR:       [1] MPI_Send(dest=0)");
+  CHECK(has_line(text, "[0] ERROR:    blocked behind the deadlock: rank 2"));
+}
+
+TEST_CASE("format_text of no progress is a warning about polling ranks", "[report]") {
+  Report report;
+  report.check = Check::NoProgress;
+  report.threshold_seconds = 300;
+  report.threshold_key = "DEADLOCK-WARNING";
+  for (int rank = 0; rank < 3; ++rank) {
+    RankSnapshot polling = recv_from(rank, 0, 12);
+    polling.state = RankState::Polling;
+    polling.function = "MPI_Test";
+    polling.call = "MPI_Test(request=0x1, flag=0x2, status=0x3)";
+    report.ranks.push_back(polling);
+  }
+  const std::string text = format_text(report);
+  const auto lines = lines_of(text);
+  CHECK(lines[0] == "[0] WARNING: GLOBAL:DEADLOCK:NO_PROGRESS: warning");
+  CHECK(lines[1] == "[0] WARNING:    no progress was observed for over 5:00 minutes on average (DEADLOCK-WARNING "
+                    "300s); the program goes on.");
+  CHECK(lines[2] == "[0] WARNING:    [ranks 0-2 (3 ranks)] no progress for 12.0 s, polling with MPI call:");
+  CHECK(lines[3] == "[0] WARNING:       MPI_Test(request=0x1, flag=0x2, status=0x3)");
+  CHECK(text.find("waits for") == std::string::npos);
+  CHECK(lines.back() ==
+        "[0] INFO: GLOBAL:DEADLOCK:NO_PROGRESS: found 1 time (0 errors + 1 warning), 0 reports were suppressed");
+}
+
+TEST_CASE("format_text of 1024 ranks in a barrier stays short", "[report]") {
+  Report report;
+  report.threshold_seconds = 5;
+  for (int rank = 0; rank < 1024; ++rank) {
+    RankSnapshot barrier = recv_from(rank, 512, 5.0 + (rank % 4) * 0.1);
+    barrier.function = "MPI_Barrier";
+    barrier.call = "MPI_Barrier(comm=MPI_COMM_WORLD)";
+    barrier.wait_reason = "MPI_Barrier, rank 512 missing";
+    report.ranks.push_back(barrier);
+  }
+  report.ranks[512] = recv_from(512, 0, 5.3, {{"main", "/src/b.c", 7, "b"}});
+  report.core = {{0, 512}, {0, 512, 0}, {}};
+  for (int rank = 1; rank < 1024; ++rank) {
+    if (rank != 512) report.core.blocked_behind.push_back(rank);
+  }
+  const std::string text = format_text(report);
+  CHECK(lines_of(text).size() < 60);
+  CHECK(has_line(text, "[0] ERROR:    blocked behind the deadlock: ranks 1-511,513-1023"));
+  CHECK(has_line(text, "[0] ERROR:    [ranks 0-511,513-1023 (1023 ranks)] blocked for 5.0-5.3 s in MPI call:"));
+  CHECK(has_line(text, "[0] ERROR:       MPI_Barrier(comm=MPI_COMM_WORLD)"));
+  CHECK(has_line(text, "[0] ERROR:       waits for: rank 512"));
+  CHECK(has_line(text, "[0] ERROR:    [512] blocked for 5.3 s in MPI call:"));
+}
+
+TEST_CASE("format_text bounds long lists", "[report]") {
+  Report report;
+  report.threshold_seconds = 5;
+  for (int rank = 0; rank < 20; ++rank) report.ranks.push_back(recv_from(rank, (rank + 1) % 20, 6));
+  for (int rank = 0; rank < 20; ++rank) report.core.cycle.push_back(rank);
+  report.core.cycle.push_back(0);
+  report.core.core = report.core.cycle;
+  report.ranks[0].stack.resize(40, Frame{"deep", "", 0, "libdeep.so"});
+  report.ranks[1].stack.clear();
+  for (int rank = 2; rank < 20; ++rank) report.ranks[rank].stack.clear();
+  const std::string text = format_text(report);
+  CHECK(has_line(text, "[0] ERROR:    deadlock: rank 0 -> rank 1 -> rank 2 -> rank 3 -> rank 4 -> rank 5 -> rank 6 "
+                       "-> rank 7 -> ... (12 more ranks) -> rank 0 (rank 0: MPI_Recv from rank 1; rank 1: MPI_Recv "
+                       "from rank 2; rank 2: MPI_Recv from rank 3; rank 3: MPI_Recv from rank 4; rank 4: MPI_Recv "
+                       "from rank 5; rank 5: MPI_Recv from rank 6; rank 6: MPI_Recv from rank 7; rank 7: MPI_Recv "
+                       "from rank 8; ...)"));
+  CHECK(has_line(text, "[0] ERROR:       deep (libdeep.so)"));
+  CHECK(has_line(text, "[0] ERROR:       ... 8 more frames"));
+  CHECK(has_line(text, "[0] ERROR:    [ranks 1-19 (19 ranks)] blocked for 6.0 s in MPI call:"));
+  CHECK(has_line(text, "[0] ERROR:       [8] MPI_Recv(..., source=9, ...)"));
+  CHECK(!has_line(text, "[0] ERROR:       [9] MPI_Recv(..., source=10, ...)"));
+  CHECK(has_line(text, "[0] ERROR:       ... (11 more ranks)"));
+  CHECK(has_line(text, "[0] ERROR:       waits for: rank 2 (rank 1), rank 3 (rank 2), rank 4 (rank 3), rank 5 "
+                       "(rank 4), rank 6 (rank 5), rank 7 (rank 6), rank 8 (rank 7), rank 9 (rank 8), ... (11 more "
+                       "ranks)"));
+  CHECK(has_line(text, "[0] ERROR:       (no stack: the rank did not answer)"));
+}
+
+TEST_CASE("format_text describes AND and OR waits", "[report]") {
+  Report report;
+  report.threshold_seconds = 5;
+  RankSnapshot waitall = recv_from(0, 1, 5);
+  waitall.waits_for = {3, 1, 2};
+  RankSnapshot any = recv_from(1, 0, 5, {{"other", "", 0, ""}});
+  any.wait_mode = WaitMode::Any;
+  any.waits_for = {0, 2, 3};
+  report.ranks = {waitall, any};
+  report.core = {{0, 1, 2}, {}, {}};
+  const std::string text = format_text(report);
+  CHECK(has_line(text, "[0] ERROR:    deadlock: ranks 0-2 wait only for each other (any of several)"));
+  CHECK(has_line(text, "[0] ERROR:       waits for: ranks 1-3 (all of them)"));
+  CHECK(has_line(text, "[0] ERROR:       waits for: any of ranks 0,2-3"));
+  CHECK(has_line(text, "[0] ERROR:       other"));
+}
+
+TEST_CASE("format_signal_dump tells what the rank was doing", "[report]") {
+  RankSnapshot rank = recv_from(3, 1, 2.1, {{"main", "/src/x.c", 10, "x"}});
+  rank.host = "node1";
+  rank.pid = 1234;
+  rank.call = "MPI_Recv(...)";
+  rank.waits_for.clear();
+  CHECK(format_signal_dump(rank, SIGTERM) ==
+        "[3] ERROR: LOCAL:EXIT:SIGNAL: fatal error\n"
+        "[3] ERROR:    rank 3 (host node1, pid 1234) received SIGTERM while blocked for 2.1 s in MPI call:\n"
+        "[3] ERROR:       MPI_Recv(...)\n"
+        "[3] ERROR:       main (/src/x.c:10)\n");
+  CHECK(lines_of(format_signal_dump(running(4), SIGINT))[1] ==
+        "[4] ERROR:    rank 4 (host node2, pid 2004) received SIGINT while running outside MPI, now at:");
+  rank.state = RankState::Polling;
+  CHECK(lines_of(format_signal_dump(rank, SIGTERM))[1] ==
+        "[3] ERROR:    rank 3 (host node1, pid 1234) received SIGTERM while polling with MPI call, without progress "
+        "for 2.1 s:");
+}
+
+TEST_CASE("json_quote escapes what JSON must and keeps valid UTF-8", "[report]") {
+  CHECK(json_quote("a\"b\\c\nd\te\x01") == R"("a\"b\\c\nd\te\u0001")");
+  CHECK(json_quote("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  CHECK(json_quote("\xff\xc0\x80\xed\xa0\x80\xe2\x82") ==
+        R"("\u00ff\u00c0\u0080\u00ed\u00a0\u0080\u00e2\u0082")");
+  CHECK(json_quote(std::string("a\0b", 3)) == R"("a\u0000b")");
+}
+
+TEST_CASE("format_json writes the documented schema", "[report]") {
+  Report report = recv_recv_report();
+  report.ranks[1].host = "bad\"host\xff";
+  const std::string json = format_json(report);
+  CHECK(json_well_formed(json));
+  CHECK(json.starts_with(R"({"schema":"mpisentry-report/1","check":"GLOBAL:DEADLOCK:HARD","severity":"error",)"
+                         R"("threshold_seconds":5,"threshold_key":"DEADLOCK-TIMEOUT","partial":false,)"
+                         R"("core":{"ranks":[0,1],"cycle":[0,1,0],"blocked_behind":[2,3]},"ranks":[)"));
+  CHECK(json.find(R"({"rank":0,"host":"node1","pid":1000,"state":"blocked","seconds":5.2,"function":"MPI_Recv",)")
+        != std::string::npos);
+  CHECK(json.find(R"("wait_mode":"all","waits_for":[1],"wait_reason":"MPI_Recv from rank 1","converted_send":false,)"
+                  R"("stack":[{"function":"exchange","file":"/src/tests/programs/recv_recv.c","line":14,)"
+                  R"("module":"recv_recv"},)") != std::string::npos);
+  CHECK(json.find(R"("host":"bad\"host\u00ff")") != std::string::npos);
+  CHECK(json.find(R"("classes":[{"ranks":"0","rank_list":[0],"representative":0},)"
+                  R"({"ranks":"1","rank_list":[1],"representative":1},)"
+                  R"({"ranks":"2-3","rank_list":[2,3],"representative":2}]})") != std::string::npos);
+
+  report.check = Check::NoProgress;
+  report.ranks[0].seconds = std::numeric_limits<double>::infinity();
+  const std::string warning = format_json(report);
+  CHECK(json_well_formed(warning));
+  CHECK(warning.find(R"("severity":"warning")") != std::string::npos);
+  CHECK(warning.find(R"("seconds":null)") != std::string::npos);
+}
+
+TEST_CASE("the validity check itself rejects broken JSON", "[report]") {
+  CHECK_FALSE(json_well_formed(R"({"a":[1,2})"));
+  CHECK_FALSE(json_well_formed(R"({"a":"b})"));
+  CHECK_FALSE(json_well_formed("{\"a\":\"b\nc\"}"));
+  CHECK(json_well_formed(R"({"a":"[\"}"})"));
+}
+
+TEST_CASE("format_dot draws the wait-for graph", "[report]") {
+  Report report = recv_recv_report();
+  RankSnapshot any = recv_from(4, 0, 5);
+  any.wait_mode = WaitMode::Any;
+  any.waits_for = {0, 1};
+  any.wait_reason = "MPI_Recv from any source";
+  report.ranks.push_back(any);
+  report.ranks.push_back(running(5));
+  const std::string dot = format_dot(report);
+  CHECK(dot.starts_with("digraph mpisentry {\n  label=\"GLOBAL:DEADLOCK:HARD\";\n"));
+  CHECK(dot.ends_with("}\n"));
+  CHECK(dot.find(R"(  r0 [label="rank 0\nMPI_Recv\nblocked", color="red", style="bold"];)") != std::string::npos);
+  CHECK(dot.find(R"(  r2 [label="rank 2\nMPI_Recv\nblocked"];)") != std::string::npos);
+  CHECK(dot.find(R"(  r5 [label="rank 5\nrunning", color="grey", fontcolor="grey"];)") != std::string::npos);
+  CHECK(dot.find(R"(  r0 -> r1 [label="MPI_Recv from rank 1", style="solid,bold", color="red"];)") !=
+        std::string::npos);
+  CHECK(dot.find(R"(  r2 -> r0 [label="MPI_Recv from rank 0", style="solid"];)") != std::string::npos);
+  CHECK(dot.find(R"(  r4 -> r1 [label="MPI_Recv from any source", style="dashed"];)") != std::string::npos);
+  CHECK(dot_quote("a\"b\\c\x01\xff") == R"("a\"b\\c??")");
+}
+
+TEST_CASE("write_file writes, appends and names the path on failure", "[report]") {
+  char directory[] = "/tmp/mpisentry-report-XXXXXX";
+  REQUIRE(mkdtemp(directory) != nullptr);
+  const std::string path = std::string(directory) + "/report.txt";
+
+  CHECK(write_file(path, "first\n", false).empty());
+  CHECK(write_file(path, "second\n", true).empty());
+  std::ifstream in(path);
+  std::stringstream content;
+  content << in.rdbuf();
+  CHECK(content.str() == "first\nsecond\n");
+  CHECK(write_file(path, "third\n", false).empty());
+  std::ifstream again(path);
+  content.str("");
+  content << again.rdbuf();
+  CHECK(content.str() == "third\n");
+
+  const std::string missing = std::string(directory) + "/no/such/dir/report.txt";
+  CHECK(write_file(missing, "x", false) ==
+        "cannot write report file \"" + missing + "\": No such file or directory");
+  CHECK(write_file(directory, "x", false) ==
+        "cannot write report file \"" + std::string(directory) + "\": Is a directory");
+
+  unlink(path.c_str());
+  rmdir(directory);
+}

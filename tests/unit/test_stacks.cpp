@@ -1,0 +1,304 @@
+// Stack capture and symbolization on this test's own threads. Built with
+// -g -O0 so that every function below keeps its frame and its lines.
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "stacks/stacks.hpp"
+
+using mpisentry::Frame;
+using namespace mpisentry::stacks;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Lines of the calls that the tests expect in the symbolized stacks.
+int poll_call_line = 0;
+int spin_line = 0;
+int raise_call_line = 0;
+int capture_call_line = 0;
+
+// Every test runs with SIGRTMIN+5 asked for through the environment and
+// already taken, as MPICH takes some signals: the capture must move on to SIGRTMIN+6.
+void ensure_capture_installed() {
+  static const bool installed = [] {
+    setenv("MPISENTRY_STACK_SIGNAL", "SIGRTMIN+5", 1);
+    struct sigaction taken {};
+    taken.sa_handler = [](int) {};
+    sigaction(SIGRTMIN + 5, &taken, nullptr);
+    return install_capture_signal();
+  }();
+  REQUIRE(installed);
+}
+
+// A pipe that a thread blocks on until the test writes to it.
+struct Gate {
+  int fds[2];
+  Gate() { REQUIRE(pipe(fds) == 0); }
+  ~Gate() {
+    close(fds[0]);
+    close(fds[1]);
+  }
+  void open_once() const { REQUIRE(write(fds[1], "x", 1) == 1); }
+};
+
+// Waits for a byte on `fd`. The capture signal interrupts poll(), which is
+// never restarted, hence the loop.
+[[gnu::noinline]] void blocked_in_known_function(int fd) {
+  pollfd readable{fd, POLLIN, 0};
+  do {
+    poll_call_line = __LINE__ + 1;
+    poll(&readable, 1, -1);
+  } while ((readable.revents & POLLIN) == 0);
+  char byte;
+  if (read(fd, &byte, 1) != 1) std::abort();
+}
+
+[[gnu::noinline]] void run_blocked_thread(int fd, std::atomic<pid_t>* tid) {
+  tid->store(static_cast<pid_t>(syscall(SYS_gettid)));
+  blocked_in_known_function(fd);
+}
+
+// The thread is asleep in the kernel, so its stack will not change: the only
+// place it can sleep is the poll in blocked_in_known_function.
+void wait_until_asleep(const std::atomic<pid_t>& tid) {
+  for (;;) {
+    if (const pid_t id = tid.load(); id != 0) {
+      std::ifstream stat("/proc/self/task/" + std::to_string(id) + "/stat");
+      std::string line;
+      std::getline(stat, line);
+      if (line.substr(line.rfind(')') + 2, 1) == "S") return;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
+// Builtins rather than std::atomic: at -O0 std::atomic's members are calls,
+// and the interrupted pc must lie on the loop's own line.
+bool spin_started = false;
+bool spin_released = false;
+
+[[gnu::noinline]] void spinning_in_known_function() {
+  spin_line = __LINE__ + 1;
+  for (__atomic_store_n(&spin_started, true, __ATOMIC_RELEASE); !__atomic_load_n(&spin_released, __ATOMIC_ACQUIRE);) {
+  }
+}
+
+RawStack stack_in_handler;  // written by the test's SIGUSR2 handler
+
+[[gnu::noinline]] void raise_in_known_function(int sig) {
+  raise_call_line = __LINE__ + 1;
+  raise(sig);
+}
+
+[[gnu::noinline]] RawStack capture_in_known_function() {
+  RawStack stack;
+  capture_call_line = __LINE__ + 1;
+  capture_current(stack);
+  return stack;
+}
+
+// Index of the first frame whose function name contains `name`, or -1.
+int find_frame(const std::vector<Frame>& frames, std::string_view name) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (frames[i].function.find(name) != std::string::npos) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool is_this_file(const Frame& frame) { return frame.file.ends_with("test_stacks.cpp"); }
+
+}  // namespace
+
+TEST_CASE("the capture signal comes from MPISENTRY_STACK_SIGNAL and skips one that has a handler") {
+  ensure_capture_installed();
+  CHECK(capture_signal() == SIGRTMIN + 6);
+}
+
+TEST_CASE("a thread blocked in a call is captured at the call's line") {
+  ensure_capture_installed();
+  Gate gate;
+  std::atomic<pid_t> tid{0};
+  std::thread blocked(run_blocked_thread, gate.fds[0], &tid);
+  wait_until_asleep(tid);
+
+  RawStack stack;
+  const bool captured = capture_thread(blocked.native_handle(), stack, 10s);
+  gate.open_once();
+  blocked.join();
+
+  REQUIRE(captured);
+  CHECK(stack.interrupted == 0);
+  const std::vector<Frame> frames = symbolize_every_frame(stack);
+  INFO("interrupted in " << frames.at(0).function << " in " << frames.at(0).module);
+  // The signal lands in libc's poll, after the handler and the trampoline were dropped.
+  CHECK(frames.at(0).module.ends_with("libc.so.6"));
+  const int blocked_at = find_frame(frames, "blocked_in_known_function");
+  REQUIRE(blocked_at > 0);
+  CHECK(is_this_file(frames[blocked_at]));
+  CHECK(frames[blocked_at].line == poll_call_line);
+  CHECK(find_frame(frames, "run_blocked_thread") == blocked_at + 1);
+  CHECK(find_frame(frames, "mpisentry::stacks::") == -1);
+}
+
+TEST_CASE("a thread computing is captured at the interrupted line") {
+  ensure_capture_installed();
+  std::thread spinning(spinning_in_known_function);
+  while (!__atomic_load_n(&spin_started, __ATOMIC_ACQUIRE)) std::this_thread::sleep_for(1ms);
+
+  RawStack stack;
+  const bool captured = capture_thread(spinning.native_handle(), stack, 10s);
+  __atomic_store_n(&spin_released, true, __ATOMIC_RELEASE);
+  spinning.join();
+
+  REQUIRE(captured);
+  REQUIRE(stack.interrupted == 0);
+  const std::vector<Frame> frames = symbolize_every_frame(stack);
+  REQUIRE(!frames.empty());
+  CHECK(find_frame(frames, "spinning_in_known_function") == 0);
+  CHECK(is_this_file(frames[0]));
+  CHECK(frames[0].line == spin_line);
+}
+
+TEST_CASE("a thread that blocks the signal times out and a later capture works") {
+  ensure_capture_installed();
+  Gate gate;
+  std::atomic<bool> masked{false};
+  std::atomic<pid_t> tid{0};
+  std::thread blocked([&] {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    masked.store(true);
+    blocked_in_known_function(gate.fds[0]);
+    // Delivers the capture signal that timed out, still pending: it must be ignored.
+    pthread_sigmask(SIG_UNBLOCK, &all, nullptr);
+    run_blocked_thread(gate.fds[0], &tid);
+  });
+  while (!masked.load()) std::this_thread::sleep_for(1ms);
+
+  RawStack stack;
+  CHECK_FALSE(capture_thread(blocked.native_handle(), stack, 100ms));
+  gate.open_once();
+  wait_until_asleep(tid);
+
+  const bool captured = capture_thread(blocked.native_handle(), stack, 10s);
+  gate.open_once();
+  blocked.join();
+
+  REQUIRE(captured);
+  const std::vector<Frame> frames = symbolize_every_frame(stack);
+  const int blocked_at = find_frame(frames, "blocked_in_known_function");
+  REQUIRE(blocked_at > 0);
+  CHECK(frames[blocked_at].line == poll_call_line);
+}
+
+TEST_CASE("capture_current inside a signal handler starts at the interrupted frame") {
+  ensure_capture_installed();
+  struct sigaction dump {};
+  dump.sa_handler = [](int) { capture_current(stack_in_handler); };
+  struct sigaction previous {};
+  REQUIRE(sigaction(SIGUSR2, &dump, &previous) == 0);
+  raise_in_known_function(SIGUSR2);
+  sigaction(SIGUSR2, &previous, nullptr);
+
+  CHECK(stack_in_handler.interrupted == 0);
+  const std::vector<Frame> frames = symbolize_every_frame(stack_in_handler);
+  REQUIRE(!frames.empty());
+  // raise() is interrupted inside libc, then returns to the caller's line.
+  CHECK(frames[0].module.ends_with("libc.so.6"));
+  const int raised_at = find_frame(frames, "raise_in_known_function");
+  REQUIRE(raised_at > 0);
+  CHECK(is_this_file(frames[raised_at]));
+  CHECK(frames[raised_at].line == raise_call_line);
+  CHECK(find_frame(frames, "mpisentry::stacks::capture_current") == -1);
+}
+
+TEST_CASE("capture_current outside a handler starts at its caller") {
+  const RawStack stack = capture_in_known_function();
+  CHECK(stack.interrupted == -1);
+  const std::vector<Frame> frames = symbolize_every_frame(stack);
+  REQUIRE(!frames.empty());
+  CHECK(find_frame(frames, "capture_in_known_function") == 0);
+  CHECK(frames[0].line == capture_call_line);
+}
+
+TEST_CASE("implementation modules are the MPI stack, the C runtime and the checker") {
+  const std::string_view self = "/opt/mpisentry/lib/libmpisentry.so";
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libmpich.so.12", self));
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libmpichfort.so.12", self));
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libucp.so.0", self));
+  CHECK(is_implementation_module("libuct.so.0", self));
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libhwloc.so.15", self));
+  CHECK(is_implementation_module("/lib/x86_64-linux-gnu/libc.so.6", self));
+  CHECK(is_implementation_module("/lib64/ld-linux-x86-64.so.2", self));
+  CHECK(is_implementation_module("linux-vdso.so.1", self));
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libunwind.so.8", self));
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libgfortran.so.5", self));
+  CHECK(is_implementation_module(self, self));
+
+  CHECK_FALSE(is_implementation_module("./a.out", self));
+  CHECK_FALSE(is_implementation_module("/opt/app/libphysics.so", self));
+  CHECK_FALSE(is_implementation_module("/usr/lib/x86_64-linux-gnu/libcrypto.so.3", self));
+  CHECK_FALSE(is_implementation_module("", ""));
+}
+
+TEST_CASE("user frames run from the innermost user call to main") {
+  const std::string self = "/opt/mpisentry/lib/libmpisentry.so";
+  const auto frame = [](std::string function, std::string module) {
+    return Frame{std::move(function), "", 0, std::move(module)};
+  };
+  const std::vector<Frame> stack = {
+      frame("ucp_worker_progress", "/usr/lib/x86_64-linux-gnu/libucp.so.0"),
+      frame("MPI_Recv", "/usr/lib/x86_64-linux-gnu/libmpich.so.12"),
+      frame("MPI_Recv", self),
+      frame("exchange_halo(int)", "./a.out"),
+      frame("physics::step()", "/opt/app/libphysics.so"),
+      frame("main", "./a.out"),
+      frame("__libc_start_call_main", "/lib/x86_64-linux-gnu/libc.so.6"),
+      frame("_start", "./a.out"),
+  };
+  CHECK(user_frames(stack, self) == std::vector<Frame>{stack[3], stack[4], stack[5]});
+
+  const std::vector<Frame> fortran = {
+      frame("MPI_Barrier", "/usr/lib/x86_64-linux-gnu/libmpich.so.12"),
+      frame("mpi_barrier_", "/usr/lib/x86_64-linux-gnu/libmpichfort.so.12"),
+      frame("solve_", "./solver"),
+      frame("MAIN__", "./solver"),
+      frame("main", "./solver"),
+  };
+  CHECK(user_frames(fortran, self) == std::vector<Frame>{fortran[2], fortran[3]});
+
+  // Without main (a thread of the program) every user frame stays.
+  const std::vector<Frame> worker = {frame("work()", "./a.out"),
+                                     frame("start_thread", "/lib/x86_64-linux-gnu/libc.so.6")};
+  CHECK(user_frames(worker, self) == std::vector<Frame>{worker[0]});
+}
+
+TEST_CASE("the capture signal is a number or SIGRTMIN+N") {
+  CHECK(parse_signal("12") == 12);
+  CHECK(parse_signal("SIGRTMIN") == SIGRTMIN);
+  CHECK(parse_signal("SIGRTMIN+3") == SIGRTMIN + 3);
+  CHECK(parse_signal(std::to_string(SIGRTMAX)) == SIGRTMAX);
+
+  CHECK_FALSE(parse_signal(""));
+  CHECK_FALSE(parse_signal("0"));
+  CHECK_FALSE(parse_signal("-5"));
+  CHECK_FALSE(parse_signal("12x"));
+  CHECK_FALSE(parse_signal("SIGUSR2"));
+  CHECK_FALSE(parse_signal("SIGRTMIN-1"));
+  CHECK_FALSE(parse_signal("SIGRTMIN+"));
+  CHECK_FALSE(parse_signal("SIGRTMIN+99"));
+  CHECK_FALSE(parse_signal(std::to_string(SIGRTMAX + 1)));
+}
