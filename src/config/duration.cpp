@@ -44,7 +44,8 @@ bool parse_term(std::string_view term, Duration::rep& out, std::string& error) {
   // long double holds every 64-bit count exactly, so the largest duration reads back.
   long double value = 0;
   const auto [end, status] = std::from_chars(number.data(), number.data() + number.size(), value, std::chars_format::fixed);
-  if (number.empty() || status != std::errc{} || end != number.data() + number.size()) {
+  const bool too_long = status == std::errc::result_out_of_range;
+  if (number.empty() || (status != std::errc{} && !too_long) || end != number.data() + number.size()) {
     error = quoted(term) + ": not a number with a time unit, e.g. 10s or 1m+30s";
     return false;
   }
@@ -56,7 +57,7 @@ bool parse_term(std::string_view term, Duration::rep& out, std::string& error) {
   }
   constexpr long double limit = 9223372036854775808.0L;  // 2^63
   const long double microseconds = value * static_cast<long double>(unit->microseconds);
-  if (!(microseconds < limit)) {
+  if (too_long || !(microseconds < limit)) {
     error = quoted(term) + ": too long (the limit is about 292000 years)";
     return false;
   }

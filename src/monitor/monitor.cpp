@@ -11,6 +11,8 @@
 #include <cstring>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +36,7 @@ using namespace std::chrono_literals;
 constexpr auto kFinalizingTick = 2ms;  // a finalizing rank's monitor leaves soon after the last one arrives
 constexpr auto kStackTimeout = 1000ms;
 constexpr int kAbortExitCode = 1;
+constexpr auto kSignalDumpWait = 2500ms;  // batch systems wait longer than this before SIGKILL
 
 double to_seconds(std::chrono::microseconds d) { return std::chrono::duration<double>(d).count(); }
 
@@ -53,6 +56,11 @@ std::string default_report_path() {
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
   return "mpisentry_" + executable_name() + "_" + stamp + "-" + std::to_string(getpid()) + ".txt";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
 }
 
 // Says at start-up, not after a hang, that a report could not be written.
@@ -87,14 +95,21 @@ class Monitor {
     channel_.close();
   }
 
-  // On the dump thread: no MPI calls here.
+  // On the dump thread: no MPI calls here. Returns once every rank's dump is
+  // in the report, or at a deadline: the launcher kills the other ranks as
+  // soon as one exits, so no rank leaves before the others have written.
   void write_signal_dump(int signal_number, const stacks::RawStack& stack) {
+    const auto deadline = Clock::now() + kSignalDumpWait;
     RankSnapshot snapshot = describe(/*use_mpi=*/false);
     snapshot.stack = stacks::symbolize(stack);
     const std::string text = report::format_signal_dump(snapshot, signal_number);
-    if (const std::string problem = report::write_file(report_path_, text, /*append=*/true); !problem.empty())
-      log::error("{}", problem);
     write_stderr(text);
+    if (const std::string problem = report::write_file(report_path_, text, /*append=*/true); !problem.empty()) {
+      log::error("{}", problem);
+      return;
+    }
+    while (Clock::now() < deadline && report::count_signal_dumps(read_file(report_path_)) < static_cast<std::size_t>(size()))
+      std::this_thread::sleep_for(2ms);
   }
 
   int rank() const { return channel_.rank(); }

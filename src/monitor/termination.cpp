@@ -13,7 +13,7 @@ namespace mpisentry::monitor::termination {
 namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT};
-constexpr int kMaxWaitMs = 2000;  // the batch system's SIGKILL usually follows within seconds
+constexpr int kMaxWaitMs = 3000;  // the dump writer's own deadline is shorter
 
 struct sigaction program_actions[2];  // the program's handlers, by index_of(signal)
 

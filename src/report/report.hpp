@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/snapshot.hpp"
@@ -47,6 +48,8 @@ std::string format_dot(const Report& report);
 
 // What one rank writes on its own when SIGTERM or SIGINT ends the job.
 std::string format_signal_dump(const RankSnapshot& rank, int signal_number);
+// How many ranks' signal dumps a report holds (each rank appends its own).
+std::size_t count_signal_dumps(std::string_view report_text);
 
 // Writes text to path and flushes it to disk (fsync). Returns an empty string
 // on success, else a message that names the path and the reason.

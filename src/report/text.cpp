@@ -278,9 +278,13 @@ std::string format_text(const Report& report) {
                                     warning ? "0 errors + 1 warning" : "1 error + 0 warnings");
 }
 
+namespace {
+constexpr std::string_view kSignalDumpHeadline = "LOCAL:EXIT:SIGNAL: fatal error";
+}
+
 std::string format_signal_dump(const RankSnapshot& rank, int signal_number) {
   Lines lines(fmt::format("[{}] ERROR: ", rank.rank));
-  lines.add(0, "LOCAL:EXIT:SIGNAL: fatal error");
+  lines.add(0, std::string(kSignalDumpHeadline));
   const std::string duration = tenths(rank.seconds) + " s";
   const std::string doing = rank.state == RankState::Polling
                                 ? fmt::format("polling with MPI call, without progress for {}:", duration)
@@ -289,6 +293,15 @@ std::string format_signal_dump(const RankSnapshot& rank, int signal_number) {
                                       rank.pid, signal_name(signal_number), doing));
   add_class_body(lines, RankClass{{rank.rank}, &rank, {&rank}});
   return lines.take();
+}
+
+std::size_t count_signal_dumps(std::string_view report_text) {
+  const std::string headline = fmt::format("] ERROR: {}\n", kSignalDumpHeadline);
+  std::size_t count = 0;
+  for (std::size_t at = report_text.find(headline); at != std::string_view::npos;
+       at = report_text.find(headline, at + headline.size()))
+    ++count;
+  return count;
 }
 
 }  // namespace mpisentry::report

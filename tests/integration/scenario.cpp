@@ -62,9 +62,11 @@ void check_deadlock(const JobResult& result, const Program& program, const Expec
   }
 }
 
-void check_no_findings(const JobResult& result, const Workspace& workspace) {
+void check_clean_run(const JobResult& result, const Workspace& workspace, int exit_status) {
   INFO(describe(result));
   REQUIRE_FALSE(result.timed_out);
+  CHECK(result.signal == 0);
+  CHECK(result.exit_status == exit_status);
   CHECK(result.err.find("ERROR") == std::string::npos);
   CHECK(result.err.find("WARNING: GLOBAL") == std::string::npos);
   for (const auto& entry : std::filesystem::directory_iterator(workspace.dir())) {

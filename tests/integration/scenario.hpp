@@ -54,8 +54,8 @@ struct ExpectedDeadlock {
 // each marked line of the program in its function.
 void check_deadlock(const JobResult& result, const Program& program, const ExpectedDeadlock& expected);
 
-// Neither error nor global warning on stderr, and no file written beyond
-// the captured output.
-void check_no_findings(const JobResult& result, const Workspace& workspace);
+// The job ended with `exit_status`, with neither error nor global warning on
+// stderr and no file written beyond the captured output.
+void check_clean_run(const JobResult& result, const Workspace& workspace, int exit_status = 0);
 
 }  // namespace harness

@@ -17,8 +17,7 @@ const std::string kLongComputation = std::to_string(3 * kDeadlockTimeoutSeconds)
 TEST_CASE("imbalance: ranks waiting in a barrier for a computing rank", "[clean]") {
   Workspace workspace;
   const JobResult result = run_checked(workspace, 3, TEST_PROGRAM(imbalance), kDeadlockOptions, {kLongComputation});
-  check_no_findings(result, workspace);
-  CHECK(result.succeeded());
+  check_clean_run(result, workspace);
 }
 
 TEST_CASE("pingpong: the same checksum with and without the checker", "[clean]") {
@@ -30,17 +29,15 @@ TEST_CASE("pingpong: the same checksum with and without the checker", "[clean]")
   REQUIRE(plain.out.starts_with("checksum "));
 
   const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions);
-  check_no_findings(checked, workspace);
+  check_clean_run(checked, workspace);
   INFO(describe(checked));
-  CHECK(checked.succeeded());
   CHECK(checked.out == plain.out);
 }
 
 TEST_CASE("finalize_spread: ranks reaching MPI_Finalize seconds apart", "[clean]") {
   Workspace workspace;
   const JobResult result = run_checked(workspace, 4, TEST_PROGRAM(finalize_spread), kDeadlockOptions);
-  check_no_findings(result, workspace);
-  CHECK(result.succeeded());
+  check_clean_run(result, workspace);
 }
 
 TEST_CASE("exit_status: the program's own exit status is kept", "[clean]") {
@@ -51,15 +48,12 @@ TEST_CASE("exit_status: the program's own exit status is kept", "[clean]") {
   REQUIRE(plain.exit_status == 3);
 
   const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions);
-  check_no_findings(checked, workspace);
-  INFO(describe(checked));
-  CHECK(checked.exit_status == 3);
+  check_clean_run(checked, workspace, plain.exit_status);
 }
 
 TEST_CASE("slow_progress: reductions every half second are progress", "[clean]") {
   Workspace workspace;
   const JobResult result =
       run_checked(workspace, 4, TEST_PROGRAM(slow_progress), kDeadlockOptions, {kLongComputation});
-  check_no_findings(result, workspace);
-  CHECK(result.succeeded());
+  check_clean_run(result, workspace);
 }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+
+#include <unistd.h>
 #include <sstream>
 
 using namespace mpisentry::config;
@@ -114,6 +116,8 @@ TEST_CASE("durations: errors say what is wrong", "[config][duration]") {
   CHECK(duration_error("inf") == "\"inf\": not a number with a time unit, e.g. 10s or 1m+30s");
   CHECK(duration_error("1e3s") == "\"1e3s\": unknown time unit 'e3s' (use c, l, s, m, h, d or w)");
   CHECK(duration_error("99999999999w") == "\"99999999999w\": too long (the limit is about 292000 years)");
+  const std::string huge(5000, '9');
+  CHECK(duration_error(huge + "c") == '"' + huge + "c\": too long (the limit is about 292000 years)");
   CHECK(duration_error("10000000w+10000000w") == "\"10000000w+10000000w\": too long (the limit is about 292000 years)");
 }
 

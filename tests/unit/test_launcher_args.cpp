@@ -8,6 +8,8 @@
 #include <fstream>
 #include <map>
 
+#include <unistd.h>
+
 using namespace mpisentry;
 using namespace mpisentry::launcher;
 using namespace std::chrono_literals;
