@@ -71,15 +71,16 @@ std::vector<int> to_world(MPI_Comm comm, const std::vector<int>& local, bool use
 std::vector<int> members(MPI_Comm comm, bool use_mpi) {
   if (comm == MPI_COMM_NULL || !use_mpi) return {};
   std::vector<int> all;
-  const auto append_group = [&all](int found, MPI_Group group) {
-    if (found != MPI_SUCCESS) return;
-    const std::vector<int> world = whole_group_in_world(group);
-    all.insert(all.end(), world.begin(), world.end());
-    PMPI_Group_free(&group);
-  };
+  const auto append = [&all](std::vector<int> world) { all.insert(all.end(), world.begin(), world.end()); };
   MPI_Group group = MPI_GROUP_NULL;
-  append_group(PMPI_Comm_group(comm, &group), group);
-  if (is_intercomm(comm)) append_group(PMPI_Comm_remote_group(comm, &group), group);
+  if (PMPI_Comm_group(comm, &group) == MPI_SUCCESS) {
+    append(whole_group_in_world(group));
+    PMPI_Group_free(&group);
+  }
+  if (is_intercomm(comm) && PMPI_Comm_remote_group(comm, &group) == MPI_SUCCESS) {
+    append(whole_group_in_world(group));
+    PMPI_Group_free(&group);
+  }
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
   return all;
@@ -357,6 +358,9 @@ RankSnapshot Describer::describe(const Activity::Sample& sample, const LocalStat
   } else {
     return snapshot;  // running: no call to show
   }
+  // Handles are sure to be valid only while their call runs: asking MPI about
+  // a freed communicator would raise an error in the program.
+  use_mpi = use_mpi && sample.in_call;
   snapshot.seconds = snapshot.state == RankState::Polling ? status.stalled_seconds : status.blocked_seconds;
   snapshot.function = function_info(sample.call.function).name;
   snapshot.call = call_text(sample.call, use_mpi);
