@@ -21,8 +21,8 @@ double allreduce_seconds(int bytes, const bench::Blocks& blocks) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int rank = bench::rank_checked("allreduce", 4);
-  const double small = allreduce_seconds(8, {.warmup = 10, .timed = 100, .per_block = 50});
-  const double large = allreduce_seconds(1024 * 1024, {.warmup = 2, .timed = 30, .per_block = 4});
+  const double small = allreduce_seconds(8, {.warmup = 2, .per_block = 10, .seconds = 1.0});
+  const double large = allreduce_seconds(1024 * 1024, {.warmup = 1, .per_block = 2, .seconds = 1.0});
   if (rank == 0) {
     bench::print_result("allreduce_8B", small);
     bench::print_result("allreduce_1MiB", large);

@@ -33,22 +33,30 @@ inline double median(std::vector<double> values) {
 }
 
 struct Blocks {
-  int warmup;     // untimed, so that buffers, caches and connections are set up
-  int timed;
-  int per_block;  // operations per block
+  int warmup;       // untimed, so that buffers, caches and connections are set up
+  int per_block;    // operations per block
+  double seconds;   // timed blocks run until this budget is spent...
+  int least = 10;   // ...but at least this many
+  int most = 1000;  // and at most this many
 };
 
 // Median over the timed blocks of the seconds per operation. Every rank of
-// the kernel must call this with the same Blocks.
+// MPI_COMM_WORLD calls this with the same Blocks; rank 0 decides when to stop
+// (a budget keeps a run short when the machine is busy).
 template <class Operation>
 double median_seconds_per_operation(const Blocks& blocks, Operation&& operation) {
   for (int i = 0; i < blocks.warmup * blocks.per_block; ++i) operation();
   std::vector<double> per_operation;
-  per_operation.reserve(static_cast<std::size_t>(blocks.timed));
-  for (int block = 0; block < blocks.timed; ++block) {
+  const double deadline = MPI_Wtime() + blocks.seconds;
+  for (int go_on = 1; go_on;) {
     const double start = MPI_Wtime();
     for (int i = 0; i < blocks.per_block; ++i) operation();
-    per_operation.push_back((MPI_Wtime() - start) / blocks.per_block);
+    const double end = MPI_Wtime();
+    per_operation.push_back((end - start) / blocks.per_block);
+    const auto done = static_cast<int>(per_operation.size());
+    go_on = done < blocks.most && (done < blocks.least || end < deadline);
+    // Outside the timed part: every rank runs as many blocks as rank 0.
+    MPI_Bcast(&go_on, 1, MPI_INT, 0, MPI_COMM_WORLD);
   }
   return median(per_operation);
 }

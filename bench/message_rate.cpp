@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   const int peer = 1 - rank;
   std::array<double, kWindow> sent{}, received{};
   std::array<MPI_Request, 2 * kWindow> requests{};
-  const double window = bench::median_seconds_per_operation({.warmup = 20, .timed = 200, .per_block = 20}, [&] {
+  const double window = bench::median_seconds_per_operation({.warmup = 2, .per_block = 20, .seconds = 0.8}, [&] {
     for (int i = 0; i < kWindow; ++i) {
       MPI_Irecv(&received[i], 1, MPI_DOUBLE, peer, i, MPI_COMM_WORLD, &requests[i]);
       MPI_Isend(&sent[i], 1, MPI_DOUBLE, peer, i, MPI_COMM_WORLD, &requests[kWindow + i]);

@@ -27,8 +27,8 @@ double round_trip_seconds(int rank, int bytes, const bench::Blocks& blocks) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int rank = bench::rank_checked("pingpong", 2);
-  const double small = round_trip_seconds(rank, 8, {.warmup = 20, .timed = 200, .per_block = 500});
-  const double large = round_trip_seconds(rank, 64 * 1024, {.warmup = 5, .timed = 100, .per_block = 50});
+  const double small = round_trip_seconds(rank, 8, {.warmup = 2, .per_block = 500, .seconds = 0.6});
+  const double large = round_trip_seconds(rank, 64 * 1024, {.warmup = 2, .per_block = 50, .seconds = 0.6});
   if (rank == 0) {
     bench::print_result("pingpong_8B", small);
     bench::print_result("pingpong_64KiB", large);

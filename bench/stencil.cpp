@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   double residual = 0;
   {
     Jacobi jacobi;
-    const double per_block = bench::median_seconds_per_operation({.warmup = 5, .timed = 150, .per_block = 1}, [&] {
+    const double per_block = bench::median_seconds_per_operation({.warmup = 2, .per_block = 1, .seconds = 2.5}, [&] {
       for (int i = 1; i <= kResidualEvery; ++i) residual = jacobi.iterate(i == kResidualEvery);
     });
     if (rank == 0) bench::print_result("stencil_iteration", per_block / kResidualEvery);

@@ -44,6 +44,10 @@ struct LoadResult {
 
 using EnvLookup = std::function<const char*(const char* name)>;
 
+// Set by the launcher, which has shown the notices already, so that rank 0
+// does not show them a second time.
+inline constexpr const char* kNoticesShownVariable = "MPISENTRY_NOTICES_SHOWN";
+
 // Defaults, then the file named by MPISENTRY_CONFIG (else VT_CONFIG), then
 // VT_<KEY> variables, then MPISENTRY_<KEY> variables, each overriding the last.
 LoadResult load(const EnvLookup& env);

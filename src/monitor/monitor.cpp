@@ -328,7 +328,7 @@ Started start(int granted_thread_level) {
     PMPI_Finalize();
     std::exit(2);
   }
-  if (rank == 0)
+  if (rank == 0 && !std::getenv(config::kNoticesShownVariable))
     for (const config::Problem& notice : loaded.notices) log::warn("{}", notice.str());
 
   if (granted_thread_level < MPI_THREAD_MULTIPLE) {

@@ -75,4 +75,16 @@ void check_clean_run(const JobResult& result, const Workspace& workspace, int ex
   }
 }
 
+JobResult check_unchanged_by_checker(const Workspace& workspace, int ranks, const Program& program,
+                                     const std::vector<std::string>& options) {
+  const JobResult plain = run_job(workspace, plain_command(ranks, program));
+  INFO("without the checker:\n" << describe(plain));
+  REQUIRE_FALSE(plain.timed_out);
+  const JobResult checked = run_checked(workspace, ranks, program, options);
+  check_clean_run(checked, workspace, plain.exit_status);
+  INFO(describe(checked));
+  CHECK(checked.out == plain.out);
+  return plain;
+}
+
 }  // namespace harness

@@ -58,4 +58,10 @@ void check_deadlock(const JobResult& result, const Program& program, const Expec
 // stderr and no file written beyond the captured output.
 void check_clean_run(const JobResult& result, const Workspace& workspace, int exit_status = 0);
 
+// Runs the program without the checker, then with it and `options`: the
+// checked run must be clean, with the same exit status and stdout. Returns
+// the unchecked run, for checks of what the program did.
+JobResult check_unchanged_by_checker(const Workspace& workspace, int ranks, const Program& program,
+                                     const std::vector<std::string>& options);
+
 }  // namespace harness

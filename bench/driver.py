@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""Runs every mpisentry benchmark once and prints one markdown table.
+
+Started by bench/run after the build. Jobs run one at a time, each with a hard
+timeout in its own process group (killed as a group on timeout). Variants of
+a row run interleaved and their results are medians, because the machine is
+shared: see bench/README.md for what each row measures and how.
+"""
+
+import argparse
+import math
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+
+DEADLOCK_TIMEOUT_S = 2.0
+DETECTION_REPEATS = {2: 3, 4: 3, 8: 2, 16: 1}
+IDLE_SECONDS = 10
+EXCHANGE_RANKS = [2, 4, 6, 8, 16]
+EXCHANGE_SECONDS = 2
+SUMMARY_BYTES = 56  # the monitor's per-tick record: 7 x int64
+JOB_TIMEOUT_S = 90
+
+
+class JobFailed(Exception):
+    pass
+
+
+@dataclass
+class JobResult:
+    stdout: str
+    stderr: str
+    returncode: int
+    watched_at: float | None  # wall time of the first stderr line with the watched text
+
+
+class Runner:
+    """Starts mpiexec jobs in a scratch folder, one at a time."""
+
+    def __init__(self, work: str):
+        self.work = work
+        self.started = time.monotonic()
+
+    def progress(self, text: str) -> None:
+        print(f"[{time.monotonic() - self.started:5.0f}s] {text}", file=sys.stderr, flush=True)
+
+    def run(self, ranks: int, command: list[str], env: dict[str, str], watch: str | None = None,
+            expect_success: bool = True) -> JobResult:
+        argv = ["mpiexec", "-n", str(ranks)]
+        for name, value in env.items():
+            argv += ["-genv", name, value]
+        argv += command
+        job = subprocess.Popen(argv, cwd=self.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+        out: list[str] = []
+        err: list[str] = []
+        watched: list[float] = []
+
+        def read_stderr() -> None:
+            for line in job.stderr:
+                if watch and not watched and watch in line:
+                    watched.append(time.time())
+                err.append(line)
+
+        readers = [threading.Thread(target=lambda: out.extend(job.stdout)), threading.Thread(target=read_stderr)]
+        for reader in readers:
+            reader.start()
+        try:
+            job.wait(timeout=JOB_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(job.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # ended between the timeout and the kill
+            job.wait()
+            raise JobFailed(f"{' '.join(command)} on {ranks} ranks: no end after {JOB_TIMEOUT_S} s, killed")
+        finally:
+            for reader in readers:
+                reader.join()
+        result = JobResult("".join(out), "".join(err), job.returncode, watched[0] if watched else None)
+        if expect_success and job.returncode != 0:
+            raise JobFailed(f"{' '.join(command)} on {ranks} ranks: exit code {job.returncode}: "
+                            f"{result.stderr.strip()[-300:]}")
+        return result
+
+
+def results_of(stdout: str) -> dict[str, float]:
+    """The "RESULT <name> <value>" lines of a benchmark program."""
+    values = {}
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "RESULT":
+            values[parts[1]] = float(parts[2])
+    return values
+
+
+def spread(values: list[float], scale: float, digits: int) -> str:
+    """Median with the range of the runs, e.g. "1.02 (0.98-1.10)"."""
+    if not values:
+        return "failed"
+    show = lambda v: f"{v * scale:.{digits}f}"
+    if len(values) == 1:
+        return show(values[0])
+    return f"{show(statistics.median(values))} ({show(min(values))}-{show(max(values))})"
+
+
+# ---------------------------------------------------------------- overhead rows
+
+@dataclass
+class Metric:
+    key: str          # the program's RESULT name
+    label: str
+    unit: str
+    scale: float      # value shown = scale * seconds, or scale / seconds when per_time
+    digits: int
+    target: float     # cost ratio (with / without) to stay under
+    per_time: bool = False  # a rate: shows scale / value
+
+
+@dataclass
+class Kernel:
+    program: str
+    ranks: int
+    metrics: list[Metric]
+
+
+KERNELS = [
+    Kernel("pingpong", 2, [Metric("pingpong_8B", "ping-pong 8 B, 2 ranks: round trip", "us", 1e6, 3, 1.02),
+                           Metric("pingpong_64KiB", "ping-pong 64 KiB, 2 ranks: round trip", "us", 1e6, 2, 1.02)]),
+    Kernel("message_rate", 2, [Metric("message_window", "message rate, 8 B, windows of 64 Isend/Irecv, 2 ranks",
+                                      "M msg/s", 128 / 1e6, 3, 1.01, per_time=True)]),
+    Kernel("allreduce", 4, [Metric("allreduce_8B", "MPI_Allreduce 8 B, 4 ranks", "us", 1e6, 1, 1.02),
+                            Metric("allreduce_1MiB", "MPI_Allreduce 1 MiB, 4 ranks", "ms", 1e3, 2, 1.02)]),
+    Kernel("stencil", 4, [Metric("stencil_iteration", "2-D Jacobi halo stencil, 2x2 ranks: iteration", "ms", 1e3, 3,
+                                 1.01)]),
+]
+
+
+@dataclass
+class Variant:
+    name: str
+    env: dict[str, str]
+    row_suffix: str = ""
+    runs: dict[str, list[float]] = field(default_factory=dict)  # metric key -> one value per round (nan: failed)
+
+
+def overhead_variants(library: str) -> list[Variant]:
+    checker = {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0"}
+    return [Variant("without", {}),
+            Variant("with", checker),
+            Variant("with POTENTIAL", {**checker, "MPISENTRY_CHECK": "GLOBAL:DEADLOCK:POTENTIAL ON"},
+                    ", POTENTIAL mode")]
+
+
+def measure_overhead(runner: Runner, programs: str, variants: list[Variant], rounds: int) -> list[str]:
+    failures = []
+    for round_number in range(rounds):
+        # The order turns every round so that a slow drift of the machine's load favours no variant.
+        order = variants[round_number % len(variants):] + variants[:round_number % len(variants)]
+        for kernel in KERNELS:
+            for variant in order:
+                runner.progress(f"round {round_number + 1}/{rounds}: {kernel.program} {variant.name}")
+                try:
+                    values = results_of(runner.run(kernel.ranks, [f"{programs}/{kernel.program}"], variant.env).stdout)
+                except JobFailed as failure:
+                    failures.append(str(failure))
+                    values = {}
+                for metric in kernel.metrics:
+                    variant.runs.setdefault(metric.key, []).append(values.get(metric.key, math.nan))
+    return failures
+
+
+def overhead_rows(variants: list[Variant]) -> list[list[str]]:
+    without, *checked = variants
+    rows = []
+    for variant in checked:
+        for kernel in KERNELS:
+            for metric in kernel.metrics:
+                pairs = [(w, c) for w, c in zip(without.runs[metric.key], variant.runs[metric.key])
+                         if not math.isnan(w) and not math.isnan(c)]
+                # Costs are ratios of times, paired within a round (the two runs were neighbours in time).
+                ratios = [c / w for w, c in pairs]
+                shown = lambda values: spread([1 / v if metric.per_time else v for v in values], metric.scale,
+                                              metric.digits)
+                cost = statistics.median(ratios) if ratios else math.nan
+                rows.append([f"{metric.label}{variant.row_suffix} ({metric.unit})", shown([w for w, _ in pairs]),
+                             shown([c for _, c in pairs]), spread(ratios, 1, 3) if ratios else "failed",
+                             f"<= {metric.target:.2f}", verdict(cost <= metric.target, bool(ratios))])
+    return rows
+
+
+def verdict(met: bool, measured: bool) -> str:
+    return "n/a" if not measured else "met" if met else "**missed**"
+
+
+# ---------------------------------------------------------------- detection latency
+
+def measure_detection(runner: Runner, program: str, library: str) -> tuple[list[list[str]], list[str]]:
+    rows, failures = [], []
+    for ranks, repeats in DETECTION_REPEATS.items():
+        by_file, by_stderr = [], []
+        for repeat in range(repeats):
+            runner.progress(f"detection latency: {ranks} ranks, run {repeat + 1}/{repeats}")
+            folder = tempfile.mkdtemp(dir=runner.work)
+            report = os.path.join(folder, "report.txt")
+            env = {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0", "MPISENTRY_DEADLOCK_TIMEOUT": "2s",
+                   "MPISENTRY_REPORT_FILE": report}
+            try:
+                job = runner.run(ranks, [program, folder], env, watch="GLOBAL:DEADLOCK:HARD", expect_success=False)
+                entries = [int(open(os.path.join(folder, f"entry.{rank}")).read()) / 1e9 for rank in range(ranks)]
+                if not os.path.exists(report) or job.watched_at is None:
+                    raise JobFailed(f"detection on {ranks} ranks: no GLOBAL:DEADLOCK:HARD report "
+                                    f"(exit code {job.returncode}): {job.stderr.strip()[-300:]}")
+            except (JobFailed, OSError, ValueError) as failure:
+                failures.append(str(failure))
+                continue
+            due = max(entries) + DEADLOCK_TIMEOUT_S
+            by_file.append(os.stat(report).st_mtime_ns / 1e9 - due)
+            by_stderr.append(job.watched_at - due)
+        measured = bool(by_file)
+        rows.append([f"detection latency, {ranks} ranks: report after last entry + DEADLOCK-TIMEOUT 2 s (s)", "-",
+                     f"report file {spread(by_file, 1, 2)}; stderr {spread(by_stderr, 1, 2)} ({len(by_file)} runs)",
+                     f"+{statistics.median(by_file):.2f} s" if measured else "failed", "<= +0.50 s",
+                     verdict(measured and statistics.median(by_file) <= 0.5, measured)])
+    return rows, failures
+
+
+# ---------------------------------------------------------------- monitor CPU
+
+def thread_lines(stdout: str, tag: str) -> list[list[str]]:
+    return [line.split()[1:] for line in stdout.splitlines() if line.startswith(tag + " ")]
+
+
+def other_threads_cpu(stdout: str) -> tuple[float, float]:
+    """Median over ranks of (CPU ms per second, most wakeups per second of one thread) of the non-main threads."""
+    cpu, wakeups = {}, {}
+    for rank, _tid, cpu_ns, scheduled, slept in thread_lines(stdout, "THREAD"):
+        cpu[rank] = cpu.get(rank, 0.0) + int(cpu_ns) / 1e6 / float(slept)
+        wakeups[rank] = max(wakeups.get(rank, 0.0), int(scheduled) / float(slept))
+    if not cpu:
+        raise JobFailed("idle: printed no THREAD lines")
+    return statistics.median(cpu.values()), statistics.median(wakeups.values())
+
+
+def measure_monitor_cpu(runner: Runner, program: str, library: str) -> tuple[list[list[str]], list[str]]:
+    measured = {}
+    try:
+        for name, env in [("without", {}), ("with", {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0"})]:
+            runner.progress(f"monitor CPU: 4 ranks asleep for {IDLE_SECONDS} s, {name} the checker")
+            measured[name] = other_threads_cpu(runner.run(4, [program, str(IDLE_SECONDS)], env).stdout)
+    except JobFailed as failure:
+        return [["monitor thread CPU, 4 ranks idle", "failed", "failed", "failed", "< 0.1 % of a core", "n/a"]], \
+            [str(failure)]
+    (without_ms, _), (with_ms, wakeups) = measured["without"], measured["with"]
+    extra = with_ms - without_ms
+    return [[f"monitor thread CPU, 4 ranks, main threads asleep {IDLE_SECONDS} s (ms CPU per s, non-main threads)",
+             f"{without_ms:.3f}", f"{with_ms:.3f} (busiest thread {wakeups:.0f} wakeups/s)",
+             f"{extra:.3f} ms/s = {extra / 10:.3f} % of a core", "< 0.1 % of a core", verdict(extra / 10 < 0.1, True)]], []
+
+
+# ---------------------------------------------------------------- per-tick exchange
+
+def recursive_doubling_sends(ranks: int) -> float:
+    """Sends per rank of one MPICH recursive-doubling allreduce, averaged over ranks: the largest power of two
+    p' <= P does log2 p' exchanges each; the other P - p' ranks hand their data to a partner first and get the
+    result back after (2 more sends per pair)."""
+    power = 1 << (ranks.bit_length() - 1)
+    return (power * int(math.log2(power)) + 2 * (ranks - power)) / ranks
+
+
+def measure_exchange(runner: Runner, program: str, library: str, counter: str, sizes: list[int]) \
+        -> tuple[list[list[str]], list[str]]:
+    rows, failures = [], []
+    env = {"LD_PRELOAD": f"{counter}:{library}", "MPISENTRY_VERBOSE": "0", "MPIR_CVAR_NOLOCAL": "1"}
+    for ranks in sizes:
+        runner.progress(f"per-tick exchange: {ranks} ranks")
+        formula = recursive_doubling_sends(ranks)
+        log_bound = math.ceil(math.log2(ranks)) + 1
+        label = f"per-tick exchange, {ranks} ranks: monitor's UCX sends per rank per tick"
+        expected = f"formula: {formula:.2f} msg, {formula * SUMMARY_BYTES:.0f} B"
+        try:
+            counts = thread_lines(runner.run(ranks, [program, str(EXCHANGE_SECONDS)], env).stdout, "SENDS")
+            if len(counts) != ranks:
+                raise JobFailed(f"exchange on {ranks} ranks: {len(counts)} SENDS lines, expected {ranks}")
+            # "<rank> rounds <n> sends <n> bytes <n> noncontiguous <n> tests <n> mpi_cpu_ns <n>"
+            per_rank = [dict(zip(line[1::2], map(int, line[2::2]))) for line in counts]
+            if any(rank["rounds"] == 0 for rank in per_rank):
+                raise JobFailed(f"exchange on {ranks} ranks: a monitor made no round")
+        except JobFailed as failure:
+            failures.append(str(failure))
+            rows.append([label, expected, "failed", "failed", f"O(log P): <= {log_bound} msg", "n/a"])
+            continue
+        sends = [rank["sends"] / rank["rounds"] for rank in per_rank]
+        sent_bytes = [rank["bytes"] / rank["rounds"] for rank in per_rank]
+        tests = [rank["tests"] / rank["rounds"] for rank in per_rank]
+        mpi_us = [rank["mpi_cpu_ns"] / 1e3 / rank["rounds"] for rank in per_rank]
+        odd = sum(rank["noncontiguous"] for rank in per_rank)
+        rows.append([label, expected,
+                     f"{statistics.mean(sends):.2f} msg (max {max(sends):.2f}), {statistics.mean(sent_bytes):.0f} B; "
+                     f"{statistics.median(tests):.1f} PMPI_Test and {statistics.median(mpi_us):.0f} us CPU in MPI "
+                     f"per tick; {per_rank[0]['rounds']} ticks"
+                     + (f"; {odd} sends of unknown size" if odd else ""),
+                     f"{statistics.mean(sends) / formula:.2f} x formula", f"O(log P): <= {log_bound} msg",
+                     verdict(max(sends) <= log_bound, True)])
+    return rows, failures
+
+
+# ---------------------------------------------------------------- output
+
+def load_average() -> str:
+    with open("/proc/loadavg") as file:
+        return " ".join(file.read().split()[:3])
+
+
+def table(rows: list[list[str]]) -> str:
+    header = ["row", "without checker / expected", "with checker", "cost / result", "target", "status"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", required=True, help="the CMake build folder")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each overhead variant (default 5)")
+    parser.add_argument("--exchange-64", action="store_true", help="also count the exchange on 64 ranks (slow)")
+    arguments = parser.parse_args()
+    if arguments.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {arguments.rounds}")
+
+    programs = os.path.join(arguments.build, "bench")
+    library = os.path.join(arguments.build, "src", "wrappers", "libmpisentry.so")
+    counter = os.path.join(programs, "libsend_counter.so")
+    for path in [library, counter] + [os.path.join(programs, kernel.program) for kernel in KERNELS]:
+        if not os.path.exists(path):
+            parser.error(f"{path} is missing: build the bench targets first (bench/run does)")
+
+    work = tempfile.mkdtemp(prefix="mpisentry-bench-")
+    runner = Runner(work)
+    load_before = load_average()
+    try:
+        variants = overhead_variants(library)
+        failures = measure_overhead(runner, programs, variants, arguments.rounds)
+        rows = overhead_rows(variants)
+        for measure in [lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
+                        lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
+                        lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter,
+                                                 EXCHANGE_RANKS + ([64] if arguments.exchange_64 else []))]:
+            more_rows, more_failures = measure()
+            rows += more_rows
+            failures += more_failures
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    elapsed = time.monotonic() - runner.started
+    print(f"mpisentry benchmark, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores; load average "
+          f"(1/5/15 min) {load_before} at start, {load_average()} at end; {elapsed:.0f} s; "
+          f"{arguments.rounds} interleaved runs per overhead variant, cells: median (min-max of the runs)\n")
+    print(table(rows))
+    if failures:
+        print(f"\n{len(failures)} jobs failed:")
+        for failure in failures:
+            print(f"- {failure}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
