@@ -76,7 +76,8 @@ std::vector<std::pair<std::string, std::string>> job_environment(const Arguments
   }
   if (!args.config_file.empty()) variables["MPISENTRY_CONFIG"] = absolute_config(args);
   const char* preload = non_empty(env("LD_PRELOAD"));
-  variables["LD_PRELOAD"] = preload ? library + ':' + preload : library;
+  std::string& preloaded = variables["LD_PRELOAD"] = library;
+  if (preload) preloaded.append(":").append(preload);
   variables[config::kNoticesShownVariable] = "1";
   return {variables.begin(), variables.end()};
 }
