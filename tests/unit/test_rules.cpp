@@ -1,0 +1,174 @@
+// The monitor's decisions: how counters become times, and what all ranks do
+// with a tick's summary.
+#include <catch2/catch.hpp>
+
+#include "monitor/rules.hpp"
+
+using namespace mpisentry;
+using namespace mpisentry::monitor;
+using namespace std::chrono_literals;
+
+namespace {
+
+Activity::Sample in_call(FunctionId function, std::uint64_t entered, std::uint64_t progress,
+                         CallShape shape = CallShape::Receive) {
+  Activity::Sample sample;
+  sample.call.function = function;
+  sample.call.shape = shape;
+  sample.in_call = true;
+  sample.entered = entered;
+  sample.progress = progress;
+  return sample;
+}
+
+Activity::Sample outside(std::uint64_t entered, std::uint64_t progress, FunctionId last = FunctionId::Test) {
+  Activity::Sample sample = in_call(last, entered, progress);
+  sample.in_call = false;
+  return sample;
+}
+
+const Clock::time_point t0{};
+
+Thresholds thresholds() { return Thresholds{3s, 10s, true, true}; }
+
+Summary reduce(const std::vector<LocalStatus>& ranks) {
+  Summary total = summarize(ranks.front(), 0, 3s);
+  for (std::size_t rank = 1; rank < ranks.size(); ++rank)
+    combine(summarize(ranks[rank], static_cast<int>(rank), 3s), total);
+  return total;
+}
+
+LocalStatus blocked(double seconds, std::uint64_t call = 1) {
+  LocalStatus status;
+  status.blocked_seconds = seconds;
+  status.stalled_seconds = seconds;
+  status.call_number = call;
+  return status;
+}
+
+LocalStatus polling(double seconds) {
+  LocalStatus status;
+  status.stalled_seconds = seconds;
+  status.polling = true;
+  return status;
+}
+
+LocalStatus finalizing() {
+  LocalStatus status = blocked(0.5);
+  status.finalizing = true;
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("a rank blocked in one call accumulates blocked time from the first tick that saw it", "[rules]") {
+  Observer observer;
+  CHECK(observer.observe(in_call(FunctionId::Recv, 5, 2), t0).blocked_seconds == 0);
+  const LocalStatus later = observer.observe(in_call(FunctionId::Recv, 5, 2), t0 + 4s);
+  CHECK(later.blocked_seconds == Approx(4.0));
+  CHECK(later.call_number == 5);
+  CHECK_FALSE(later.polling);
+}
+
+TEST_CASE("a rank whose blocking calls return is never blocked for long", "[rules]") {
+  Observer observer;
+  for (int tick = 0; tick < 50; ++tick) {
+    const auto calls = static_cast<std::uint64_t>(tick * 10);
+    const LocalStatus status = observer.observe(in_call(FunctionId::Recv, calls, calls), t0 + tick * 100ms);
+    CHECK(status.blocked_seconds == 0);
+    CHECK(status.stalled_seconds < 0.2);
+  }
+}
+
+TEST_CASE("a rank that computes outside MPI is neither blocked nor stalled", "[rules]") {
+  Observer observer;
+  observer.observe(outside(7, 7, FunctionId::Recv), t0);
+  const LocalStatus status = observer.observe(outside(7, 7, FunctionId::Recv), t0 + 10min);
+  CHECK(status.blocked_seconds == 0);
+  CHECK(status.stalled_seconds == 0);
+  CHECK_FALSE(status.polling);
+}
+
+TEST_CASE("a polling loop that completes nothing stalls; its stall starts when polling starts", "[rules]") {
+  Observer observer;
+  observer.observe(outside(1, 1), t0);
+  observer.observe(outside(1, 1), t0 + 30s);  // computing: no stall
+  LocalStatus status;
+  for (int tick = 1; tick <= 20; ++tick)
+    status = observer.observe(outside(1 + static_cast<std::uint64_t>(tick) * 100, 1), t0 + 30s + tick * 100ms);
+  CHECK(status.polling);
+  CHECK(status.stalled_seconds == Approx(2.0));
+  CHECK(status.blocked_seconds == 0);
+
+  const LocalStatus progressed = observer.observe(outside(5000, 2), t0 + 33s);
+  CHECK(progressed.stalled_seconds == 0);
+}
+
+TEST_CASE("a rank in MPI_Finalize counts as blocked and finalizing", "[rules]") {
+  Observer observer;
+  observer.observe(in_call(FunctionId::Finalize, 9, 9, CallShape::Finalize), t0);
+  const LocalStatus status = observer.observe(in_call(FunctionId::Finalize, 9, 9, CallShape::Finalize), t0 + 2s);
+  CHECK(status.finalizing);
+  CHECK(status.blocked_seconds == Approx(2.0));
+}
+
+TEST_CASE("the summary combines minimum blocked time and sums", "[rules]") {
+  const Summary summary = reduce({blocked(5), blocked(4), polling(2)});
+  CHECK(summary.ranks == 3);
+  CHECK(summary.min_blocked_ms == 0);
+  CHECK(summary.long_blocked_ranks == 2);
+  CHECK(summary.stalled_ms == 11000);
+  CHECK(summary.polling_ranks == 1);
+}
+
+TEST_CASE("every rank blocked past the timeout is judged once, and judged again when a call changes", "[rules]") {
+  Decider decider(thresholds());
+  const Summary all = reduce({blocked(3.5), blocked(4)});
+  CHECK(decider.all_blocked(all));
+  CHECK(decider.decide(all) == Action::CheckDeadlock);
+  CHECK(decider.decide(reduce({blocked(3.6), blocked(4.1)})) == Action::None);
+  CHECK(decider.decide(reduce({blocked(3.6, 2), blocked(4.1)})) == Action::CheckDeadlock);
+}
+
+TEST_CASE("ranks waiting for a computing rank are judged, not every tick, and never all-blocked", "[rules]") {
+  Decider decider(thresholds());
+  const Summary waiting = reduce({LocalStatus{}, blocked(5), blocked(5)});
+  CHECK_FALSE(decider.all_blocked(waiting));
+  CHECK(decider.decide(waiting) == Action::CheckDeadlock);
+  for (int tick = 0; tick < 100; ++tick) CHECK(decider.decide(waiting) == Action::None);
+}
+
+TEST_CASE("ranks blocked for less than the timeout are not judged", "[rules]") {
+  Decider decider(thresholds());
+  CHECK(decider.decide(reduce({blocked(2.9), blocked(2.9)})) == Action::None);
+}
+
+TEST_CASE("no-progress warns once per stall, only when a rank polls", "[rules]") {
+  Decider decider(thresholds());
+  CHECK(decider.decide(reduce({polling(9), polling(9)})) == Action::None);
+  CHECK(decider.decide(reduce({polling(11), polling(11)})) == Action::WarnNoProgress);
+  CHECK(decider.decide(reduce({polling(12), polling(12)})) == Action::None);
+  CHECK(decider.decide(reduce({polling(1), polling(1)})) == Action::None);  // progress resumed
+  CHECK(decider.decide(reduce({polling(11), polling(11)})) == Action::WarnNoProgress);
+}
+
+TEST_CASE("load imbalance without polling never warns of no progress", "[rules]") {
+  Decider decider(thresholds());
+  LocalStatus in_barrier = blocked(20);
+  in_barrier.call_number = 3;
+  decider.decide(reduce({LocalStatus{}, in_barrier, in_barrier}));
+  for (int tick = 0; tick < 10; ++tick)
+    CHECK(decider.decide(reduce({LocalStatus{}, in_barrier, in_barrier})) == Action::None);
+}
+
+TEST_CASE("switched-off checks are never acted on", "[rules]") {
+  Decider decider(Thresholds{3s, 10s, false, false});
+  CHECK(decider.decide(reduce({blocked(5), blocked(5)})) == Action::None);
+  CHECK(decider.decide(reduce({polling(20), polling(20)})) == Action::None);
+}
+
+TEST_CASE("the monitors stop after the round in which every rank is finalizing", "[rules]") {
+  Decider decider(thresholds());
+  CHECK(decider.decide(reduce({finalizing(), LocalStatus{}})) == Action::None);
+  CHECK(decider.decide(reduce({finalizing(), finalizing()})) == Action::Stop);
+}
