@@ -153,10 +153,10 @@ void add_waits_for(Lines& lines, const RankClass& rank_class) {
       ++unlisted;
       continue;
     }
-    line += fmt::format("{}{} (rank {})", listed == 0 ? "" : ", ", waits[i], rank_class.ranks[i]);
+    line += fmt::format("{}[{}] {}", listed == 0 ? "" : "; ", rank_class.ranks[i], waits[i]);
     ++listed;
   }
-  if (unlisted > 0) line += fmt::format(", ... ({} more ranks)", unlisted);
+  if (unlisted > 0) line += fmt::format("; ... ({} more ranks)", unlisted);
   lines.add(kDetail, line);
 }
 
