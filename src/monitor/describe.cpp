@@ -86,15 +86,28 @@ std::vector<int> members(MPI_Comm comm, bool use_mpi) {
   return all;
 }
 
-std::uint64_t collective_key(FunctionId function, const std::vector<int>& world_members) {
+std::uint64_t hash_ranks(std::uint64_t seed, const std::vector<int>& world_ranks) {
   std::uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  auto mix = [&hash](std::uint64_t value) {
+  const auto mix = [&hash](std::uint64_t value) {
     hash ^= value;
     hash *= 1099511628211ull;
   };
-  mix(static_cast<std::uint64_t>(function));
-  for (int rank : world_members) mix(static_cast<std::uint64_t>(rank));
-  return hash | 1;  // never 0, which means "not in a collective"
+  mix(seed);
+  for (int rank : world_ranks) mix(static_cast<std::uint64_t>(rank));
+  return hash | 1;  // never 0, which means "none"
+}
+
+std::uint64_t collective_key(FunctionId function, const std::vector<int>& world_members) {
+  return hash_ranks(static_cast<std::uint64_t>(function), world_members);
+}
+
+// The same on every rank for one communicator. Communicators with the same
+// members share it, so a send may be taken to match a receive on a twin
+// communicator: that errs towards "transfer under way", never towards a
+// deadlock that is not there.
+std::uint64_t comm_key(const std::vector<int>& world_members) {
+  constexpr std::uint64_t kCommunicatorSeed = 0xC0FFEE;
+  return world_members.empty() ? 0 : hash_ranks(kCommunicatorSeed, world_members);
 }
 
 bool synchronous_send(const CallRecord& started) {
@@ -343,6 +356,43 @@ Describer::Waits Describer::request_waits(const CallRecord& call, bool use_mpi) 
   return w;
 }
 
+std::vector<PendingMessage> Describer::messages(const CallRecord& call, bool use_mpi) const {
+  std::vector<PendingMessage> pending;
+  const auto add = [&](const CallRecord& operation) {
+    const std::uint64_t key = comm_key(members(operation.comm, use_mpi));
+    const auto add_one = [&](bool send, int peer, int tag) {
+      if (key == 0 || peer == MPI_PROC_NULL) return;
+      int world_peer = PendingMessage::kAny;
+      if (peer != MPI_ANY_SOURCE) {
+        const std::vector<int> world = to_world(operation.comm, {peer}, use_mpi);
+        if (world.empty()) return;
+        world_peer = world.front();
+      }
+      pending.push_back({send, world_peer, tag == MPI_ANY_TAG ? PendingMessage::kAny : tag, key});
+    };
+    switch (operation.shape) {
+      case CallShape::Send: add_one(true, operation.peer, operation.tag); break;
+      case CallShape::Receive:
+      case CallShape::Probe: add_one(false, operation.peer, operation.tag); break;
+      case CallShape::SendReceive:
+        add_one(true, operation.peer, operation.tag);
+        add_one(false, operation.source, operation.recv_tag);
+        break;
+      default: break;
+    }
+  };
+  if (call.shape != CallShape::Requests) {
+    add(call);
+    return pending;
+  }
+  for (int i = 0; i < call.request_count; ++i) {
+    CallRecord started;
+    const MPI_Request request = request_at(call, i);
+    if (request != MPI_REQUEST_NULL && requests().find(request, started)) add(started);
+  }
+  return pending;
+}
+
 RankSnapshot Describer::describe(const Activity::Sample& sample, const LocalStatus& status, bool use_mpi) const {
   RankSnapshot snapshot;
   snapshot.rank = world_rank_;
@@ -370,6 +420,7 @@ RankSnapshot Describer::describe(const Activity::Sample& sample, const LocalStat
   snapshot.wait_reason = std::move(w.reason);
   snapshot.collective_key = w.collective_key;
   snapshot.converted_send = w.converted_send;
+  snapshot.messages = messages(sample.call, use_mpi);
   return snapshot;
 }
 

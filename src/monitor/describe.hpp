@@ -33,6 +33,7 @@ class Describer {
   std::string datatype_name(MPI_Datatype datatype) const;
   Waits waits(const CallRecord& call, bool use_mpi) const;
   Waits request_waits(const CallRecord& call, bool use_mpi) const;
+  std::vector<PendingMessage> messages(const CallRecord& call, bool use_mpi) const;
 
   int world_rank_;
   std::string host_;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -209,7 +210,14 @@ class Monitor {
       try {
         const std::vector<RankSnapshot> ranks = parse(parts);
         core = waitgraph::find_deadlock(ranks, to_seconds(settings_.deadlock_timeout));
-        if (!core.empty() || everyone) verdict = static_cast<std::int32_t>(judge(ranks, core)) + 1;
+        // Everyone blocked and no core: a deadlock only if some wait could
+        // not be read; if every wait is a transfer or a collective under
+        // way, the run is slow, not stuck.
+        const bool unreadable_wait = std::any_of(ranks.begin(), ranks.end(), [](const RankSnapshot& rank) {
+          return rank.state == RankState::Blocked && rank.wait_mode == WaitMode::None;
+        });
+        if (!core.empty() || (everyone && unreadable_wait))
+          verdict = static_cast<std::int32_t>(judge(ranks, core)) + 1;
       } catch (const std::exception& error) {
         log::error("cannot read the ranks' states: {}", error.what());
       }

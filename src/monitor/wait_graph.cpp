@@ -13,8 +13,25 @@ bool is_stuck(const RankSnapshot& rank, double min_stuck_seconds) {
   return (rank.state == RankState::Blocked || is_finalizing(rank)) && rank.seconds >= min_stuck_seconds;
 }
 
+// A send posted by `sender` that a receive posted by `receiver` matches.
+bool matches(const PendingMessage& send, int sender, const PendingMessage& receive, int receiver) {
+  return send.send && !receive.send && send.comm_key == receive.comm_key && send.peer == receiver &&
+         (receive.peer == PendingMessage::kAny || receive.peer == sender) &&
+         (receive.tag == PendingMessage::kAny || receive.tag == send.tag);
+}
+
+// Both blocked with a send of one matching a receive of the other: the
+// message is on its way (a large or slow transfer), neither waits for the other.
+bool transfer_under_way(const RankSnapshot& a, int a_rank, const RankSnapshot& b, int b_rank) {
+  if (a.state != RankState::Blocked || b.state != RankState::Blocked) return false;
+  for (const PendingMessage& mine : a.messages)
+    for (const PendingMessage& theirs : b.messages)
+      if (matches(mine, a_rank, theirs, b_rank) || matches(theirs, b_rank, mine, a_rank)) return true;
+  return false;
+}
+
 // Appends the targets of a rank that is not Finalizing, after the collective
-// rule, and returns its mode. Out-of-range targets are dropped rather than
+// and transfer rules, and returns its mode. Out-of-range targets are dropped rather than
 // trusted: the snapshots come over the wire, and the analysis must not index
 // past them.
 WaitMode append_own_arcs(const std::vector<RankSnapshot>& ranks, int rank, std::vector<int>& targets) {
@@ -26,7 +43,7 @@ WaitMode append_own_arcs(const std::vector<RankSnapshot>& ranks, int rank, std::
     if (target < 0 || static_cast<std::size_t>(target) >= ranks.size()) continue;
     const RankSnapshot& other = ranks[target];
     const bool arrived_too = other.state == RankState::Blocked && other.collective_key == self.collective_key;
-    if (in_collective && arrived_too) continue;
+    if ((in_collective && arrived_too) || transfer_under_way(self, rank, other, target)) continue;
     targets.push_back(target);
   }
   return targets.size() == first ? WaitMode::None : self.wait_mode;

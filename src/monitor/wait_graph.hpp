@@ -15,7 +15,7 @@ namespace mpisentry::waitgraph {
 // for less) is free: it may still act.
 DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, double min_stuck_seconds);
 
-// What one rank waits for after the collective and Finalize rules; a rank
+// What one rank waits for after the collective, transfer and Finalize rules; a rank
 // whose targets all drop out waits for nothing (mode None, no targets).
 struct Arcs {
   WaitMode mode;

@@ -13,7 +13,7 @@
 namespace mpisentry {
 namespace {
 
-constexpr std::string_view kHeader = "mpisentry-snapshot/1;";
+constexpr std::string_view kHeader = "mpisentry-snapshot/2;";
 
 class Writer {
  public:
@@ -122,6 +122,13 @@ std::string serialize(const RankSnapshot& snapshot) {
   out.text(snapshot.wait_reason);
   out.number(snapshot.collective_key);
   out.number(snapshot.converted_send ? 1 : 0);
+  out.number(snapshot.messages.size());
+  for (const PendingMessage& message : snapshot.messages) {
+    out.number(message.send ? 1 : 0);
+    out.number(message.peer);
+    out.number(message.tag);
+    out.number(message.comm_key);
+  }
   out.number(snapshot.stack.size());
   for (const Frame& frame : snapshot.stack) {
     out.text(frame.function);
@@ -148,6 +155,13 @@ RankSnapshot deserialize(std::string_view bytes) {
   snapshot.wait_reason = in.text("wait_reason");
   snapshot.collective_key = in.number<std::uint64_t>("collective_key");
   snapshot.converted_send = in.boolean("converted_send");
+  snapshot.messages.resize(in.count("messages"));
+  for (PendingMessage& message : snapshot.messages) {
+    message.send = in.boolean("messages.send");
+    message.peer = in.number<int>("messages.peer");
+    message.tag = in.number<int>("messages.tag");
+    message.comm_key = in.number<std::uint64_t>("messages.comm_key");
+  }
   snapshot.stack.resize(in.count("stack"));
   for (Frame& frame : snapshot.stack) {
     frame.function = in.text("stack.function");

@@ -19,6 +19,18 @@ struct Frame {
   bool operator==(const Frame&) const = default;
 };
 
+// A point-to-point operation that a blocked rank waits on. A send and the
+// receive that matches it, both posted, are a transfer under way (a large or
+// slow message), not a wait.
+struct PendingMessage {
+  static constexpr int kAny = -1;  // MPI_ANY_SOURCE as peer, MPI_ANY_TAG as tag
+  bool send = false;
+  int peer = kAny;                 // MPI_COMM_WORLD rank
+  int tag = kAny;
+  std::uint64_t comm_key = 0;      // the same for one communicator on every rank
+  bool operator==(const PendingMessage&) const = default;
+};
+
 enum class RankState : std::uint8_t {
   Running,     // computing outside MPI, or its calls return
   Blocked,     // inside one blocking MPI call that has not returned
@@ -50,6 +62,7 @@ struct RankSnapshot {
   // Blocked in a send, or on the request of a send, that the potential-deadlock
   // mode made synchronous.
   bool converted_send = false;
+  std::vector<PendingMessage> messages;  // the call's point-to-point operations, for matching
   std::vector<Frame> stack;  // innermost first; checker, MPI and libc frames left out
 
   bool operator==(const RankSnapshot&) const = default;

@@ -38,7 +38,10 @@ TEST_CASE("poll_forever: endless polling is reported as no progress", "[noprogre
 
 TEST_CASE("poll_then_receive: one warning for a long poll that succeeds", "[noprogress]") {
   Workspace workspace;
-  const std::string compute_seconds = std::to_string(2 * kWarningSeconds);
+  // The warning compares the ranks' average stall with DEADLOCK-WARNING and
+  // a computing rank does not stall: with one of two ranks polling it comes
+  // after twice the threshold, so rank 1 computes for three times it.
+  const std::string compute_seconds = std::to_string(3 * kWarningSeconds);
   const JobResult result =
       run_checked(workspace, 2, TEST_PROGRAM(poll_then_receive), kNoProgressOptions, {compute_seconds});
   INFO(describe(result));

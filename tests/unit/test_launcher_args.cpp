@@ -180,6 +180,7 @@ TEST_CASE("launcher: the job's environment", "[launcher]") {
           Variables{{"LD_PRELOAD", "/opt/lib/libmpisentry.so"},
                     {"MPISENTRY_CHECK", "GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD OFF"},
                     {"MPISENTRY_DEADLOCK_TIMEOUT", "7s"},
+                    {"MPISENTRY_NOTICES_SHOWN", "1"},
                     {"MPISENTRY_REPORT_JSON", "/tmp/r.json"}});
   }
   SECTION("the environment's CHECK and LD_PRELOAD are kept, after and before") {
@@ -188,6 +189,7 @@ TEST_CASE("launcher: the job's environment", "[launcher]") {
           Variables{{"LD_PRELOAD", "/opt/lib/libmpisentry.so:libother.so"},
                     {"MPISENTRY_CHECK", "** OFF; GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD OFF"},
                     {"MPISENTRY_DEADLOCK_TIMEOUT", "7s"},
+                    {"MPISENTRY_NOTICES_SHOWN", "1"},
                     {"MPISENTRY_REPORT_JSON", "/tmp/r.json"}});
   }
 }

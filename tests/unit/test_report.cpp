@@ -166,6 +166,7 @@ TEST_CASE("a snapshot survives serialization exactly", "[report]") {
   snapshot.waits_for = {3, -1, 2147483647};
   snapshot.collective_key = 0xFFFFFFFFFFFFFFFFull;
   snapshot.converted_send = true;
+  snapshot.messages = {{true, 3, 7, 0xFFFFFFFFFFFFFFFFull}, {false, PendingMessage::kAny, PendingMessage::kAny, 1}};
   snapshot.stack.push_back({"", "", 0, ""});
   CHECK(deserialize(serialize(snapshot)) == snapshot);
 
@@ -193,7 +194,7 @@ TEST_CASE("deserialize rejects damaged input with a message", "[report]") {
     CHECK_THROWS_WITH(deserialize(bad_state), Catch::Contains("\"state\"") && Catch::Contains("no value 9"));
     CHECK_THROWS_WITH(deserialize(bytes + "x"), Catch::Contains("1 unexpected bytes"));
     // rank, host, pid, state, seconds, function, call, wait_mode, then a count no input can hold
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/1;0;0:0;0;0;0:0:2;999999999999;"),
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/2;0;0:0;0;0;0:0:2;999999999999;"),
                       Catch::Contains("\"waits_for\""));
   }
 }

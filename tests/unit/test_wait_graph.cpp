@@ -296,3 +296,45 @@ TEST_CASE("half the ranks of a large job in Finalize, one receiving from rank 0,
   CHECK(find_deadlock(job(std::move(ranks)), min_stuck) ==
         deadlock({0, receiver}, {0, receiver, 0}, ranks_from(1, receiver - 1)));
 }
+
+namespace {
+
+using mpisentry::PendingMessage;
+constexpr std::uint64_t world_key = 77;
+
+RankSnapshot sending(int to, int tag) {
+  RankSnapshot rank = waits_for_all({to});
+  rank.messages = {{true, to, tag, world_key}};
+  return rank;
+}
+
+RankSnapshot receiving(int from, int tag) {
+  RankSnapshot rank = waits_for_all({from});
+  rank.messages = {{false, from, tag, world_key}};
+  return rank;
+}
+
+}  // namespace
+
+TEST_CASE("a send and the receive that matches it are a transfer under way, not a deadlock") {
+  CHECK(find_deadlock(job({sending(1, 5), receiving(0, 5)}), min_stuck) == no_deadlock);
+  RankSnapshot any_source = receiving(0, 5);
+  any_source.messages.front().peer = PendingMessage::kAny;
+  any_source.messages.front().tag = PendingMessage::kAny;
+  CHECK(find_deadlock(job({sending(1, 5), any_source}), min_stuck) == no_deadlock);
+  CHECK(effective_arcs(job({sending(1, 5), receiving(0, 5)}))[0].mode == WaitMode::None);
+}
+
+TEST_CASE("a send and a receive that do not match still deadlock") {
+  SECTION("tags differ") {
+    CHECK(find_deadlock(job({sending(1, 5), receiving(0, 6)}), min_stuck) == deadlock({0, 1}, {0, 1, 0}));
+  }
+  SECTION("communicators differ") {
+    RankSnapshot other_comm = receiving(0, 5);
+    other_comm.messages.front().comm_key = world_key + 1;
+    CHECK(find_deadlock(job({sending(1, 5), other_comm}), min_stuck) == deadlock({0, 1}, {0, 1, 0}));
+  }
+  SECTION("two sends head to head") {
+    CHECK(find_deadlock(job({sending(1, 5), sending(0, 5)}), min_stuck) == deadlock({0, 1}, {0, 1, 0}));
+  }
+}
