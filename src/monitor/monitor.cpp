@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -37,6 +38,8 @@ using namespace std::chrono_literals;
 constexpr auto kFinalizingTick = 2ms;  // a finalizing rank's monitor leaves soon after the last one arrives
 constexpr auto kStackTimeout = 1000ms;
 constexpr int kAbortExitCode = 1;
+constexpr auto kStderrDrainLimit = 2s;
+constexpr auto kStderrForwarding = 100ms;  // from the launcher's proxy on to mpiexec
 constexpr auto kSignalDumpWait = 2500ms;  // batch systems wait longer than this before SIGKILL
 
 double to_seconds(std::chrono::microseconds d) { return std::chrono::duration<double>(d).count(); }
@@ -258,6 +261,7 @@ class Monitor {
     write_report(report);
     if (fatal) {
       log::error("{}: aborting the job", report::check_name(check));
+      wait_for_stderr_to_drain();
       PMPI_Abort(MPI_COMM_WORLD, kAbortExitCode);
     }
   }
@@ -279,6 +283,16 @@ class Monitor {
       log::info("report written to {}", report_path_);
     else
       log::error("{}", problem);
+  }
+
+  // The launcher forwards stderr through a pipe and kills the job as soon as
+  // MPI_Abort reaches it: let it read the report first.
+  static void wait_for_stderr_to_drain() {
+    const auto deadline = Clock::now() + kStderrDrainLimit;
+    int unread = 0;
+    while (ioctl(STDERR_FILENO, FIONREAD, &unread) == 0 && unread > 0 && Clock::now() < deadline)
+      std::this_thread::sleep_for(5ms);
+    std::this_thread::sleep_for(kStderrForwarding);
   }
 
   static void write_stderr(const std::string& text) {
