@@ -2,7 +2,7 @@
 """Runs every mpisentry benchmark once and prints one markdown table.
 
 Started by bench/run after the build. Jobs run one at a time, each with a hard
-timeout in its own process group (killed as a group on timeout). Variants of
+timeout, in a session of its own. Variants of
 a row run interleaved and their results are medians, because the machine is
 shared: see bench/README.md for what each row measures and how.
 """
@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 
 DEADLOCK_TIMEOUT_S = 2.0
 DETECTION_REPEATS = {2: 3, 4: 3, 8: 2, 16: 1}
-IDLE_SECONDS = 10
-EXCHANGE_RANKS = [2, 4, 6, 8, 16]
+IDLE_SECONDS = 6
+IDLE_PAIRS = 2
+EXCHANGE_RANKS = [2, 4, 6, 8, 16, 64]
 EXCHANGE_SECONDS = 2
 SUMMARY_BYTES = 56  # the monitor's per-tick record: 7 x int64
 JOB_TIMEOUT_S = 90
@@ -39,6 +40,34 @@ class JobResult:
     stderr: str
     returncode: int
     watched_at: float | None  # wall time of the first stderr line with the watched text
+
+
+def process_tree(root: int) -> list[int]:
+    """root and its descendants, by pid."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # not a process, or gone meanwhile
+        children.setdefault(parent, []).append(int(entry))
+    tree, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        tree.append(pid)
+        pending += children.get(pid, [])
+    return tree
+
+
+def kill_tree(root: int) -> None:
+    """Kills a job: hydra puts its proxy and every rank in a session of its own, so killing mpiexec's process
+    group would leave them running. Each process is killed by its pid."""
+    for pid in process_tree(root):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # ended meanwhile
 
 
 class Runner:
@@ -75,10 +104,7 @@ class Runner:
         try:
             job.wait(timeout=JOB_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            try:
-                os.killpg(job.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass  # ended between the timeout and the kill
+            kill_tree(job.pid)
             job.wait()
             raise JobFailed(f"{' '.join(command)} on {ranks} ranks: no end after {JOB_TIMEOUT_S} s, killed")
         finally:
@@ -120,7 +146,7 @@ class Metric:
     unit: str
     scale: float      # value shown = scale * seconds, or scale / seconds when per_time
     digits: int
-    target: float     # cost ratio (with / without) to stay under
+    target: float | None  # cost ratio (with / without) to stay under; None: a row that explains others
     per_time: bool = False  # a rate: shows scale / value
 
 
@@ -140,6 +166,9 @@ KERNELS = [
                             Metric("allreduce_1MiB", "MPI_Allreduce 1 MiB, 4 ranks", "ms", 1e3, 2, 1.02)]),
     Kernel("stencil", 4, [Metric("stencil_iteration", "2-D Jacobi halo stencil, 2x2 ranks: iteration", "ms", 1e3, 3,
                                  1.01)]),
+    Kernel("call_cost", 1, [Metric("call_nonblocking", "one call of Isend/Irecv/Waitall to self, 1 rank", "ns", 1e9, 1,
+                                   None),
+                            Metric("call_iprobe", "one MPI_Iprobe finding nothing, 1 rank", "ns", 1e9, 1, None)]),
 ]
 
 
@@ -198,8 +227,14 @@ def overhead_rows(variants: list[Variant]) -> list[list[str]]:
                 cost = statistics.median(ratios) if ratios else math.nan
                 rows.append([f"{metric.label}{variant.row_suffix} ({metric.unit})", shown([w for w, _ in pairs]),
                              shown([c for _, c in pairs]), spread(ratios, 1, 3) if ratios else "failed",
-                             f"<= {metric.target:.2f}", verdict(cost <= metric.target, bool(ratios))])
+                             *target_cells(metric.target, cost, bool(ratios))])
     return rows
+
+
+def target_cells(target: float | None, cost: float, measured: bool) -> list[str]:
+    if target is None:
+        return ["none: explains the rows above", "-"]
+    return [f"<= {target:.2f}", verdict(cost <= target, measured)]
 
 
 def verdict(met: bool, measured: bool) -> str:
@@ -259,20 +294,26 @@ def other_threads_cpu(stdout: str) -> tuple[float, float]:
 
 
 def measure_monitor_cpu(runner: Runner, program: str, library: str) -> tuple[list[list[str]], list[str]]:
-    measured = {}
-    try:
-        for name, env in [("without", {}), ("with", {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0"})]:
-            runner.progress(f"monitor CPU: 4 ranks asleep for {IDLE_SECONDS} s, {name} the checker")
-            measured[name] = other_threads_cpu(runner.run(4, [program, str(IDLE_SECONDS)], env).stdout)
-    except JobFailed as failure:
-        return [["monitor thread CPU, 4 ranks idle", "failed", "failed", "failed", "< 0.1 % of a core", "n/a"]], \
-            [str(failure)]
-    (without_ms, _), (with_ms, wakeups) = measured["without"], measured["with"]
-    extra = with_ms - without_ms
-    return [[f"monitor thread CPU, 4 ranks, main threads asleep {IDLE_SECONDS} s (ms CPU per s, non-main threads)",
-             f"{without_ms:.3f}", f"{with_ms:.3f} (busiest thread {wakeups:.0f} wakeups/s)",
+    label = f"monitor thread CPU, 4 ranks, main threads asleep {IDLE_SECONDS} s (ms CPU per s, non-main threads)"
+    variants = [("without", {}), ("with", {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0"})]
+    measured: dict[str, list[tuple[float, float]]] = {"without": [], "with": []}
+    failures = []
+    for pair in range(IDLE_PAIRS):
+        for name, env in variants:
+            runner.progress(f"monitor CPU: 4 ranks asleep for {IDLE_SECONDS} s, {name} the checker, run {pair + 1}")
+            try:
+                measured[name].append(other_threads_cpu(runner.run(4, [program, str(IDLE_SECONDS)], env).stdout))
+            except JobFailed as failure:
+                failures.append(str(failure))
+    if not measured["without"] or not measured["with"]:
+        return [[label, "failed", "failed", "failed", "< 0.1 % of a core", "n/a"]], failures
+    without_ms = statistics.median(cpu for cpu, _ in measured["without"])
+    with_ms = [cpu for cpu, _ in measured["with"]]
+    wakeups = statistics.median(wakeups for _, wakeups in measured["with"])
+    extra = statistics.median(with_ms) - without_ms
+    return [[label, f"{without_ms:.3f}", f"{spread(with_ms, 1, 3)} (busiest thread {wakeups:.0f} wakeups/s)",
              f"{extra:.3f} ms/s = {extra / 10:.3f} % of a core = {extra * 100:.0f} us per 100 ms tick",
-             "< 0.1 % of a core", verdict(extra / 10 < 0.1, True)]], []
+             "< 0.1 % of a core", verdict(extra / 10 < 0.1, True)]], failures
 
 
 # ---------------------------------------------------------------- per-tick exchange
@@ -285,11 +326,10 @@ def recursive_doubling_sends(ranks: int) -> float:
     return (power * int(math.log2(power)) + 2 * (ranks - power)) / ranks
 
 
-def measure_exchange(runner: Runner, program: str, library: str, counter: str, sizes: list[int]) \
-        -> tuple[list[list[str]], list[str]]:
+def measure_exchange(runner: Runner, program: str, library: str, counter: str) -> tuple[list[list[str]], list[str]]:
     rows, failures = [], []
     env = {"LD_PRELOAD": f"{counter}:{library}", "MPISENTRY_VERBOSE": "0", "MPIR_CVAR_NOLOCAL": "1"}
-    for ranks in sizes:
+    for ranks in EXCHANGE_RANKS:
         runner.progress(f"per-tick exchange: {ranks} ranks")
         formula = recursive_doubling_sends(ranks)
         log_bound = math.ceil(math.log2(ranks)) + 1
@@ -342,7 +382,6 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="runs of each overhead variant (default 5)")
     parser.add_argument("--thread-multiple", action="store_true",
                         help="add an overhead variant without the checker but with MPICH at MPI_THREAD_MULTIPLE")
-    parser.add_argument("--exchange-64", action="store_true", help="also count the exchange on 64 ranks (slow)")
     arguments = parser.parse_args()
     if arguments.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {arguments.rounds}")
@@ -363,8 +402,7 @@ def main() -> int:
         rows = overhead_rows(variants)
         for measure in [lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
                         lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
-                        lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter,
-                                                 EXCHANGE_RANKS + ([64] if arguments.exchange_64 else []))]:
+                        lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter)]:
             more_rows, more_failures = measure()
             rows += more_rows
             failures += more_failures

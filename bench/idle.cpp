@@ -1,4 +1,5 @@
-// A rank that makes no MPI call for a while: after a barrier the main thread
+// A rank whose main thread makes no MPI call between MPI_Init and
+// MPI_Finalize (so that every message sent meanwhile is the checker's): it
 // sleeps for <seconds>, then prints the CPU time every other thread of the
 // process used during the sleep, one line per thread:
 //   THREAD <rank> <tid> <cpu ns> <times scheduled> <seconds slept>
@@ -62,7 +63,6 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fprintf(stderr, "usage: idle <seconds to sleep, > 0>; got '%s'\n", argc > 1 ? argv[1] : "");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  MPI_Barrier(MPI_COMM_WORLD);
 
   const std::map<long, ThreadUse> before = other_threads();
   const double start = MPI_Wtime();

@@ -14,6 +14,7 @@ namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT};
 constexpr int kMaxWaitMs = 3000;  // the dump writer's own deadline is shorter
+constexpr int kLingerMs = 300;
 
 struct sigaction program_actions[2];  // the program's handlers, by index_of(signal)
 
@@ -53,6 +54,10 @@ void on_termination(int signal_number, siginfo_t* info, void* context) {
   } else if (program.sa_handler != SIG_IGN) {
     program.sa_handler(signal_number);
   }
+  // A handler that re-raised left its signal pending until we return. The
+  // first rank to exit makes the launcher kill the others: give their
+  // handlers time to run first.
+  for (int waited = 0; waited < kLingerMs; ++waited) sleep_one_millisecond();
   errno = saved_errno;
 }
 
