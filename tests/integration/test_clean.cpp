@@ -47,3 +47,11 @@ TEST_CASE("slow_progress: reductions every half second are progress", "[clean]")
       run_checked(workspace, 4, TEST_PROGRAM(slow_progress), kDeadlockOptions, {kLongComputation});
   check_clean_run(result, workspace);
 }
+
+TEST_CASE("slow_collective: every rank inside one reduction longer than the timeout", "[clean]") {
+  Workspace workspace;
+  const JobResult result =
+      run_checked(workspace, 3, TEST_PROGRAM(slow_collective), kDeadlockOptions, {kLongComputation});
+  check_clean_run(result, workspace);
+  CHECK(result.out == "sum 3\n");
+}
