@@ -1,5 +1,5 @@
 // Stack capture (libunwind, async-signal-safe) kept apart from symbolization
-// (Boost.Stacktrace with libbacktrace, slow the first time: report time only).
+// (libbacktrace with inlined frames, slow the first time: report time only).
 #pragma once
 
 #include <pthread.h>

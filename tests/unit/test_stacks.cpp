@@ -70,6 +70,19 @@ struct Gate {
   blocked_in_known_function(fd);
 }
 
+int inlined_call_line = 0;
+
+// Inlined into its caller even at -O0: its frame exists only in the debug info.
+[[gnu::always_inline]] inline void waits_through_inlined_call(int fd) {
+  inlined_call_line = __LINE__ + 1;
+  blocked_in_known_function(fd);
+}
+
+[[gnu::noinline]] void run_inlined_blocked_thread(int fd, std::atomic<pid_t>* tid) {
+  tid->store(static_cast<pid_t>(syscall(SYS_gettid)));
+  waits_through_inlined_call(fd);
+}
+
 // The thread is asleep in the kernel, so its stack will not change: the only
 // place it can sleep is the poll in blocked_in_known_function.
 void wait_until_asleep(const std::atomic<pid_t>& tid) {
@@ -150,6 +163,28 @@ TEST_CASE("a thread blocked in a call is captured at the call's line") {
   CHECK(frames[blocked_at].line == poll_call_line);
   CHECK(find_frame(frames, "run_blocked_thread") == blocked_at + 1);
   CHECK(find_frame(frames, "mpisentry::stacks::") == -1);
+}
+
+TEST_CASE("an inlined call is a frame of its own, between its callee and its caller") {
+  ensure_capture_installed();
+  Gate gate;
+  std::atomic<pid_t> tid{0};
+  std::thread blocked(run_inlined_blocked_thread, gate.fds[0], &tid);
+  wait_until_asleep(tid);
+
+  RawStack stack;
+  const bool captured = capture_thread(blocked.native_handle(), stack, 10s);
+  gate.open_once();
+  blocked.join();
+
+  REQUIRE(captured);
+  const std::vector<Frame> frames = symbolize_every_frame(stack);
+  const int inlined = find_frame(frames, "waits_through_inlined_call");
+  REQUIRE(inlined > 0);
+  CHECK(find_frame(frames, "blocked_in_known_function") == inlined - 1);
+  CHECK(frames[inlined].line == inlined_call_line);
+  CHECK(is_this_file(frames[inlined]));
+  CHECK(find_frame(frames, "run_inlined_blocked_thread") == inlined + 1);
 }
 
 TEST_CASE("a thread computing is captured at the interrupted line") {
