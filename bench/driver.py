@@ -28,6 +28,7 @@ EXCHANGE_RANKS = [2, 4, 6, 8, 16, 64]
 EXCHANGE_SECONDS = 2
 SUMMARY_BYTES = 56  # the monitor's per-tick record: 7 x int64
 JOB_TIMEOUT_S = 90
+READER_TIMEOUT_S = 10  # for the output once the job has ended
 
 
 class JobFailed(Exception):
@@ -45,7 +46,7 @@ class JobResult:
 def process_tree(root: int) -> list[int]:
     """root and its descendants, by pid."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
+    for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat") as stat:
                 parent = int(stat.read().rsplit(")", 1)[1].split()[1])
@@ -98,7 +99,8 @@ class Runner:
                     watched.append(time.time())
                 err.append(line)
 
-        readers = [threading.Thread(target=lambda: out.extend(job.stdout)), threading.Thread(target=read_stderr)]
+        readers = [threading.Thread(target=lambda: out.extend(job.stdout), daemon=True),
+                   threading.Thread(target=read_stderr, daemon=True)]
         for reader in readers:
             reader.start()
         try:
@@ -107,9 +109,12 @@ class Runner:
             kill_tree(job.pid)
             job.wait()
             raise JobFailed(f"{' '.join(command)} on {ranks} ranks: no end after {JOB_TIMEOUT_S} s, killed")
+        except BaseException:  # interrupted: leave no job behind
+            kill_tree(job.pid)
+            raise
         finally:
             for reader in readers:
-                reader.join()
+                reader.join(READER_TIMEOUT_S)
         result = JobResult("".join(out), "".join(err), job.returncode, watched[0] if watched else None)
         if expect_success and job.returncode != 0:
             raise JobFailed(f"{' '.join(command)} on {ranks} ranks: exit code {job.returncode}: "
@@ -226,7 +231,7 @@ def overhead_rows(variants: list[Variant]) -> list[list[str]]:
                                               metric.digits)
                 cost = statistics.median(ratios) if ratios else math.nan
                 rows.append([f"{metric.label}{variant.row_suffix} ({metric.unit})", shown([w for w, _ in pairs]),
-                             shown([c for _, c in pairs]), spread(ratios, 1, 3) if ratios else "failed",
+                             shown([c for _, c in pairs]), spread(ratios, 1, 3),
                              *target_cells(metric.target, cost, bool(ratios))])
     return rows
 
@@ -389,7 +394,8 @@ def main() -> int:
     programs = os.path.join(arguments.build, "bench")
     library = os.path.join(arguments.build, "src", "wrappers", "libmpisentry.so")
     counter = os.path.join(programs, "libsend_counter.so")
-    for path in [library, counter] + [os.path.join(programs, kernel.program) for kernel in KERNELS]:
+    needed = [kernel.program for kernel in KERNELS] + ["stuck_receive", "idle", "libsend_counter.so"]
+    for path in [library] + [os.path.join(programs, name) for name in needed]:
         if not os.path.exists(path):
             parser.error(f"{path} is missing: build the bench targets first (bench/run does)")
 
@@ -412,7 +418,8 @@ def main() -> int:
     elapsed = time.monotonic() - runner.started
     print(f"mpisentry benchmark, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores; load average "
           f"(1/5/15 min) {load_before} at start, {load_average()} at end; {elapsed:.0f} s; "
-          f"{arguments.rounds} interleaved runs per overhead variant, cells: median (min-max of the runs)\n")
+          f"{arguments.rounds} interleaved runs per overhead variant. Cells: median (min-max of the runs); "
+          f"cost = median of the ratios with/without of runs that were neighbours in time.\n")
     print(table(rows))
     if failures:
         print(f"\n{len(failures)} jobs failed:")

@@ -78,7 +78,7 @@ CallRecord neighborhood(MPI_Comm comm) {
   return r;
 }
 
-CallRecord requests(int count, const MPI_Request* array) {
+CallRecord on_requests(int count, const MPI_Request* array) {
   CallRecord r;
   r.shape = CallShape::Requests;
   r.request_count = count;
@@ -100,59 +100,45 @@ inline void enter(CallRecord& record, FunctionId function, const void* call_site
   activity().enter(record);
 }
 
+// A nonblocking start: its request is remembered for the waits to come.
+inline void started(int result, MPI_Request request, const CallRecord& record) {
+  if (result == MPI_SUCCESS) requests().remember(request, record);
+  activity().leave(false);
+}
+
 }  // namespace
 }  // namespace mpisentry
 
 using namespace mpisentry;
 
-#define MPISENTRY_BLOCKING(name, params, args, describe)                     \
-  MPISENTRY_API int MPI_##name params {                                      \
-    CallRecord record = describe;                                            \
-    enter(record, FunctionId::name, __builtin_return_address(0));            \
-    const int result = PMPI_##name args;                                     \
-    activity().leave(true);                                                  \
-    return result;                                                           \
+// The body of every wrapper: record the call, forward it, record its end.
+#define MPISENTRY_WRAPPER(name, params, describe, converted, forward, after) \
+  MPISENTRY_API int MPI_##name params {                                   \
+    CallRecord record = describe;                                         \
+    record.converted_send = converted;                                    \
+    enter(record, FunctionId::name, __builtin_return_address(0));         \
+    const int result = forward;                                           \
+    after;                                                                \
+    return result;                                                        \
   }
 
-#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe)     \
-  MPISENTRY_API int MPI_##name params {                                      \
-    CallRecord record = describe;                                            \
-    record.converted_send = potential_mode;                                  \
-    enter(record, FunctionId::name, __builtin_return_address(0));            \
-    const int result = potential_mode ? PMPI_##sync_name args : PMPI_##name args; \
-    activity().leave(true);                                                  \
-    return result;                                                           \
-  }
+#define MPISENTRY_BLOCKING(name, params, args, describe) \
+  MPISENTRY_WRAPPER(name, params, describe, false, PMPI_##name args, activity().leave(true))
 
-#define MPISENTRY_POLLING(name, params, args, describe, completed)           \
-  MPISENTRY_API int MPI_##name params {                                      \
-    CallRecord record = describe;                                            \
-    enter(record, FunctionId::name, __builtin_return_address(0));            \
-    const int result = PMPI_##name args;                                     \
-    activity().leave(result == MPI_SUCCESS && (completed));                  \
-    return result;                                                           \
-  }
+#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe)                                   \
+  MPISENTRY_WRAPPER(name, params, describe, potential_mode,                                                \
+                    potential_mode ? PMPI_##sync_name args : PMPI_##name args, activity().leave(true))
 
-#define MPISENTRY_NONBLOCKING(name, params, args, describe, request)         \
-  MPISENTRY_API int MPI_##name params {                                      \
-    CallRecord record = describe;                                            \
-    enter(record, FunctionId::name, __builtin_return_address(0));            \
-    const int result = PMPI_##name args;                                     \
-    if (result == MPI_SUCCESS) requests().remember(*(request), record);      \
-    activity().leave(false);                                                 \
-    return result;                                                           \
-  }
+#define MPISENTRY_POLLING(name, params, args, describe, completed) \
+  MPISENTRY_WRAPPER(name, params, describe, false, PMPI_##name args, \
+                    activity().leave(result == MPI_SUCCESS && (completed)))
 
-#define MPISENTRY_STANDARD_ISEND(name, sync_name, params, args, describe, request) \
-  MPISENTRY_API int MPI_##name params {                                      \
-    CallRecord record = describe;                                            \
-    record.converted_send = potential_mode;                                  \
-    enter(record, FunctionId::name, __builtin_return_address(0));            \
-    const int result = potential_mode ? PMPI_##sync_name args : PMPI_##name args; \
-    if (result == MPI_SUCCESS) requests().remember(*(request), record);      \
-    activity().leave(false);                                                 \
-    return result;                                                           \
-  }
+#define MPISENTRY_NONBLOCKING(name, params, args, describe, request) \
+  MPISENTRY_WRAPPER(name, params, describe, false, PMPI_##name args, started(result, *(request), record))
+
+#define MPISENTRY_STANDARD_ISEND(name, sync_name, params, args, describe, request)            \
+  MPISENTRY_WRAPPER(name, params, describe, potential_mode,                                   \
+                    potential_mode ? PMPI_##sync_name args : PMPI_##name args, started(result, *(request), record))
 
 #include "wrappers/mpi_functions.def"
 
