@@ -20,7 +20,7 @@ LocalStatus Observer::observe(const Activity::Sample& sample, Clock::time_point 
   if (!started_) {
     started_ = true;
     progress_seen_ = sample.progress;
-    calls_seen_ = sample.entered;
+    calls_seen_ = sample.entered + sample.starts;
     progress_at_ = last_call_at_ = now;
   }
   LocalStatus status;
@@ -41,8 +41,8 @@ LocalStatus Observer::observe(const Activity::Sample& sample, Clock::time_point 
     progress_seen_ = sample.progress;
     progress_at_ = now;
   }
-  if (sample.entered != calls_seen_) {
-    calls_seen_ = sample.entered;
+  if (sample.entered + sample.starts != calls_seen_) {
+    calls_seen_ = sample.entered + sample.starts;
     last_call_at_ = now;
   }
   // A rank that stopped calling MPI computes: its stall starts again when it

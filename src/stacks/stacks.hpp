@@ -5,8 +5,13 @@
 #include <pthread.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "report/snapshot.hpp"
@@ -59,5 +64,55 @@ std::vector<Frame> user_frames(std::vector<Frame> frames, std::string_view self_
 // (libmpi*, libuc*, libhwloc, libfabric), libc, libpthread, the dynamic loader,
 // the vDSO, libunwind and libgfortran: frames the report does not show.
 bool is_implementation_module(std::string_view path, std::string_view self_path);
+
+// Where a frame's pc lies: a module (executable or shared object, by path) and
+// the offset from that module's load address, meaningful in any process that
+// loaded the same file. Every rank locates its own frames (cheap) and rank 0
+// symbolizes them all (slow the first time) with a Symbolizer.
+struct FrameAddress {
+  std::string module;  // canonical path (realpath); empty when the pc is in no module
+  std::uintptr_t offset = 0;  // pc minus the module's load bias (the pc itself without a module)
+  bool return_address = true;  // false for the interrupted frame (exact pc)
+  bool operator==(const FrameAddress&) const = default;
+};
+
+// Each frame of `stack` as module and offset, none left out. Not for signal
+// handlers (dladdr, realpath).
+std::vector<FrameAddress> locate(const RawStack& stack);
+
+// A compact exact text form for sending over MPI; parse throws
+// std::invalid_argument, saying what is wrong, on bad or truncated input.
+std::string serialize(const std::vector<FrameAddress>& frames);
+std::vector<FrameAddress> parse_frame_addresses(std::string_view text);
+
+// Symbolizes frames located in another process running the same program, as
+// symbolize() does those of this one (same frames, same modules' names, same
+// user-frame filtering). Each module is found among this process's modules by
+// canonical path; frames of a module this process has not loaded, or whose
+// offset lies outside it, become Frame{"?? (+0x1234)", "", 0, module}.
+// Not thread-safe: one thread (rank 0's monitor) owns it.
+class Symbolizer {
+ public:
+  // One rank's frames; every address already seen is taken from the cache.
+  std::vector<Frame> symbolize(const std::vector<FrameAddress>& frames);
+
+  // Loads the debug info now (the slow part), so that a later report is quick.
+  void warm_up();
+
+  // How many addresses were symbolized rather than taken from the cache.
+  std::size_t lookups() const { return lookups_; }
+
+ private:
+  // This process's module for `module`, if it has one that holds the offset: its pc.
+  std::optional<std::uintptr_t> local_pc(const FrameAddress& address, bool& refreshed);
+  void refresh_modules();
+
+  std::map<std::string, std::uintptr_t> bases_;  // canonical path -> load bias (dlpi_addr)
+  std::map<std::string, std::string> canonical_;  // name as loaded -> canonical path
+  bool modules_loaded_ = false;
+  // Every frame (inlined calls included, nothing filtered) of each address.
+  std::map<std::tuple<std::string, std::uintptr_t, bool>, std::vector<Frame>> cache_;
+  std::size_t lookups_ = 0;
+};
 
 }  // namespace mpisentry::stacks

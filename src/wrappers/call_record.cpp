@@ -47,6 +47,7 @@ bool Activity::sample(Sample& out) const noexcept {
   out.entered = entered;
   out.in_call = entered != left;
   out.progress = progress_.load(std::memory_order_relaxed);
+  out.starts = starts_.load(std::memory_order_relaxed);
   return true;
 }
 
@@ -73,7 +74,10 @@ void RequestTable::remember(MPI_Request request, const CallRecord& started) noex
   for (std::size_t i = 0; i < kProbes; ++i) {
     Slot& slot = slots_[(home + i) % kSlots];
     std::uint64_t seen = slot.key.load(std::memory_order_acquire);
-    if (seen == 0) slot.key.compare_exchange_strong(seen, key, std::memory_order_acq_rel);
+    if (seen == 0 && concurrent_writers_)
+      slot.key.compare_exchange_strong(seen, key, std::memory_order_acq_rel);
+    else if (seen == 0)
+      slot.key.store(key, std::memory_order_release);
     // MPI reuses a handle only once its request is done, so an entry with the
     // same key is stale and is overwritten.
     if (seen == 0 || seen == key) {

@@ -100,11 +100,15 @@ class Activity {
     if (progressed) progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     left_.store(left_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
+  // A nonblocking start: it never waits, so only counted (the monitor tells
+  // a rank that polls from one that computes by its calls).
+  void count_start() noexcept { starts_.store(starts_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
   struct Sample {
     CallRecord call;          // the current or the last call
     bool in_call = false;
-    std::uint64_t entered = 0;   // calls entered so far
+    std::uint64_t entered = 0;   // blocking and polling calls entered so far
+    std::uint64_t starts = 0;    // nonblocking starts so far
     std::uint64_t progress = 0;  // completions so far
   };
   // A consistent view; false when the rank changed calls while it was read.
@@ -115,6 +119,7 @@ class Activity {
   std::atomic<std::uint64_t> entered_{0};
   std::atomic<std::uint64_t> left_{0};
   std::atomic<std::uint64_t> progress_{0};
+  std::atomic<std::uint64_t> starts_{0};
 };
 
 Activity& activity();
@@ -125,6 +130,9 @@ Activity& activity();
 class RequestTable {
  public:
   static constexpr std::size_t kSlots = 8192;
+  // Under MPI_THREAD_MULTIPLE several threads may start requests at once and
+  // claim slots with compare-and-swap; otherwise plain stores are enough.
+  void set_concurrent_writers(bool concurrent) noexcept { concurrent_writers_ = concurrent; }
   void remember(MPI_Request request, const CallRecord& started) noexcept;
   bool find(MPI_Request request, CallRecord& out) const noexcept;
 
@@ -137,6 +145,7 @@ class RequestTable {
     SharedRecord record;
   };
   Slot slots_[kSlots];
+  bool concurrent_writers_ = true;
 };
 
 RequestTable& requests();

@@ -100,45 +100,55 @@ inline void enter(CallRecord& record, FunctionId function, const void* call_site
   activity().enter(record);
 }
 
-// A nonblocking start: its request is remembered for the waits to come.
-inline void started(int result, MPI_Request request, const CallRecord& record) {
-  if (result == MPI_SUCCESS) requests().remember(request, record);
-  activity().leave(false);
-}
-
 }  // namespace
 }  // namespace mpisentry
 
 using namespace mpisentry;
 
-// The body of every wrapper: record the call, forward it, record its end.
-#define MPISENTRY_WRAPPER(name, params, describe, converted, forward, after) \
-  MPISENTRY_API int MPI_##name params {                                   \
-    CallRecord record = describe;                                         \
-    record.converted_send = converted;                                    \
-    enter(record, FunctionId::name, __builtin_return_address(0));         \
-    const int result = forward;                                           \
-    after;                                                                \
-    return result;                                                        \
+// The body of the wrappers of calls that may wait: record the call, forward
+// it, record its end.
+#define MPISENTRY_WAITING_WRAPPER(name, params, describe, converted, forward, progressed) \
+  MPISENTRY_API int MPI_##name params {                                                \
+    CallRecord record = describe;                                                      \
+    record.converted_send = converted;                                                 \
+    enter(record, FunctionId::name, __builtin_return_address(0));                      \
+    const int result = forward;                                                        \
+    activity().leave(progressed);                                                      \
+    return result;                                                                     \
+  }
+
+// Nonblocking starts never wait: only their request is remembered, for the
+// waits to come.
+#define MPISENTRY_START_WRAPPER(name, params, describe, converted, forward, request) \
+  MPISENTRY_API int MPI_##name params {                                           \
+    const int result = forward;                                                   \
+    if (result == MPI_SUCCESS) {                                                  \
+      CallRecord record = describe;                                               \
+      record.converted_send = converted;                                          \
+      record.function = FunctionId::name;                                         \
+      record.call_site = __builtin_return_address(0);                             \
+      requests().remember(*(request), record);                                    \
+    }                                                                             \
+    activity().count_start();                                                     \
+    return result;                                                                \
   }
 
 #define MPISENTRY_BLOCKING(name, params, args, describe) \
-  MPISENTRY_WRAPPER(name, params, describe, false, PMPI_##name args, activity().leave(true))
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, true)
 
-#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe)                                   \
-  MPISENTRY_WRAPPER(name, params, describe, potential_mode,                                                \
-                    potential_mode ? PMPI_##sync_name args : PMPI_##name args, activity().leave(true))
+#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe) \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, potential_mode,      \
+                            potential_mode ? PMPI_##sync_name args : PMPI_##name args, true)
 
 #define MPISENTRY_POLLING(name, params, args, describe, completed) \
-  MPISENTRY_WRAPPER(name, params, describe, false, PMPI_##name args, \
-                    activity().leave(result == MPI_SUCCESS && (completed)))
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, result == MPI_SUCCESS && (completed))
 
 #define MPISENTRY_NONBLOCKING(name, params, args, describe, request) \
-  MPISENTRY_WRAPPER(name, params, describe, false, PMPI_##name args, started(result, *(request), record))
+  MPISENTRY_START_WRAPPER(name, params, describe, false, PMPI_##name args, request)
 
-#define MPISENTRY_STANDARD_ISEND(name, sync_name, params, args, describe, request)            \
-  MPISENTRY_WRAPPER(name, params, describe, potential_mode,                                   \
-                    potential_mode ? PMPI_##sync_name args : PMPI_##name args, started(result, *(request), record))
+#define MPISENTRY_STANDARD_ISEND(name, sync_name, params, args, describe, request) \
+  MPISENTRY_START_WRAPPER(name, params, describe, potential_mode,                  \
+                          potential_mode ? PMPI_##sync_name args : PMPI_##name args, request)
 
 #include "wrappers/mpi_functions.def"
 
@@ -151,6 +161,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   const int result = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &granted);
   if (result != MPI_SUCCESS) return result;
   program_thread_level = std::min(required, granted);
+  requests().set_concurrent_writers(program_thread_level == MPI_THREAD_MULTIPLE);
   if (provided) *provided = program_thread_level;
   const monitor::Started started = monitor::start(granted);
   monitor_running = started.running;
