@@ -130,15 +130,20 @@ class Monitor {
 
     const auto interval = std::chrono::duration_cast<Clock::duration>(settings_.check_interval);
     auto next_tick = Clock::now();
+    int ticks_to_round = 1;
     while (true) {
-      const Clock::duration tick = finalizing_.load(std::memory_order_acquire) ? Clock::duration(kFinalizingTick) : interval;
+      const bool finalizing = finalizing_.load(std::memory_order_acquire);
+      const Clock::duration tick = finalizing ? Clock::duration(kFinalizingTick) : interval;
       // Aligned to the clock so that the ranks of a node start rounds together.
       next_tick = std::max(next_tick + tick, Clock::now());
       next_tick -= next_tick.time_since_epoch() % tick;
       sleep_until(next_tick);
-      termination::keep_handlers_first();
 
+      // Every tick times the rank's own calls; the ranks talk only when a
+      // verdict may be due, or to agree on stopping.
       const LocalStatus status = observe();
+      if (--ticks_to_round > 0 && !finalizing) continue;
+      termination::keep_handlers_first();
       const Summary summary = channel_.allreduce(summarize(status, rank(), settings_.deadlock_timeout));
       switch (decider_.decide(summary)) {
         case Action::Stop: return;
@@ -146,6 +151,7 @@ class Monitor {
         case Action::WarnNoProgress: publish(report::Check::NoProgress, /*partial=*/false, DeadlockCore{}); break;
         case Action::None: break;
       }
+      ticks_to_round = decider_.ticks_until_next_round(summary, settings_.check_interval);
     }
   }
 

@@ -66,6 +66,7 @@ Summary summarize(const LocalStatus& status, int world_rank, std::chrono::micros
   summary.stalled_ms = milliseconds(status.stalled_seconds);
   summary.polling_ranks = status.polling ? 1 : 0;
   summary.finalizing_ranks = status.finalizing ? 1 : 0;
+  if (summary.long_blocked_ranks == 0) summary.max_short_blocked_ms = summary.min_blocked_ms;
   return summary;
 }
 
@@ -77,6 +78,7 @@ void combine(const Summary& in, Summary& inout) {
   inout.stalled_ms += in.stalled_ms;
   inout.polling_ranks += in.polling_ranks;
   inout.finalizing_ranks += in.finalizing_ranks;
+  inout.max_short_blocked_ms = std::max(inout.max_short_blocked_ms, in.max_short_blocked_ms);
 }
 
 bool Decider::all_blocked(const Summary& summary) const {
@@ -104,6 +106,22 @@ Action Decider::decide(const Summary& summary) {
     return Action::WarnNoProgress;
   }
   return Action::None;
+}
+
+int Decider::ticks_until_next_round(const Summary& summary, std::chrono::microseconds tick) const {
+  if (summary.finalizing_ranks > 0) return 1;
+  // No rank can pass DEADLOCK-TIMEOUT sooner than the longest-blocked rank
+  // below it, nor the average stall DEADLOCK-WARNING faster than a second a
+  // second (and only while a rank polls: blocked ranks alone are not warned of).
+  double due_us = static_cast<double>(kLongestRoundGap.count());
+  if (thresholds_.check_deadlock)
+    due_us = std::min(due_us, static_cast<double>(thresholds_.deadlock_timeout.count()) -
+                                  1000.0 * static_cast<double>(summary.max_short_blocked_ms));
+  if (thresholds_.check_no_progress && !warned_ && summary.polling_ranks > 0)
+    due_us = std::min(due_us, static_cast<double>(thresholds_.deadlock_warning.count()) -
+                                  1000.0 * static_cast<double>(summary.stalled_ms) /
+                                      static_cast<double>(summary.ranks));
+  return std::max(1, static_cast<int>(due_us / static_cast<double>(tick.count())));
 }
 
 }  // namespace mpisentry::monitor

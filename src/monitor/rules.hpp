@@ -49,7 +49,8 @@ struct Summary {
   std::int64_t stalled_ms = 0;           // SUM
   std::int64_t polling_ranks = 0;        // SUM
   std::int64_t finalizing_ranks = 0;     // SUM
-  static constexpr int kFields = 7;
+  std::int64_t max_short_blocked_ms = 0; // MAX over ranks blocked for less than DEADLOCK-TIMEOUT
+  static constexpr int kFields = 8;
 };
 
 Summary summarize(const LocalStatus& status, int world_rank, std::chrono::microseconds deadlock_timeout);
@@ -61,6 +62,9 @@ enum class Action {
   CheckDeadlock,   // ranks blocked too long changed: gather snapshots, rank 0 judges
   WarnNoProgress,  // GLOBAL:DEADLOCK:NO_PROGRESS: report, the program goes on
 };
+
+// The longest time between rounds while no verdict can be due.
+inline constexpr std::chrono::microseconds kLongestRoundGap = std::chrono::seconds(1);
 
 struct Thresholds {
   std::chrono::microseconds deadlock_timeout;
@@ -74,6 +78,9 @@ class Decider {
  public:
   explicit Decider(const Thresholds& thresholds) : thresholds_(thresholds) {}
   Action decide(const Summary& summary);
+  // Ticks until the next round: one when a verdict may be due, up to a
+  // second's worth while none can be, so that an idle job costs almost nothing.
+  int ticks_until_next_round(const Summary& summary, std::chrono::microseconds tick) const;
   // Every rank blocked for DEADLOCK-TIMEOUT: HARD even if the graph names no core.
   bool all_blocked(const Summary& summary) const;
 

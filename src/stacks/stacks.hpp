@@ -96,13 +96,19 @@ class Symbolizer {
   // One rank's frames; every address already seen is taken from the cache.
   std::vector<Frame> symbolize(const std::vector<FrameAddress>& frames);
 
-  // Loads the debug info now (the slow part), so that a later report is quick.
+  // Every frame, none left out (symbolize() is this plus user_frames).
+  std::vector<Frame> symbolize_every_frame(const std::vector<FrameAddress>& frames);
+
+  // Loads the debug info now (the slow part: every module's symbols, and the
+  // lines of main's compilation unit), so that a later report is quick.
   void warm_up();
 
-  // How many addresses were symbolized rather than taken from the cache.
+  // How many addresses had their debug info looked up (not taken from the
+  // cache, not of an unknown module, not left out by symbolize() unread).
   std::size_t lookups() const { return lookups_; }
 
  private:
+  std::vector<Frame> symbolize_frames(const std::vector<FrameAddress>& frames, bool users_only);
   // This process's module for `module`, if it has one that holds the offset: its pc.
   std::optional<std::uintptr_t> local_pc(const FrameAddress& address, bool& refreshed);
   void refresh_modules();

@@ -7,12 +7,21 @@
 #include <backtrace.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
+#include <fmt/format.h>
+
+#include "stacks/modules.hpp"
 #include "stacks/stacks.hpp"
 
 namespace mpisentry::stacks {
@@ -63,19 +72,88 @@ void set_symbol_name(void* data, std::uintptr_t, const char* name, std::uintptr_
   if (name != nullptr) *static_cast<std::string*>(data) = demangle(name);
 }
 
-// The frames of one pc: its function and, innermost first, the calls that
-// were inlined into it.
-void symbolize_pc(const void* pc, bool is_return_address, std::vector<Frame>& frames) {
+// The frames of one pc of this process: its function and, innermost first,
+// the calls that were inlined into it. What symbolize() and Symbolizer share.
+// With `users_only`, a pc in an implementation module, which user_frames()
+// leaves out whatever its function, gets a frame with its module alone and its
+// debug info is not read (libc's or MPI's, when installed, would cost time):
+// false then, the frames being incomplete.
+bool symbolize_pc(std::uintptr_t pc, bool is_return_address, bool users_only, std::vector<Frame>& frames) {
   // A return address points after the call: its line may be the next statement.
-  const auto lookup = reinterpret_cast<std::uintptr_t>(pc) - (is_return_address ? 1 : 0);
+  const std::uintptr_t lookup = pc - (is_return_address ? 1 : 0);
   const std::string module = module_of(reinterpret_cast<const void*>(lookup));
+  if (users_only && is_implementation_module(module, checker_module())) {
+    frames.push_back(Frame{"??", "", 0, module});
+    return false;
+  }
   const std::size_t before = frames.size();
   PcFrames into{&frames, &module};
   backtrace_pcinfo(shared_state(), lookup, add_source_frame, [](void*, const char*, int) {}, &into);
-  if (frames.size() > before) return;
+  if (frames.size() > before) return true;
   std::string name = "??";
   backtrace_syminfo(shared_state(), lookup, set_symbol_name, [](void*, const char*, int) {}, &name);
   frames.push_back(Frame{name, "", 0, module});
+  return true;
+}
+
+std::vector<Frame> symbolize_stack(const RawStack& stack, bool users_only) {
+  std::vector<Frame> frames;
+  frames.reserve(stack.depth);
+  for (int i = 0; i < stack.depth; ++i)
+    symbolize_pc(reinterpret_cast<std::uintptr_t>(stack.pcs[i]), i != stack.interrupted, users_only, frames);
+  return frames;
+}
+
+// In this process, the program's entry points (main, and MAIN__ for Fortran),
+// read from the executable's symbol table; none when it is stripped.
+std::vector<std::uintptr_t> program_entry_points() {
+  std::uintptr_t bias = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        *static_cast<std::uintptr_t*>(data) = info->dlpi_addr;
+        return 1;  // the first module is the main program
+      },
+      &bias);
+  std::vector<std::uintptr_t> found;
+  const int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return found;
+  struct stat status {};
+  void* mapped = fstat(fd, &status) == 0 && status.st_size > 0
+                     ? mmap(nullptr, status.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+                     : MAP_FAILED;
+  close(fd);
+  if (mapped == MAP_FAILED) return found;
+  const auto* file = static_cast<const unsigned char*>(mapped);
+  const std::size_t size = status.st_size;
+  // Whether `count` items of `T` at `offset` lie in the file.
+  const auto fits = [size](std::uint64_t offset, std::uint64_t count, std::uint64_t item) {
+    return offset <= size && count <= (size - offset) / item;
+  };
+  const auto* header = reinterpret_cast<const ElfW(Ehdr)*>(file);
+  if (fits(0, 1, sizeof(ElfW(Ehdr))) && std::memcmp(header->e_ident, ELFMAG, SELFMAG) == 0 &&
+      header->e_shentsize == sizeof(ElfW(Shdr)) && fits(header->e_shoff, header->e_shnum, sizeof(ElfW(Shdr)))) {
+    const auto* sections = reinterpret_cast<const ElfW(Shdr)*>(file + header->e_shoff);
+    for (int i = 0; i < header->e_shnum; ++i) {
+      const ElfW(Shdr)& table = sections[i];
+      if (table.sh_type != SHT_SYMTAB || table.sh_link >= header->e_shnum) continue;
+      const ElfW(Shdr)& names = sections[table.sh_link];
+      if (!fits(table.sh_offset, table.sh_size / sizeof(ElfW(Sym)), sizeof(ElfW(Sym))) ||
+          !fits(names.sh_offset, names.sh_size, 1))
+        continue;
+      const auto* symbols = reinterpret_cast<const ElfW(Sym)*>(file + table.sh_offset);
+      const std::string_view strings(reinterpret_cast<const char*>(file + names.sh_offset), names.sh_size);
+      for (std::size_t s = 0; s < table.sh_size / sizeof(ElfW(Sym)); ++s) {
+        const ElfW(Sym)& symbol = symbols[s];
+        if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || symbol.st_shndx == SHN_UNDEF ||
+            symbol.st_name >= strings.size())
+          continue;
+        const std::string_view name = strings.substr(symbol.st_name, strings.find('\0', symbol.st_name) - symbol.st_name);
+        if (name == "main" || name == "MAIN__") found.push_back(bias + symbol.st_value);
+      }
+    }
+  }
+  munmap(mapped, size);
+  return found;
 }
 
 }  // namespace
@@ -98,15 +176,100 @@ std::vector<Frame> user_frames(std::vector<Frame> frames, std::string_view self_
   return frames;
 }
 
-std::vector<Frame> symbolize_every_frame(const RawStack& stack) {
-  std::vector<Frame> frames;
-  frames.reserve(stack.depth);
-  for (int i = 0; i < stack.depth; ++i) symbolize_pc(stack.pcs[i], i != stack.interrupted, frames);
-  return frames;
-}
+std::vector<Frame> symbolize_every_frame(const RawStack& stack) { return symbolize_stack(stack, false); }
 
 std::vector<Frame> symbolize(const RawStack& stack) {
-  return user_frames(symbolize_every_frame(stack), checker_module());
+  return user_frames(symbolize_stack(stack, true), checker_module());
+}
+
+void Symbolizer::refresh_modules() {
+  struct Loaded {
+    std::string name;
+    std::uintptr_t bias;
+  };
+  std::vector<Loaded> loaded;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto& modules = *static_cast<std::vector<Loaded>*>(data);
+        // The first module is the main program, whatever name it is given.
+        const char* name = modules.empty() || info->dlpi_name == nullptr ? "" : info->dlpi_name;
+        modules.push_back(Loaded{name, info->dlpi_addr});
+        return 0;
+      },
+      &loaded);
+  // realpath outside the loader's lock, once per name.
+  bases_.clear();
+  for (const Loaded& module : loaded) {
+    auto canonical = canonical_.find(module.name);
+    if (canonical == canonical_.end())
+      canonical = canonical_.emplace(module.name, detail::canonical_module_path(module.name.c_str())).first;
+    bases_.emplace(canonical->second, module.bias);
+  }
+  modules_loaded_ = true;
+}
+
+std::optional<std::uintptr_t> Symbolizer::local_pc(const FrameAddress& address, bool& refreshed) {
+  if (address.module.empty()) return std::nullopt;
+  if (!modules_loaded_) {
+    refresh_modules();
+    refreshed = true;
+  }
+  for (;;) {
+    if (const auto base = bases_.find(address.module); base != bases_.end()) {
+      const std::uintptr_t pc = base->second + address.offset;
+      // The offset must lie in that very module, not past it in another one.
+      const link_map* holder = detail::module_at(pc - (address.return_address ? 1 : 0));
+      if (holder != nullptr && holder->l_addr == base->second) return pc;
+    }
+    // Loaded since the map was made, or loaded again elsewhere: look once more, once per stack.
+    if (refreshed) return std::nullopt;
+    refresh_modules();
+    refreshed = true;
+  }
+}
+
+std::vector<Frame> Symbolizer::symbolize(const std::vector<FrameAddress>& frames) {
+  return user_frames(symbolize_frames(frames, true), checker_module());
+}
+
+std::vector<Frame> Symbolizer::symbolize_every_frame(const std::vector<FrameAddress>& frames) {
+  return symbolize_frames(frames, false);
+}
+
+std::vector<Frame> Symbolizer::symbolize_frames(const std::vector<FrameAddress>& frames, bool users_only) {
+  std::vector<Frame> every;
+  every.reserve(frames.size());
+  bool refreshed = false;
+  for (const FrameAddress& address : frames) {
+    auto key = std::tuple(address.module, address.offset, address.return_address);
+    if (const auto known = cache_.find(key); known != cache_.end()) {
+      every.insert(every.end(), known->second.begin(), known->second.end());
+      continue;
+    }
+    const std::optional<std::uintptr_t> pc = local_pc(address, refreshed);
+    if (!pc) {
+      // Not cached: the module may yet be loaded here.
+      every.push_back(Frame{fmt::format("?? (+{:#x})", address.offset), "", 0, address.module});
+      continue;
+    }
+    std::vector<Frame> found;
+    if (symbolize_pc(*pc, address.return_address, users_only, found)) {
+      ++lookups_;
+      cache_.emplace(std::move(key), found);
+    }
+    every.insert(every.end(), found.begin(), found.end());
+  }
+  return every;
+}
+
+void Symbolizer::warm_up() {
+  // libbacktrace reads every module's symbols and address ranges on its first lookup, and
+  // the lines and functions of a compilation unit on the first lookup in it: main's unit
+  // is in every report.
+  std::vector<std::uintptr_t> pcs = program_entry_points();
+  if (pcs.empty()) pcs.push_back(reinterpret_cast<std::uintptr_t>(&module_of));  // stripped: the modules at least
+  std::vector<Frame> ignored;
+  for (const std::uintptr_t pc : pcs) symbolize_pc(pc, false, false, ignored);
 }
 
 }  // namespace mpisentry::stacks

@@ -172,3 +172,17 @@ TEST_CASE("the monitors stop after the round in which every rank is finalizing",
   CHECK(decider.decide(reduce({finalizing(), LocalStatus{}})) == Action::None);
   CHECK(decider.decide(reduce({finalizing(), finalizing()})) == Action::Stop);
 }
+
+TEST_CASE("rounds are a second apart while no verdict can be due, every tick when one may be", "[rules]") {
+  const Decider decider(thresholds());
+  constexpr auto tick = 100ms;
+  CHECK(decider.ticks_until_next_round(reduce({LocalStatus{}, LocalStatus{}}), tick) == 10);
+  // A rank blocked for 2.5 s of a 3 s timeout: the next round in 0.5 s.
+  CHECK(decider.ticks_until_next_round(reduce({blocked(2.5), LocalStatus{}}), tick) == 5);
+  CHECK(decider.ticks_until_next_round(reduce({blocked(2.95), LocalStatus{}}), tick) == 1);
+  // Ranks past the timeout were judged already: only those below it matter.
+  CHECK(decider.ticks_until_next_round(reduce({blocked(20), LocalStatus{}}), tick) == 10);
+  // An average stall 0.3 s short of DEADLOCK-WARNING.
+  CHECK(decider.ticks_until_next_round(reduce({polling(9.7), polling(9.7)}), tick) == 3);
+  CHECK(decider.ticks_until_next_round(reduce({finalizing(), LocalStatus{}}), tick) == 1);
+}

@@ -1,19 +1,28 @@
 // Stack capture and symbolization on this test's own threads. Built with
 // -g -O0 so that every function below keeps its frame and its lines.
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <climits>
 #include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "stacks/stacks.hpp"
 
@@ -132,6 +141,20 @@ int find_frame(const std::vector<Frame>& frames, std::string_view name) {
 
 bool is_this_file(const Frame& frame) { return frame.file.ends_with("test_stacks.cpp"); }
 
+std::string this_executable() {
+  char path[PATH_MAX];
+  REQUIRE(realpath("/proc/self/exe", path) != nullptr);
+  return path;
+}
+
+// What rank 0 makes of a stack that another rank located and sent, every
+// frame kept: the checker's frames, which symbolize() leaves out, are this
+// test's own (the library is linked in).
+std::vector<Frame> symbolized_as_sent(const RawStack& stack) {
+  Symbolizer symbolizer;
+  return symbolizer.symbolize_every_frame(parse_frame_addresses(serialize(locate(stack))));
+}
+
 }  // namespace
 
 TEST_CASE("the capture signal comes from MPISENTRY_STACK_SIGNAL and skips one that has a handler") {
@@ -163,6 +186,7 @@ TEST_CASE("a thread blocked in a call is captured at the call's line") {
   CHECK(frames[blocked_at].line == poll_call_line);
   CHECK(find_frame(frames, "run_blocked_thread") == blocked_at + 1);
   CHECK(find_frame(frames, "mpisentry::stacks::") == -1);
+  CHECK(symbolized_as_sent(stack) == frames);
 }
 
 TEST_CASE("an inlined call is a frame of its own, between its callee and its caller") {
@@ -185,6 +209,7 @@ TEST_CASE("an inlined call is a frame of its own, between its callee and its cal
   CHECK(frames[inlined].line == inlined_call_line);
   CHECK(is_this_file(frames[inlined]));
   CHECK(find_frame(frames, "run_inlined_blocked_thread") == inlined + 1);
+  CHECK(symbolized_as_sent(stack) == frames);
 }
 
 TEST_CASE("a thread computing is captured at the interrupted line") {
@@ -204,6 +229,12 @@ TEST_CASE("a thread computing is captured at the interrupted line") {
   CHECK(find_frame(frames, "spinning_in_known_function") == 0);
   CHECK(is_this_file(frames[0]));
   CHECK(frames[0].line == spin_line);
+
+  // The interrupted frame travels as an exact pc.
+  const std::vector<FrameAddress> located = locate(stack);
+  CHECK_FALSE(located.at(0).return_address);
+  CHECK(located.at(1).return_address);
+  CHECK(symbolized_as_sent(stack) == frames);
 }
 
 TEST_CASE("a thread that blocks the signal times out and a later capture works") {
@@ -258,6 +289,7 @@ TEST_CASE("capture_current inside a signal handler starts at the interrupted fra
   CHECK(is_this_file(frames[raised_at]));
   CHECK(frames[raised_at].line == raise_call_line);
   CHECK(find_frame(frames, "mpisentry::stacks::capture_current") == -1);
+  CHECK(symbolized_as_sent(stack_in_handler) == frames);
 }
 
 TEST_CASE("capture_current outside a handler starts at its caller") {
@@ -336,4 +368,161 @@ TEST_CASE("the capture signal is a number or SIGRTMIN+N") {
   CHECK_FALSE(parse_signal("SIGRTMIN+"));
   CHECK_FALSE(parse_signal("SIGRTMIN+99"));
   CHECK_FALSE(parse_signal(std::to_string(SIGRTMAX + 1)));
+}
+
+TEST_CASE("located frames survive serialize and parse exactly") {
+  const RawStack stack = capture_in_known_function();
+  const std::vector<FrameAddress> located = locate(stack);
+  REQUIRE(located.size() == static_cast<std::size_t>(stack.depth));
+  // The executable by its real path, whatever name it was started as.
+  CHECK(located[0].module == this_executable());
+  CHECK(located[0].return_address);
+  CHECK(parse_frame_addresses(serialize(located)) == located);
+
+  const std::vector<FrameAddress> odd = {
+      {"/opt/my app/lib physics.so", 0x1234, true},
+      {"", UINTPTR_MAX, false},  // a pc in no module
+      {"/opt/my app/lib physics.so", 0, false},
+      {"line\nbreak and 12 digits", 0xabcdef, true},
+      {"linux-vdso.so.1", 0x9ff, true},
+  };
+  CHECK(parse_frame_addresses(serialize(odd)) == odd);
+  CHECK(parse_frame_addresses(serialize({})).empty());
+}
+
+TEST_CASE("bad or truncated frame addresses are rejected with a message") {
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(parse_frame_addresses(""), Contains("header"));
+  CHECK_THROWS_WITH(parse_frame_addresses("garbage"), Contains("header"));
+  CHECK_THROWS_WITH(parse_frame_addresses("frames/1 1 1\n50 /a.so\n0 10 r\n"), Contains("cut short"));
+  CHECK_THROWS_WITH(parse_frame_addresses("frames/1 1 1\n5 /a.so\n1 10 r\n"), Contains("out of range"));
+  CHECK_THROWS_WITH(parse_frame_addresses("frames/1 1 1\n5 /a.so\n0 10 x\n"), Contains("kind"));
+  CHECK_THROWS_WITH(parse_frame_addresses("frames/1 1 1\n5 /a.so\n0 -10 r\n"), Contains("offset"));
+  CHECK_THROWS_WITH(parse_frame_addresses("frames/1 1 1\n5 /a.so\n0 10 r\nmore"), Contains("after the last frame"));
+  CHECK_THROWS_WITH(parse_frame_addresses("frames/1 99999999999 1\n"), Contains("larger than the text"));
+
+  CHECK(parse_frame_addresses("frames/1 1 1\n5 /a.so\n0 10 r\n") == std::vector<FrameAddress>{{"/a.so", 0x10, true}});
+  const std::string text = serialize({{"/opt/my app/libx.so", 0x1234, true}, {"/bin/app", 0x42, false}});
+  REQUIRE(parse_frame_addresses(text).size() == 2);
+  for (std::size_t length = 0; length < text.size(); ++length) {
+    INFO("cut to " << length << " bytes");
+    CHECK_THROWS_AS(parse_frame_addresses(std::string_view(text).substr(0, length)), std::invalid_argument);
+  }
+}
+
+TEST_CASE("a frame of a module this process has not loaded keeps its module and offset") {
+  Symbolizer symbolizer;
+  CHECK(symbolizer.symbolize({{"/nonexistent/libgone.so", 0x1234, true}}) ==
+        std::vector<Frame>{{"?? (+0x1234)", "", 0, "/nonexistent/libgone.so"}});
+  CHECK(symbolizer.symbolize({{"", 0x7f0000001000, false}}) == std::vector<Frame>{{"?? (+0x7f0000001000)", "", 0, ""}});
+  // An offset beyond the module is not taken for a pc of whatever lies there.
+  const std::uintptr_t far = std::uintptr_t{1} << 46;
+  CHECK(symbolizer.symbolize_every_frame({{this_executable(), far, true}}) ==
+        std::vector<Frame>{{fmt::format("?? (+{:#x})", far), "", 0, this_executable()}});
+}
+
+TEST_CASE("an address that several ranks send is symbolized once") {
+  const RawStack stack = capture_in_known_function();
+  const std::vector<FrameAddress> rank1 = locate(stack);
+  const std::vector<FrameAddress> rank2 = parse_frame_addresses(serialize(rank1));
+  std::set<std::tuple<std::string, std::uintptr_t, bool>> distinct;
+  for (const FrameAddress& frame : rank1) distinct.emplace(frame.module, frame.offset, frame.return_address);
+
+  Symbolizer symbolizer;
+  symbolizer.warm_up();
+  CHECK(symbolizer.lookups() == 0);
+  const std::vector<Frame> first = symbolizer.symbolize_every_frame(rank1);
+  CHECK(symbolizer.lookups() == distinct.size());
+  CHECK(symbolizer.symbolize_every_frame(rank2) == first);
+  CHECK(symbolizer.lookups() == distinct.size());
+  CHECK(first == symbolize_every_frame(stack));
+  CHECK(find_frame(first, "capture_in_known_function") == 0);
+  // The same filter as symbolize(): here it leaves nothing out but libc, the checker being this test.
+  CHECK(symbolizer.symbolize(rank2) == symbolize(stack));
+  CHECK(symbolizer.lookups() == distinct.size());
+}
+
+// The other process of the test below: a "rank" that locates its stack and writes it out.
+TEST_CASE("child process: locate a stack and write it out", "[.][locate_child]") {
+  const char* out = std::getenv("MPISENTRY_TEST_LOCATE_OUT");
+  if (out == nullptr) return;
+  const RawStack stack = capture_in_known_function();
+  std::ofstream file(out, std::ios::binary);
+  file << reinterpret_cast<std::uintptr_t>(stack.pcs[0]) << '\n' << serialize(locate(stack));
+}
+
+TEST_CASE("frames located in another process of the program are symbolized in this one") {
+  char path[] = "/tmp/mpisentry_test_locate_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  const std::string self = this_executable();
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    setenv("MPISENTRY_TEST_LOCATE_OUT", path, 1);
+    execl(self.c_str(), self.c_str(), "[locate_child]", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  unlink(path);
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+
+  std::uintptr_t child_pc = 0;
+  text >> child_pc;
+  text.get();
+  const std::vector<FrameAddress> sent = parse_frame_addresses(text.str().substr(text.tellg()));
+  const RawStack here = capture_in_known_function();
+  if (child_pc == reinterpret_cast<std::uintptr_t>(here.pcs[0]))
+    WARN("address space layout randomization is off: both processes had the same addresses");
+
+  const std::vector<Frame> frames = Symbolizer().symbolize_every_frame(sent);
+  const std::vector<Frame> local = symbolize_every_frame(here);
+  REQUIRE(frames.size() >= 2);
+  CHECK(frames[0] == local.at(0));
+  CHECK(find_frame(frames, "capture_in_known_function") == 0);
+  CHECK(frames[0].line == capture_call_line);
+  // The outer frames (Catch2, main, libc's start, _start) are the same code in both processes.
+  const auto is_main = [](const Frame& frame) { return frame.function == "main"; };
+  const auto main_there = std::find_if(frames.begin(), frames.end(), is_main);
+  const auto main_here = std::find_if(local.begin(), local.end(), is_main);
+  REQUIRE(main_there != frames.end());
+  REQUIRE(main_here != local.end());
+  CHECK(std::vector<Frame>(main_there, frames.end()) == std::vector<Frame>(main_here, local.end()));
+}
+
+// Not a test: prints how long the Symbolizer takes, in a process of its own.
+TEST_CASE("timing of warm_up and of a later report", "[.][symbolizer_timing]") {
+  const auto since = [](auto start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  Symbolizer symbolizer;
+  auto start = std::chrono::steady_clock::now();
+  symbolizer.warm_up();
+  const double warm_up = since(start);
+  const RawStack stack = capture_in_known_function();
+  start = std::chrono::steady_clock::now();
+  const std::vector<FrameAddress> located = locate(stack);
+  const double locating = since(start);
+  for (const FrameAddress& one : located) {
+    start = std::chrono::steady_clock::now();
+    const auto f = symbolizer.symbolize_every_frame({one});
+    std::cout << since(start) << " ms " << (f.empty() ? "-" : f[0].function.substr(0, 50) + " " + f[0].file) << "\n";
+  }
+  start = std::chrono::steady_clock::now();
+  const std::vector<Frame> frames = symbolizer.symbolize_every_frame(located);
+  const double first = since(start);
+  start = std::chrono::steady_clock::now();
+  symbolizer.symbolize_every_frame(located);
+  const double cached = since(start);
+  std::cout << "warm_up " << warm_up << " ms; locate of " << located.size() << " frames " << locating
+            << " ms; symbolize of them " << first << " ms (" << frames.size() << " frames), again " << cached
+            << " ms\n";
 }
