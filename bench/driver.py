@@ -26,7 +26,7 @@ IDLE_SECONDS = 6
 IDLE_PAIRS = 2
 EXCHANGE_RANKS = [2, 4, 6, 8, 16, 64]
 EXCHANGE_SECONDS = 2
-SUMMARY_BYTES = 56  # the monitor's per-tick record: 7 x int64
+SUMMARY_BYTES = 64  # the monitor's per-round record: 8 x int64
 JOB_TIMEOUT_S = 90
 READER_TIMEOUT_S = 10  # for the output once the job has ended
 
@@ -317,11 +317,11 @@ def measure_monitor_cpu(runner: Runner, program: str, library: str) -> tuple[lis
     wakeups = statistics.median(wakeups for _, wakeups in measured["with"])
     extra = statistics.median(with_ms) - without_ms
     return [[label, f"{without_ms:.3f}", f"{spread(with_ms, 1, 3)} (busiest thread {wakeups:.0f} wakeups/s)",
-             f"{extra:.3f} ms/s = {extra / 10:.3f} % of a core = {extra * 100:.0f} us per 100 ms tick",
+             f"{extra:.3f} ms/s = {extra / 10:.3f} % of a core",
              "< 0.1 % of a core", verdict(extra / 10 < 0.1, True)]], failures
 
 
-# ---------------------------------------------------------------- per-tick exchange
+# ---------------------------------------------------------------- per-round exchange
 
 def recursive_doubling_sends(ranks: int) -> float:
     """Sends per rank of one MPICH recursive-doubling allreduce, averaged over ranks: the largest power of two
@@ -335,10 +335,10 @@ def measure_exchange(runner: Runner, program: str, library: str, counter: str) -
     rows, failures = [], []
     env = {"LD_PRELOAD": f"{counter}:{library}", "MPISENTRY_VERBOSE": "0", "MPIR_CVAR_NOLOCAL": "1"}
     for ranks in EXCHANGE_RANKS:
-        runner.progress(f"per-tick exchange: {ranks} ranks")
+        runner.progress(f"per-round exchange: {ranks} ranks")
         formula = recursive_doubling_sends(ranks)
         log_bound = math.ceil(math.log2(ranks)) + 1
-        label = f"per-tick exchange, {ranks} ranks: monitor's UCX sends per rank per tick"
+        label = f"per-round exchange, {ranks} ranks: monitor's UCX sends per rank per round"
         expected = f"formula: {formula:.2f} msg, {formula * SUMMARY_BYTES:.0f} B"
         try:
             counts = thread_lines(runner.run(ranks, [program, str(EXCHANGE_SECONDS)], env).stdout, "SENDS")
@@ -360,7 +360,7 @@ def measure_exchange(runner: Runner, program: str, library: str, counter: str) -
         rows.append([label, expected,
                      f"{statistics.mean(sends):.2f} msg (max {max(sends):.2f}), {statistics.mean(sent_bytes):.0f} B; "
                      f"{statistics.median(tests):.1f} PMPI_Test and {statistics.median(mpi_us):.0f} us CPU in MPI "
-                     f"per tick; {per_rank[0]['rounds']} ticks"
+                     f"per round; {per_rank[0]['rounds']} rounds"
                      + (f"; {odd} sends of unknown size" if odd else ""),
                      f"{statistics.mean(sends) / formula:.2f} x formula", f"O(log P): <= {log_bound} msg",
                      verdict(max(sends) <= log_bound, True)])
