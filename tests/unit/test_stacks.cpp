@@ -511,11 +511,6 @@ TEST_CASE("timing of warm_up and of a later report", "[.][symbolizer_timing]") {
   start = std::chrono::steady_clock::now();
   const std::vector<FrameAddress> located = locate(stack);
   const double locating = since(start);
-  for (const FrameAddress& one : located) {
-    start = std::chrono::steady_clock::now();
-    const auto f = symbolizer.symbolize_every_frame({one});
-    std::cout << since(start) << " ms " << (f.empty() ? "-" : f[0].function.substr(0, 50) + " " + f[0].file) << "\n";
-  }
   start = std::chrono::steady_clock::now();
   const std::vector<Frame> frames = symbolizer.symbolize_every_frame(located);
   const double first = since(start);
