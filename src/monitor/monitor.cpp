@@ -152,6 +152,12 @@ class Monitor {
         case Action::None: break;
       }
       ticks_to_round = decider_.ticks_until_next_round(summary, settings_.check_interval);
+      // Reading the debug info takes a fraction of a second: done ahead of a
+      // report that may come, not when it is due.
+      if (rank() == 0 && !symbolizer_warm_ && decider_.report_may_come(summary)) {
+        symbolizer_.warm_up();
+        symbolizer_warm_ = true;
+      }
     }
   }
 
@@ -193,13 +199,14 @@ class Monitor {
     return describer_.describe(sample(), status, use_mpi);
   }
 
-  RankSnapshot describe_with_stack() const {
+  // Where this rank's thread in MPI (or its main thread) is: located here,
+  // symbolized once for all ranks by rank 0.
+  std::vector<stacks::FrameAddress> locate_stack() const {
     const Activity::Sample now = sample();
-    RankSnapshot snapshot = describe(/*use_mpi=*/true);
     stacks::RawStack raw;
     const pthread_t thread = now.in_call ? now.call.thread : main_thread_;
-    if (stacks::capture_thread(thread, raw, kStackTimeout)) snapshot.stack = stacks::symbolize(raw);
-    return snapshot;
+    if (!stacks::capture_thread(thread, raw, kStackTimeout)) return {};
+    return stacks::locate(raw);
   }
 
   static std::vector<RankSnapshot> parse(const std::vector<std::string>& parts) {
@@ -250,7 +257,8 @@ class Monitor {
   }
 
   void publish(report::Check check, bool partial, const DeadlockCore& core) {
-    const std::vector<std::string> parts = channel_.gather(serialize(describe_with_stack()));
+    const std::vector<std::string> frames_by_rank = channel_.gather(stacks::serialize(locate_stack()));
+    const std::vector<std::string> parts = channel_.gather(serialize(describe(/*use_mpi=*/true)));
     const bool fatal = check != report::Check::NoProgress;
     if (rank() != 0) return;
     report::Report report;
@@ -261,6 +269,10 @@ class Monitor {
     report.threshold_key = fatal ? "DEADLOCK-TIMEOUT" : "DEADLOCK-WARNING";
     try {
       report.ranks = parse(parts);
+      for (RankSnapshot& rank : report.ranks) {
+        const std::string& frames = frames_by_rank.at(static_cast<std::size_t>(rank.rank));
+        rank.stack = symbolizer_.symbolize(stacks::parse_frame_addresses(frames));
+      }
     } catch (const std::exception& error) {
       log::error("cannot read the ranks' states: {}", error.what());
     }
@@ -318,6 +330,8 @@ class Monitor {
   pthread_t main_thread_;
   std::string report_path_;
   int reports_written_ = 0;
+  stacks::Symbolizer symbolizer_;  // rank 0's, for every rank's frames
+  bool symbolizer_warm_ = false;
   std::thread thread_;
   std::atomic<bool> finalizing_{false};
   int wake_pipe_[2] = {-1, -1};

@@ -81,6 +81,8 @@ class Decider {
   // Ticks until the next round: one when a verdict may be due, up to a
   // second's worth while none can be, so that an idle job costs almost nothing.
   int ticks_until_next_round(const Summary& summary, std::chrono::microseconds tick) const;
+  // Some rank is half way to DEADLOCK-TIMEOUT, or the ranks to DEADLOCK-WARNING.
+  bool report_may_come(const Summary& summary) const;
   // Every rank blocked for DEADLOCK-TIMEOUT: HARD even if the graph names no core.
   bool all_blocked(const Summary& summary) const;
 

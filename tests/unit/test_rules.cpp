@@ -186,3 +186,12 @@ TEST_CASE("rounds are a second apart while no verdict can be due, every tick whe
   CHECK(decider.ticks_until_next_round(reduce({polling(9.7), polling(9.7)}), tick) == 3);
   CHECK(decider.ticks_until_next_round(reduce({finalizing(), LocalStatus{}}), tick) == 1);
 }
+
+TEST_CASE("a report may come once a rank is half way to a threshold", "[rules]") {
+  const Decider decider(thresholds());
+  CHECK_FALSE(decider.report_may_come(reduce({blocked(1.4), LocalStatus{}})));
+  CHECK(decider.report_may_come(reduce({blocked(1.5), LocalStatus{}})));
+  CHECK(decider.report_may_come(reduce({blocked(9), LocalStatus{}})));
+  CHECK_FALSE(decider.report_may_come(reduce({polling(4), polling(4)})));
+  CHECK(decider.report_may_come(reduce({polling(5), polling(5)})));
+}
