@@ -77,11 +77,11 @@ void check_clean_run(const JobResult& result, const Workspace& workspace, int ex
 }
 
 JobResult check_unchanged_by_checker(const Workspace& workspace, int ranks, const Program& program,
-                                     const std::vector<std::string>& options) {
-  const JobResult plain = run_job(workspace, plain_command(ranks, program));
+                                     const std::vector<std::string>& options, const std::vector<std::string>& args) {
+  const JobResult plain = run_job(workspace, plain_command(ranks, program, args));
   INFO("without the checker:\n" << describe(plain));
   REQUIRE_FALSE(plain.timed_out);
-  const JobResult checked = run_checked(workspace, ranks, program, options);
+  const JobResult checked = run_checked(workspace, ranks, program, options, args);
   check_clean_run(checked, workspace, plain.exit_status);
   INFO(describe(checked));
   CHECK(checked.out == plain.out);

@@ -62,6 +62,7 @@ void check_clean_run(const JobResult& result, const Workspace& workspace, int ex
 // checked run must be clean, with the same exit status and stdout. Returns
 // the unchecked run, for checks of what the program did.
 JobResult check_unchanged_by_checker(const Workspace& workspace, int ranks, const Program& program,
-                                     const std::vector<std::string>& options);
+                                     const std::vector<std::string>& options,
+                                     const std::vector<std::string>& args = {});
 
 }  // namespace harness

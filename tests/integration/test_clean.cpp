@@ -55,3 +55,19 @@ TEST_CASE("slow_collective: every rank inside one reduction longer than the time
   check_clean_run(result, workspace);
   CHECK(result.out == "sum 3\n");
 }
+
+TEST_CASE("thread_level: the program is told the thread level it asked for", "[clean]") {
+  // The checker runs MPI at MPI_THREAD_MULTIPLE for its own thread.
+  const std::string level = GENERATE(as<std::string>{}, "single", "funneled", "serialized", "multiple");
+  Workspace workspace;
+  const JobResult plain =
+      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(thread_level), kDeadlockOptions, {level});
+  CHECK(plain.out == "provided " + level + "\nqueried " + level + "\n");
+}
+
+TEST_CASE("thread_level: after plain MPI_Init, MPI_Query_thread answers as without the checker", "[clean]") {
+  Workspace workspace;
+  const JobResult plain =
+      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(thread_level), kDeadlockOptions, {"none"});
+  CHECK(plain.out == "queried single\n");
+}
