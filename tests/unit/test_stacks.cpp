@@ -131,6 +131,21 @@ RawStack stack_in_handler;  // written by the test's SIGUSR2 handler
   return stack;
 }
 
+// Runs `run` on a thread until it sleeps in its poll, captures its stack
+// there, then lets it go.
+RawStack capture_while_blocked(void (*run)(int, std::atomic<pid_t>*)) {
+  Gate gate;
+  std::atomic<pid_t> tid{0};
+  std::thread blocked(run, gate.fds[0], &tid);
+  wait_until_asleep(tid);
+  RawStack stack;
+  const bool captured = capture_thread(blocked.native_handle(), stack, 10s);
+  gate.open_once();
+  blocked.join();
+  REQUIRE(captured);
+  return stack;
+}
+
 // Index of the first frame whose function name contains `name`, or -1.
 int find_frame(const std::vector<Frame>& frames, std::string_view name) {
   for (std::size_t i = 0; i < frames.size(); ++i) {
@@ -164,17 +179,7 @@ TEST_CASE("the capture signal comes from MPISENTRY_STACK_SIGNAL and skips one th
 
 TEST_CASE("a thread blocked in a call is captured at the call's line") {
   ensure_capture_installed();
-  Gate gate;
-  std::atomic<pid_t> tid{0};
-  std::thread blocked(run_blocked_thread, gate.fds[0], &tid);
-  wait_until_asleep(tid);
-
-  RawStack stack;
-  const bool captured = capture_thread(blocked.native_handle(), stack, 10s);
-  gate.open_once();
-  blocked.join();
-
-  REQUIRE(captured);
+  const RawStack stack = capture_while_blocked(run_blocked_thread);
   CHECK(stack.interrupted == 0);
   const std::vector<Frame> frames = symbolize_every_frame(stack);
   INFO("interrupted in " << frames.at(0).function << " in " << frames.at(0).module);
@@ -191,17 +196,7 @@ TEST_CASE("a thread blocked in a call is captured at the call's line") {
 
 TEST_CASE("an inlined call is a frame of its own, between its callee and its caller") {
   ensure_capture_installed();
-  Gate gate;
-  std::atomic<pid_t> tid{0};
-  std::thread blocked(run_inlined_blocked_thread, gate.fds[0], &tid);
-  wait_until_asleep(tid);
-
-  RawStack stack;
-  const bool captured = capture_thread(blocked.native_handle(), stack, 10s);
-  gate.open_once();
-  blocked.join();
-
-  REQUIRE(captured);
+  const RawStack stack = capture_while_blocked(run_inlined_blocked_thread);
   const std::vector<Frame> frames = symbolize_every_frame(stack);
   const int inlined = find_frame(frames, "waits_through_inlined_call");
   REQUIRE(inlined > 0);
