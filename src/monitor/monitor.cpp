@@ -15,9 +15,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
-#include <memory>
 #include <mutex>
-#include <optional>
 #include <thread>
 
 #include "config/settings.hpp"
