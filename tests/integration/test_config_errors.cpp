@@ -42,3 +42,30 @@ TEST_CASE("launcher: a bad line of a config file is named by file:line", "[confi
   INFO(describe(result));
   CHECK(result.err.find("bad.conf:3") != std::string::npos);
 }
+
+TEST_CASE("preloaded library: a bad variable stops the run in MPI_Init, named", "[config]") {
+  Workspace workspace;
+  Environment environment = preload_environment(workspace);
+  environment.emplace_back("MPISENTRY_DEADLOCK_WARNING", "5x");
+  const JobResult result = run_job(workspace, plain_command(2, TEST_PROGRAM(pingpong)), environment);
+  INFO(describe(result));
+  REQUIRE_FALSE(result.timed_out);
+  CHECK(result.exit_status != 0);
+  CHECK(result.out.find("checksum") == std::string::npos);
+  CHECK(result.err.find("MPISENTRY_DEADLOCK_WARNING") != std::string::npos);
+  CHECK(result.err.find("\"5x\": unknown time unit 'x'") != std::string::npos);
+}
+
+TEST_CASE("an unwritable report file is named at start, and the report still reaches stderr", "[config]") {
+  Workspace workspace;
+  const std::string unwritable = (workspace.dir() / "no-such-folder" / "report.txt").string();
+  const JobResult result = run_job(
+      workspace, {MPISENTRY_LAUNCHER, "--deadlock-timeout", kDeadlockTimeout, "--report-file", unwritable, "-n", "2",
+                  PROGRAM_recv_recv});
+  INFO(describe(result));
+  REQUIRE_FALSE(result.timed_out);
+  CHECK(result.failed());
+  CHECK(result.err.find("report file \"" + unwritable + "\" cannot be written") != std::string::npos);
+  CHECK(result.err.find("[0] ERROR: GLOBAL:DEADLOCK:HARD: fatal error") != std::string::npos);
+  CHECK(result.err.find("cannot write report file \"" + unwritable + "\"") != std::string::npos);
+}
