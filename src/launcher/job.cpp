@@ -3,6 +3,8 @@
 #include "config/keys.hpp"
 #include "config/text.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <map>
 
@@ -76,8 +78,7 @@ std::vector<std::pair<std::string, std::string>> job_environment(const Arguments
   }
   if (!args.config_file.empty()) variables["MPISENTRY_CONFIG"] = absolute_config(args);
   const char* preload = non_empty(env("LD_PRELOAD"));
-  std::string& preloaded = variables["LD_PRELOAD"] = library;
-  if (preload) preloaded.append(":").append(preload);
+  variables["LD_PRELOAD"] = preload ? fmt::format("{}:{}", library, preload) : library;
   variables[config::kNoticesShownVariable] = "1";
   return {variables.begin(), variables.end()};
 }
