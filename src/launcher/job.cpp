@@ -79,7 +79,7 @@ std::vector<std::pair<std::string, std::string>> job_environment(const Arguments
   if (!args.config_file.empty()) variables["MPISENTRY_CONFIG"] = absolute_config(args);
   const char* preload = non_empty(env("LD_PRELOAD"));
   variables["LD_PRELOAD"] = preload ? fmt::format("{}:{}", library, preload) : library;
-  variables[config::kNoticesShownVariable] = "1";
+  variables.emplace(config::kNoticesShownVariable, "1");
   return {variables.begin(), variables.end()};
 }
 
