@@ -146,7 +146,7 @@ class Monitor {
       switch (decider_.decide(summary)) {
         case Action::Stop: return;
         case Action::CheckDeadlock: check_deadlock(summary); break;
-        case Action::WarnNoProgress: publish(report::Check::NoProgress, /*partial=*/false, DeadlockCore{}); break;
+        case Action::WarnNoProgress: warn_no_progress(); break;
         case Action::None: break;
       }
       ticks_to_round = decider_.ticks_until_next_round(summary, settings_.check_interval);
@@ -207,37 +207,48 @@ class Monitor {
     return stacks::locate(raw);
   }
 
-  static std::vector<RankSnapshot> parse(const std::vector<std::string>& parts) {
+  // Every rank's state, and where its stack is (symbolized only for a
+  // report), at rank 0 in one gather; empty elsewhere.
+  struct Gathered {
     std::vector<RankSnapshot> ranks;
-    ranks.reserve(parts.size());
-    for (const std::string& part : parts) ranks.push_back(deserialize(part));
-    return ranks;
+    std::vector<std::string> frames;  // stacks::serialize'd, by rank
+  };
+  Gathered gather_ranks() {
+    const std::string state = serialize(describe(/*use_mpi=*/true));
+    const std::vector<std::string> parts =
+        channel_.gather(std::to_string(state.size()) + ':' + state + stacks::serialize(locate_stack()));
+    Gathered gathered;
+    try {
+      for (const std::string& part : parts) {
+        const std::size_t colon = part.find(':');
+        const std::size_t length = std::stoul(part.substr(0, colon));
+        gathered.ranks.push_back(deserialize(std::string_view(part).substr(colon + 1, length)));
+        gathered.frames.push_back(part.substr(colon + 1 + length));
+      }
+    } catch (const std::exception& error) {
+      log::error("cannot read the ranks' states: {}", error.what());
+      gathered = {};
+    }
+    return gathered;
   }
 
-  // Rank 0 judges the gathered snapshots; everyone learns the verdict.
+  // Rank 0 judges; when there is no deadlock the others need not hear of it,
+  // and when there is one, rank 0 ends the job.
   void check_deadlock(const Summary& summary) {
-    const std::vector<std::string> parts = channel_.gather(serialize(describe(/*use_mpi=*/true)));
-    std::int32_t verdict = 0;
-    DeadlockCore core;
+    Gathered gathered = gather_ranks();
+    const std::vector<RankSnapshot>& ranks = gathered.ranks;
+    if (ranks.empty()) return;
     const bool everyone = decider_.all_blocked(summary);
-    if (rank() == 0) {
-      try {
-        const std::vector<RankSnapshot> ranks = parse(parts);
-        core = waitgraph::find_deadlock(ranks, to_seconds(settings_.deadlock_timeout));
-        // Everyone blocked and no core: a deadlock only if some wait could
-        // not be read; if every wait is a transfer or a collective under
-        // way, the run is slow, not stuck.
-        const bool unreadable_wait = std::any_of(ranks.begin(), ranks.end(), [](const RankSnapshot& rank) {
-          return rank.state == RankState::Blocked && rank.wait_mode == WaitMode::None;
-        });
-        if (!core.empty() || (everyone && unreadable_wait))
-          verdict = static_cast<std::int32_t>(judge(ranks, core)) + 1;
-      } catch (const std::exception& error) {
-        log::error("cannot read the ranks' states: {}", error.what());
-      }
-    }
-    verdict = channel_.broadcast(verdict);
-    if (verdict > 0) publish(static_cast<report::Check>(verdict - 1), !everyone, core);
+    const DeadlockCore core = waitgraph::find_deadlock(ranks, to_seconds(settings_.deadlock_timeout));
+    // Everyone blocked and no core: a deadlock only if some wait could not be
+    // read; if every wait is a transfer or a collective under way, the run
+    // is slow, not stuck.
+    const bool unreadable_wait = std::any_of(ranks.begin(), ranks.end(), [](const RankSnapshot& rank) {
+      return rank.state == RankState::Blocked && rank.wait_mode == WaitMode::None;
+    });
+    if (core.empty() && !(everyone && unreadable_wait)) return;
+    const report::Check check = judge(ranks, core);
+    publish(check, !everyone, core, std::move(gathered));
   }
 
   // POTENTIAL when the mode is on and a stuck rank waits in a converted send.
@@ -254,11 +265,15 @@ class Monitor {
     return found ? report::Check::DeadlockPotential : report::Check::DeadlockHard;
   }
 
-  void publish(report::Check check, bool partial, const DeadlockCore& core) {
-    const std::vector<std::string> frames_by_rank = channel_.gather(stacks::serialize(locate_stack()));
-    const std::vector<std::string> parts = channel_.gather(serialize(describe(/*use_mpi=*/true)));
+  void warn_no_progress() {
+    Gathered gathered = gather_ranks();
+    if (!gathered.ranks.empty())
+      publish(report::Check::NoProgress, /*partial=*/false, DeadlockCore{}, std::move(gathered));
+  }
+
+  // Rank 0 only: writes the report; a fatal one ends the job.
+  void publish(report::Check check, bool partial, const DeadlockCore& core, Gathered gathered) {
     const bool fatal = check != report::Check::NoProgress;
-    if (rank() != 0) return;
     report::Report report;
     report.check = check;
     report.partial = partial;
@@ -266,14 +281,12 @@ class Monitor {
     report.threshold_seconds = to_seconds(fatal ? settings_.deadlock_timeout : settings_.deadlock_warning);
     report.threshold_key = fatal ? "DEADLOCK-TIMEOUT" : "DEADLOCK-WARNING";
     try {
-      report.ranks = parse(parts);
-      for (RankSnapshot& rank : report.ranks) {
-        const std::string& frames = frames_by_rank.at(static_cast<std::size_t>(rank.rank));
-        rank.stack = symbolizer_.symbolize(stacks::parse_frame_addresses(frames));
-      }
+      for (std::size_t rank = 0; rank < gathered.ranks.size(); ++rank)
+        gathered.ranks[rank].stack = symbolizer_.symbolize(stacks::parse_frame_addresses(gathered.frames[rank]));
     } catch (const std::exception& error) {
-      log::error("cannot read the ranks' states: {}", error.what());
+      log::error("cannot read the ranks' stacks: {}", error.what());
     }
+    report.ranks = std::move(gathered.ranks);
     write_report(report);
     if (fatal) {
       log::error("{}: aborting the job", report::check_name(check));
