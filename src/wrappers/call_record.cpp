@@ -6,6 +6,7 @@ const FunctionInfo& function_info(FunctionId id) {
   static const FunctionInfo table[] = {
       {"(none)", CallKind::None},
 #define MPISENTRY_BLOCKING(name, ...) {"MPI_" #name, CallKind::Blocking},
+#define MPISENTRY_WAIT(name, ...) {"MPI_" #name, CallKind::Blocking},
 #define MPISENTRY_STANDARD_SEND(name, ...) {"MPI_" #name, CallKind::Blocking},
 #define MPISENTRY_POLLING(name, ...) {"MPI_" #name, CallKind::Polling},
 #define MPISENTRY_NONBLOCKING(name, ...) {"MPI_" #name, CallKind::Nonblocking},

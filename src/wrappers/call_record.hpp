@@ -17,6 +17,7 @@ namespace mpisentry {
 enum class FunctionId : std::uint16_t {
   None,
 #define MPISENTRY_BLOCKING(name, ...) name,
+#define MPISENTRY_WAIT(name, ...) name,
 #define MPISENTRY_STANDARD_SEND(name, ...) name,
 #define MPISENTRY_POLLING(name, ...) name,
 #define MPISENTRY_NONBLOCKING(name, ...) name,

@@ -3,11 +3,13 @@
 // Fortran bindings call these C functions, so Fortran programs are covered.
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 
 #include "monitor/monitor.hpp"
 #include "wrappers/call_record.hpp"
+#include "wrappers/patient_wait.hpp"
 
 #define MPISENTRY_API extern "C" __attribute__((visibility("default")))
 
@@ -16,6 +18,7 @@ namespace {
 
 // Set once in MPI_Init, before the program's first wrapped call.
 bool potential_mode = false;
+bool patient_waits = false;  // see patient_wait.hpp
 int program_thread_level = MPI_THREAD_SINGLE;
 bool monitor_running = false;
 
@@ -136,9 +139,15 @@ using namespace mpisentry;
 #define MPISENTRY_BLOCKING(name, params, args, describe) \
   MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, true)
 
-#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, potential_mode,      \
-                            potential_mode ? PMPI_##sync_name args : PMPI_##name args, true)
+#define MPISENTRY_WAIT(name, params, args, describe, patient) \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, patient_waits ? (patient) : PMPI_##name args, true)
+
+#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe, patient)                        \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, potential_mode,                                      \
+                            patient_waits    ? (patient)                                                 \
+                            : potential_mode ? PMPI_##sync_name args                                     \
+                                             : PMPI_##name args,                                         \
+                            true)
 
 #define MPISENTRY_POLLING(name, params, args, describe, completed) \
   MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, result == MPI_SUCCESS && (completed))
@@ -154,6 +163,23 @@ using namespace mpisentry;
 
 namespace {
 
+// More ranks on this node than cores its ranks may run on, all together
+// (each may be bound to one).
+bool more_ranks_than_cores() {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    return false;
+  int ranks_on_node = 1;
+  PMPI_Comm_size(node, &ranks_on_node);
+  cpu_set_t mine, node_cores;
+  CPU_ZERO(&mine);
+  CPU_ZERO(&node_cores);
+  if (sched_getaffinity(0, sizeof(mine), &mine) != 0) CPU_SET(0, &mine);
+  PMPI_Allreduce(&mine, &node_cores, sizeof(cpu_set_t), MPI_BYTE, MPI_BOR, node);
+  PMPI_Comm_free(&node);
+  return ranks_on_node > CPU_COUNT(&node_cores);
+}
+
 // The monitor needs MPI_THREAD_MULTIPLE; the program is told the level it
 // asked for, as MPI would have given it.
 int initialize(int* argc, char*** argv, int required, int* provided) {
@@ -166,6 +192,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   const monitor::Started started = monitor::start(granted);
   monitor_running = started.running;
   potential_mode = started.potential_mode;
+  patient_waits = started.running && more_ranks_than_cores();
   return result;
 }
 
