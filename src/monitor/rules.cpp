@@ -127,8 +127,9 @@ int Decider::ticks_until_next_round(const Summary& summary, std::chrono::microse
 bool Decider::report_may_come(const Summary& summary) const {
   const double half_timeout_ms = static_cast<double>(thresholds_.deadlock_timeout.count()) / 2000.0;
   const double half_warning_ms = static_cast<double>(thresholds_.deadlock_warning.count()) / 2000.0;
-  const bool deadlock = thresholds_.check_deadlock &&
-                        (summary.long_blocked_ranks > 0 || static_cast<double>(summary.max_short_blocked_ms) >= half_timeout_ms);
+  const bool deadlock =
+      thresholds_.check_deadlock &&
+      (summary.long_blocked_ranks > 0 || static_cast<double>(summary.max_short_blocked_ms) >= half_timeout_ms);
   const bool stall = thresholds_.check_no_progress && summary.polling_ranks > 0 && summary.ranks > 0 &&
                      static_cast<double>(summary.stalled_ms) / static_cast<double>(summary.ranks) >= half_warning_ms;
   return deadlock || stall;
