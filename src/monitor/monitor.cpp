@@ -110,8 +110,10 @@ class Monitor {
       log::error("{}", problem);
       return;
     }
-    while (Clock::now() < deadline && report::count_signal_dumps(read_file(report_path_)) < static_cast<std::size_t>(size()))
-      std::this_thread::sleep_for(2ms);
+    const auto all_dumped = [this] {
+      return report::count_signal_dumps(read_file(report_path_)) >= static_cast<std::size_t>(size());
+    };
+    while (Clock::now() < deadline && !all_dumped()) std::this_thread::sleep_for(2ms);
   }
 
   int rank() const { return channel_.rank(); }
