@@ -14,7 +14,11 @@ enum class Check {
   DeadlockHard,       // GLOBAL:DEADLOCK:HARD, fatal
   DeadlockPotential,  // GLOBAL:DEADLOCK:POTENTIAL, fatal
   NoProgress,         // GLOBAL:DEADLOCK:NO_PROGRESS, warning; the program goes on
+  Unsafe,             // GLOBAL:DEADLOCK:UNSAFE, warning: a cycle that needs a wait only some MPIs make
 };
+
+// Fatal checks end the job; the others are warnings.
+bool is_fatal(Check check);
 
 const char* check_name(Check check);  // "GLOBAL:DEADLOCK:HARD"
 
@@ -23,8 +27,13 @@ struct Report {
   double threshold_seconds = 0;     // DEADLOCK-TIMEOUT, or DEADLOCK-WARNING for NoProgress
   const char* threshold_key = "DEADLOCK-TIMEOUT";
   bool partial = false;             // a deadlock among some ranks while others still run
+  // Which rule fired, in words a user can check against the code: "every
+  // rank of the cycle waits in a call that cannot return before the next
+  // rank acts; requests confirmed incomplete; no progress in 2 looks 0.3 s apart".
+  std::string rule;
   std::vector<RankSnapshot> ranks;  // one per rank, sorted by rank
   DeadlockCore core;                // empty when the graph names no core
+  std::vector<WaitArc> arcs;        // the arcs the analysis used, for the DOT graph and the JSON
 };
 
 // Ranks whose call and stack print the same, printed once.

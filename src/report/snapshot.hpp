@@ -19,7 +19,7 @@ struct Frame {
   bool operator==(const Frame&) const = default;
 };
 
-// A point-to-point operation that a blocked rank waits on. A send and the
+// A point-to-point operation that a blocked thread waits on. A send and the
 // receive that matches it, both posted, are a transfer under way (a large or
 // slow message), not a wait.
 struct PendingMessage {
@@ -27,7 +27,7 @@ struct PendingMessage {
   bool send = false;
   int peer = kAny;                 // MPI_COMM_WORLD rank
   int tag = kAny;
-  std::uint64_t comm_key = 0;      // the same for one communicator on every rank
+  std::uint64_t comm_id = 0;       // the communicator's identity, the same on every rank
   bool operator==(const PendingMessage&) const = default;
 };
 
@@ -38,34 +38,88 @@ enum class RankState : std::uint8_t {
   Finalizing,  // inside MPI_Finalize, waiting for the other ranks
 };
 
-// How a blocked rank's wait can be satisfied by the ranks in waits_for.
+// How a blocked thread's wait can be satisfied by the ranks it waits for.
 enum class WaitMode : std::uint8_t {
-  None,     // waits for nothing known (running, or an untracked request)
-  All,      // AND: every rank in waits_for must act (Recv from a rank, Waitall, collective)
-  Any,      // OR: one of them is enough (ANY_SOURCE, Waitany, Waitsome)
+  None,  // waits for nothing the checker can read (running, an unknown request)
+  All,   // AND: every rank listed must act (Recv from a rank, Waitall, Barrier)
+  Any,   // OR: one of them is enough (ANY_SOURCE, Waitany, Waitsome)
+};
+
+// A collective call as every member made it, for matching the k-th
+// collective on a communicator across its members.
+struct CollectiveCall {
+  std::uint64_t comm_id = 0;   // 0: not in a collective
+  std::uint64_t sequence = 0;  // 1 for the communicator's first collective on this rank
+  std::string function;        // "MPI_Bcast"
+  int root = -1;               // MPI_COMM_WORLD rank of the root; -1 when unrooted
+  int op = 0;                  // the reduction operation's handle bits; 0 when none
+  bool operator==(const CollectiveCall&) const = default;
+};
+
+// One thread of a rank that has called MPI.
+struct ThreadSnapshot {
+  int id = 0;  // 0: the thread that initialized MPI; others numbered by their first MPI call
+  RankState state = RankState::Running;
+  double seconds = 0;    // blocked for (Blocked, Finalizing) or without progress (Polling)
+  std::string function;  // "MPI_Recv": the call it is in, or last polled with
+  std::string call;      // the call with its arguments, as printed in reports
+  // Definite waits: they hold in every conforming MPI implementation, and
+  // only requests confirmed incomplete count. For Finalizing, the analysis
+  // fills in the ranks not yet there.
+  WaitMode wait_mode = WaitMode::None;
+  std::vector<int> waits_for;  // MPI_COMM_WORLD ranks
+  // Possible waits (AND): they hold only where MPI chooses to synchronize,
+  // such as a Bcast leaf waiting for another leaf. Never part of a HARD verdict.
+  std::vector<int> possibly_waits_for;
+  std::string wait_reason;  // the rule, in words: "MPI_Bcast leaf waits for its root, rank 0"
+  CollectiveCall collective;
+  // Blocked in a send, or on the request of a send, that the potential-deadlock
+  // mode made synchronous.
+  bool converted_send = false;
+  std::vector<PendingMessage> messages;  // the call's point-to-point operations, for matching
+  std::vector<Frame> stack;              // innermost first; checker, MPI and libc frames left out
+  bool operator==(const ThreadSnapshot&) const = default;
+};
+
+// How far one communicator's collectives have come on one rank.
+struct CollectiveCount {
+  std::uint64_t comm_id = 0;
+  std::uint64_t entered = 0;  // collectives entered on it so far, the current one included
+  bool operator==(const CollectiveCount&) const = default;
 };
 
 struct RankSnapshot {
   int rank = -1;  // MPI_COMM_WORLD rank
   std::string host;
   int pid = 0;
+  // Blocked only when every thread that has called MPI is blocked in MPI;
+  // Running when one of them runs.
   RankState state = RankState::Running;
-  double seconds = 0;        // blocked for (Blocked, Finalizing) or without progress (Polling)
-  std::string function;      // "MPI_Recv": the call it is in, or last polled with
-  std::string call;          // the call with its arguments, as printed in reports
-  WaitMode wait_mode = WaitMode::None;
-  std::vector<int> waits_for;  // MPI_COMM_WORLD ranks; for Finalizing filled in by the analysis
-  std::string wait_reason;     // short, for the deadlock line: "MPI_Recv from rank 1"
-  // Nonzero while in a collective: ranks with the same key are in the same
-  // collective call on the same communicator and do not wait for each other.
-  std::uint64_t collective_key = 0;
-  // Blocked in a send, or on the request of a send, that the potential-deadlock
-  // mode made synchronous.
-  bool converted_send = false;
-  std::vector<PendingMessage> messages;  // the call's point-to-point operations, for matching
-  std::vector<Frame> stack;  // innermost first; checker, MPI and libc frames left out
-
+  double seconds = 0;  // the least of its threads' seconds
+  // Changes whenever any thread of the rank enters, starts or completes
+  // anything: equal in two looks means no progress in between.
+  std::uint64_t activity = 0;
+  std::vector<ThreadSnapshot> threads;  // those in MPI, and the rank's first thread; by id
+  std::vector<CollectiveCount> collectives;  // by comm_id
   bool operator==(const RankSnapshot&) const = default;
+};
+
+// A thread of the job: (rank, thread id).
+struct ThreadRef {
+  int rank = -1;
+  int thread = 0;
+  bool operator==(const ThreadRef&) const = default;
+  auto operator<=>(const ThreadRef&) const = default;
+};
+
+// An arc of the wait-for graph as the analysis used it: after completed
+// requests, arrived collective members and transfers under way dropped out.
+struct WaitArc {
+  ThreadRef from;
+  int to = -1;  // MPI_COMM_WORLD rank
+  WaitMode mode = WaitMode::All;
+  bool possible = false;  // a possible wait (warnings only)
+  bool operator==(const WaitArc&) const = default;
 };
 
 // The monitor's reading of the wait-for graph.
