@@ -18,6 +18,13 @@ std::string handle_text(Handle handle) {
   return fmt::format("{:#x}", bits);
 }
 
+template <typename Handle>
+int handle_bits(Handle handle) {
+  int bits = 0;
+  std::memcpy(&bits, &handle, std::min(sizeof(handle), sizeof(bits)));
+  return bits;
+}
+
 const char* peer_role(CallShape shape) {
   switch (shape) {
     case CallShape::Send:
@@ -29,116 +36,328 @@ const char* peer_role(CallShape shape) {
   }
 }
 
-bool is_intercomm(MPI_Comm comm) {
-  int inter = 0;
-  return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
+bool is(const CallRecord& call, std::initializer_list<FunctionId> functions) {
+  return std::find(functions.begin(), functions.end(), call.function) != functions.end();
 }
 
-// World ranks of the `local` ranks of a group; MPI_UNDEFINED left out.
-std::vector<int> translate(MPI_Group group, std::vector<int> local) {
-  MPI_Group world = MPI_GROUP_NULL;
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
-  std::vector<int> translated(local.size(), MPI_UNDEFINED);
-  PMPI_Group_translate_ranks(group, static_cast<int>(local.size()), local.data(), world, translated.data());
-  PMPI_Group_free(&world);
-  std::erase(translated, MPI_UNDEFINED);
-  return translated;
+std::string name_of(const CallRecord& call) { return function_info(call.function).name; }
+
+std::string rank_list(const std::vector<int>& ranks) { return fmt::format("{}", fmt::join(ranks, ",")); }
+
+std::string ranks_phrase(const std::vector<int>& ranks) {
+  return (ranks.size() == 1 ? "rank " : "ranks ") + rank_list(ranks);
 }
 
-std::vector<int> whole_group_in_world(MPI_Group group) {
-  int size = 0;
-  PMPI_Group_size(group, &size);
-  std::vector<int> local(static_cast<std::size_t>(size));
-  for (int i = 0; i < size; ++i) local[static_cast<std::size_t>(i)] = i;
-  return translate(group, std::move(local));
+// A peer's MPI_COMM_WORLD rank: in the remote group on an inter-communicator.
+std::optional<int> world_peer(const comms::Info& info, int peer) {
+  const std::vector<int>& group = info.inter ? info.remote : info.local;
+  if (peer < 0 || static_cast<std::size_t>(peer) >= group.size()) return std::nullopt;
+  return group[static_cast<std::size_t>(peer)];
 }
 
-// World ranks of comm-local peer ranks: of the remote group on an
-// inter-communicator. Empty when they cannot be known without MPI.
-std::vector<int> to_world(MPI_Comm comm, const std::vector<int>& local, bool use_mpi) {
-  if (comm == MPI_COMM_WORLD) return local;
-  if (!use_mpi || comm == MPI_COMM_NULL) return {};
-  MPI_Group peers = MPI_GROUP_NULL;
-  const int found = is_intercomm(comm) ? PMPI_Comm_remote_group(comm, &peers) : PMPI_Comm_group(comm, &peers);
-  if (found != MPI_SUCCESS) return {};
-  std::vector<int> world = translate(peers, local);
-  PMPI_Group_free(&peers);
-  return world;
+// Whom a receive from MPI_ANY_SOURCE may hear from: every rank that can send
+// to it on the communicator, itself included (another of its threads may send).
+std::vector<int> any_sender(const comms::Info& info) {
+  std::vector<int> senders = info.inter ? info.remote : info.local;
+  std::sort(senders.begin(), senders.end());
+  return senders;
 }
 
-// Every world rank that takes part in comm's collectives (both groups of an
-// inter-communicator), sorted.
-std::vector<int> members(MPI_Comm comm, bool use_mpi) {
-  if (comm == MPI_COMM_NULL || !use_mpi) return {};
-  std::vector<int> all;
-  const auto append = [&all](std::vector<int> world) { all.insert(all.end(), world.begin(), world.end()); };
-  MPI_Group group = MPI_GROUP_NULL;
-  if (PMPI_Comm_group(comm, &group) == MPI_SUCCESS) {
-    append(whole_group_in_world(group));
-    PMPI_Group_free(&group);
-  }
-  if (is_intercomm(comm) && PMPI_Comm_remote_group(comm, &group) == MPI_SUCCESS) {
-    append(whole_group_in_world(group));
-    PMPI_Group_free(&group);
-  }
-  std::sort(all.begin(), all.end());
-  all.erase(std::unique(all.begin(), all.end()), all.end());
-  return all;
-}
+// What one point-to-point operation waits for, when it has not completed.
+struct PointToPoint {
+  WaitMode mode = WaitMode::None;
+  std::vector<int> ranks;
+  std::string reason;
+};
 
-std::uint64_t hash_ranks(std::uint64_t seed, const std::vector<int>& world_ranks) {
-  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  const auto mix = [&hash](std::uint64_t value) {
-    hash ^= value;
-    hash *= 1099511628211ull;
+PointToPoint point_to_point_wait(const CallRecord& op, const CommunicatorLookup& communicator) {
+  PointToPoint wait;
+  const std::optional<comms::Info> info = communicator(op);
+  if (!info) return wait;
+  const std::string name = name_of(op);
+  const auto from = [&](int peer) -> std::optional<std::vector<int>> {
+    if (peer == MPI_PROC_NULL) return std::vector<int>{};
+    if (peer == MPI_ANY_SOURCE) return any_sender(*info);
+    if (const std::optional<int> world = world_peer(*info, peer)) return std::vector<int>{*world};
+    return std::nullopt;
   };
-  mix(seed);
-  for (int rank : world_ranks) mix(static_cast<std::uint64_t>(rank));
-  return hash | 1;  // never 0, which means "none"
-}
-
-std::uint64_t collective_key(FunctionId function, const std::vector<int>& world_members) {
-  return hash_ranks(static_cast<std::uint64_t>(function), world_members);
-}
-
-// The same on every rank for one communicator. Communicators with the same
-// members share it, so a send may be taken to match a receive on a twin
-// communicator: that errs towards "transfer under way", never towards a
-// deadlock that is not there.
-std::uint64_t comm_key(const std::vector<int>& world_members) {
-  constexpr std::uint64_t kCommunicatorSeed = 0xC0FFEE;
-  return world_members.empty() ? 0 : hash_ranks(kCommunicatorSeed, world_members);
-}
-
-bool synchronous_send(const CallRecord& started) {
-  switch (started.function) {
-    case FunctionId::Issend:
-    case FunctionId::Issend_c:
-    case FunctionId::Ssend_init:
-    case FunctionId::Ssend_init_c: return true;
-    default: return started.converted_send;
+  switch (op.shape) {
+    case CallShape::Send: {
+      // A buffered send never waits for its receiver.
+      if (is(op, {FunctionId::Bsend, FunctionId::Bsend_c, FunctionId::Ibsend, FunctionId::Ibsend_c,
+                  FunctionId::Bsend_init, FunctionId::Bsend_init_c}))
+        return wait;
+      const std::optional<int> dest = world_peer(*info, op.peer);
+      if (!dest) return wait;
+      wait = {WaitMode::All, {*dest}, fmt::format("{} waits for its receiver, rank {}", name, *dest)};
+      return wait;
+    }
+    case CallShape::Receive:
+    case CallShape::Probe: {
+      const auto sources = from(op.peer);
+      if (!sources || sources->empty()) return wait;
+      if (op.peer == MPI_ANY_SOURCE)
+        return {WaitMode::Any, *sources, fmt::format("{} from MPI_ANY_SOURCE waits for any rank of {}", name, info->name)};
+      return {WaitMode::All, *sources, fmt::format("{} waits for its source, rank {}", name, sources->front())};
+    }
+    case CallShape::SendReceive: {
+      // One half or both are not done, and which is unknown: either peer may
+      // be the one it waits for.
+      const auto dest = from(op.peer);
+      const auto sources = from(op.source);
+      if (!dest || !sources) return wait;
+      std::set<int> either(sources->begin(), sources->end());
+      either.insert(dest->begin(), dest->end());
+      if (either.empty()) return wait;
+      wait.ranks.assign(either.begin(), either.end());
+      wait.mode = wait.ranks.size() == 1 ? WaitMode::All : WaitMode::Any;
+      wait.reason = fmt::format("{} waits for its send to {} or its receive from {}: one of them is not done", name,
+                                dest->empty() ? "MPI_PROC_NULL" : std::to_string(dest->front()),
+                                op.source == MPI_ANY_SOURCE ? std::string("MPI_ANY_SOURCE")
+                                : sources->empty()          ? std::string("MPI_PROC_NULL")
+                                                            : std::to_string(sources->front()));
+      return wait;
+    }
+    default: return wait;
   }
 }
 
-MPI_Request request_at(const CallRecord& call, int index) {
-  // The program's array may change under us once the call returns; the
-  // seqlock check after sampling tells, a torn handle just finds nothing.
-  return __atomic_load_n(&call.requests[index], __ATOMIC_RELAXED);
+void add_messages(const CallRecord& op, const CommunicatorLookup& communicator, std::vector<PendingMessage>& out) {
+  const std::optional<comms::Info> info = communicator(op);
+  if (!info || info->id == 0) return;
+  const auto add_one = [&](bool send, int peer, int tag) {
+    if (peer == MPI_PROC_NULL) return;
+    int world = PendingMessage::kAny;
+    if (peer != MPI_ANY_SOURCE) {
+      const std::optional<int> found = world_peer(*info, peer);
+      if (!found) return;
+      world = *found;
+    }
+    out.push_back({send, world, tag == MPI_ANY_TAG ? PendingMessage::kAny : tag, info->id});
+  };
+  switch (op.shape) {
+    case CallShape::Send: add_one(true, op.peer, op.tag); break;
+    case CallShape::Receive:
+    case CallShape::Probe: add_one(false, op.peer, op.tag); break;
+    case CallShape::SendReceive:
+      add_one(true, op.peer, op.tag);
+      add_one(false, op.source, op.recv_tag);
+      break;
+    default: break;
+  }
 }
 
-std::string rank_list(const std::vector<int>& ranks) {
-  return fmt::format("{}", fmt::join(ranks, ","));
+bool is_point_to_point(const CallRecord& op) {
+  return op.shape == CallShape::Send || op.shape == CallShape::Receive || op.shape == CallShape::SendReceive;
+}
+
+// Which collective waits are definite: those that hold in every conforming
+// MPI implementation because the call cannot complete without data, or a
+// synchronization, from those members.
+enum class CollectiveRule {
+  EveryMember,      // Barrier; a reduction or exchange with data from every member
+  Root,             // a Bcast/Scatter leaf needs the root's data
+  RootNeedsAll,     // a Gather/Reduce root needs every member's data
+  EarlierMembers,   // Scan/Exscan: rank i needs ranks 0..i-1
+  MayWait,          // counts not known, or no data dependency: possible waits only
+};
+
+CollectiveRule rule_of(const CallRecord& call, bool is_root) {
+  const bool has_data = call.count > 0;
+  switch (call.function) {
+    case FunctionId::Barrier:
+    case FunctionId::Comm_split:
+    case FunctionId::Comm_split_type:
+    case FunctionId::Intercomm_merge:
+    case FunctionId::Dist_graph_create: return CollectiveRule::EveryMember;
+    case FunctionId::Allreduce:
+    case FunctionId::Allgather:
+    case FunctionId::Alltoall:
+    case FunctionId::Reduce_scatter_block:
+      return has_data ? CollectiveRule::EveryMember : CollectiveRule::MayWait;
+    case FunctionId::Bcast:
+    case FunctionId::Scatter:
+    case FunctionId::Scatterv:
+      return has_data && !is_root ? CollectiveRule::Root : CollectiveRule::MayWait;
+    case FunctionId::Gather:
+    case FunctionId::Reduce:
+      return has_data && is_root ? CollectiveRule::RootNeedsAll : CollectiveRule::MayWait;
+    case FunctionId::Scan:
+    case FunctionId::Exscan: return has_data ? CollectiveRule::EarlierMembers : CollectiveRule::MayWait;
+    default: return CollectiveRule::MayWait;
+  }
+}
+
+Waits collective_waits(const CallRecord& call, int world_rank, const CommunicatorLookup& communicator) {
+  Waits w;
+  const std::string name = name_of(call);
+  const std::optional<comms::Info> info = communicator(call);
+  if (!info || call.comm_id == 0) {
+    w.reason = name + " on a communicator mpisentry does not track: whom it waits for is unknown";
+    return w;
+  }
+  std::vector<int> everyone = info->local;
+  everyone.insert(everyone.end(), info->remote.begin(), info->remote.end());
+  std::vector<int> others;
+  for (int rank : everyone)
+    if (rank != world_rank) others.push_back(rank);
+  std::sort(others.begin(), others.end());
+  others.erase(std::unique(others.begin(), others.end()), others.end());
+
+  w.collective.comm_id = call.comm_id;
+  w.collective.sequence = call.sequence;
+  w.collective.function = name;
+  w.collective.op = handle_bits(call.op);
+  bool is_root = false;
+  if (call.shape == CallShape::Rooted) {
+    if (call.peer == MPI_PROC_NULL) {  // an inter-communicator's other non-root ranks: not part of it
+      w.reason = name + " with root MPI_PROC_NULL takes no part";
+      return w;
+    }
+    is_root = call.peer == MPI_ROOT || (!info->inter && world_peer(*info, call.peer) == world_rank);
+    const std::optional<int> root = call.peer == MPI_ROOT ? world_rank : world_peer(*info, call.peer);
+    w.collective.root = root.value_or(-1);
+  }
+  const std::string where = fmt::format("on {} (its collective #{} there)", info->name, call.sequence);
+  switch (rule_of(call, is_root)) {
+    case CollectiveRule::EveryMember:
+      w.mode = WaitMode::All;
+      w.definite = others;
+      w.reason = fmt::format("{} {} cannot complete before every member has joined it", name, where);
+      break;
+    case CollectiveRule::Root:
+      if (w.collective.root < 0) break;
+      w.mode = WaitMode::All;
+      w.definite = {w.collective.root};
+      std::erase(others, w.collective.root);
+      w.possible = others;
+      w.reason = fmt::format("{} {}: a non-root rank needs the data of its root, rank {}", name, where,
+                             w.collective.root);
+      break;
+    case CollectiveRule::RootNeedsAll:
+      w.mode = WaitMode::All;
+      w.definite = others;
+      w.reason = fmt::format("{} {}: the root needs the data of every member", name, where);
+      break;
+    case CollectiveRule::EarlierMembers: {
+      const auto self = std::find(info->local.begin(), info->local.end(), world_rank);
+      w.definite.assign(info->local.begin(), self);
+      w.possible.assign(self == info->local.end() ? self : self + 1, info->local.end());
+      w.mode = w.definite.empty() ? WaitMode::None : WaitMode::All;
+      w.reason = fmt::format("{} {}: a rank needs the data of the ranks before it", name, where);
+      break;
+    }
+    case CollectiveRule::MayWait:
+      w.possible = others;
+      w.reason = fmt::format("{} {} waits for other members only where MPI makes it synchronize", name, where);
+      break;
+  }
+  std::sort(w.definite.begin(), w.definite.end());
+  std::sort(w.possible.begin(), w.possible.end());
+  return w;
+}
+
+// A Wait on several requests waits for the peers of those still incomplete.
+// Waitall (AND) may leave out what it cannot read: it waits at least for the
+// rest. Waitany/Waitsome (OR) cannot: an unreadable request may complete it.
+Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requests,
+                    const CommunicatorLookup& communicator) {
+  Waits w;
+  const std::string name = name_of(call);
+  const bool wait_for_all = is(call, {FunctionId::Wait, FunctionId::Waitall, FunctionId::Test, FunctionId::Testall});
+  std::set<int> all_of;
+  std::vector<PointToPoint> any_of;
+  int incomplete = 0;
+  bool unreadable = call.request_count > kCopiedRequests;
+  for (const RequestView& request : requests) {
+    if (request.handle == MPI_REQUEST_NULL || request.state == RequestState::Complete) continue;
+    if (request.state == RequestState::Unknown || !request.known || !is_point_to_point(request.started)) {
+      unreadable = true;
+      continue;
+    }
+    ++incomplete;
+    w.converted_send = w.converted_send || request.started.converted_send;
+    add_messages(request.started, communicator, w.messages);
+    PointToPoint part = point_to_point_wait(request.started, communicator);
+    if (part.mode == WaitMode::None) {
+      unreadable = true;
+    } else if (part.mode == WaitMode::All) {
+      all_of.insert(part.ranks.begin(), part.ranks.end());
+    } else {
+      any_of.push_back(std::move(part));
+    }
+  }
+  const std::string counted = fmt::format("{} of its {} requests still incomplete", incomplete, call.request_count);
+  if (wait_for_all) {
+    if (!all_of.empty()) {
+      w.mode = WaitMode::All;
+      w.definite.assign(all_of.begin(), all_of.end());
+    } else if (!any_of.empty()) {
+      w.mode = WaitMode::Any;
+      w.definite = any_of.front().ranks;
+    }
+  } else if (!unreadable) {
+    std::set<int> either;
+    for (const PointToPoint& part : any_of) either.insert(part.ranks.begin(), part.ranks.end());
+    either.insert(all_of.begin(), all_of.end());
+    if (!either.empty()) {
+      w.mode = WaitMode::Any;
+      w.definite.assign(either.begin(), either.end());
+    }
+  }
+  if (w.mode == WaitMode::None) {
+    w.reason = unreadable ? fmt::format("{} waits on a request mpisentry cannot read ({})", name, counted)
+                          : fmt::format("{}: {}", name, counted);
+    w.definite.clear();
+    return w;
+  }
+  w.reason = fmt::format("{} waits for {}{} ({})", name, w.mode == WaitMode::Any ? "any of " : "",
+                         ranks_phrase(w.definite), counted);
+  return w;
 }
 
 }  // namespace
 
-struct Describer::Waits {
-  WaitMode mode = WaitMode::None;
-  std::vector<int> ranks;
-  std::string reason;
-  std::uint64_t collective_key = 0;
-  bool converted_send = false;
-};
+Waits derive_waits(const CallRecord& call, const std::vector<RequestView>& requests, int world_rank,
+                   const CommunicatorLookup& communicator) {
+  switch (call.shape) {
+    case CallShape::Send:
+    case CallShape::Receive:
+    case CallShape::Probe:
+    case CallShape::SendReceive: {
+      Waits w;
+      PointToPoint wait = point_to_point_wait(call, communicator);
+      w.mode = wait.mode;
+      w.definite = std::move(wait.ranks);
+      w.reason = wait.mode == WaitMode::None ? name_of(call) + ": whom it waits for is unknown" : wait.reason;
+      w.converted_send = call.converted_send;
+      add_messages(call, communicator, w.messages);
+      return w;
+    }
+    case CallShape::Collective:
+    case CallShape::Rooted: return collective_waits(call, world_rank, communicator);
+    case CallShape::Requests: return request_waits(call, requests, communicator);
+    case CallShape::Finalize: {
+      Waits w;
+      w.mode = WaitMode::All;  // the analysis fills in the ranks not yet there
+      w.reason = "MPI_Finalize waits for the ranks not yet in it";
+      return w;
+    }
+    case CallShape::Neighborhood:
+    case CallShape::MatchedReceive:
+    case CallShape::Window:
+    case CallShape::Opaque:
+    case CallShape::None: break;
+  }
+  Waits w;
+  w.reason = name_of(call) + ": whom it waits for is not recorded";
+  return w;
+}
+
+std::optional<comms::Info> lookup_communicator(const CallRecord& call) {
+  const std::uint64_t id = call.comm_id != 0 ? call.comm_id : comms::id_of(call.comm);
+  return id == 0 ? std::nullopt : comms::info(id);
+}
 
 Describer::Describer(int world_rank) : world_rank_(world_rank), pid_(static_cast<int>(getpid())) {
   char host[256] = {};
@@ -165,262 +384,123 @@ std::string Describer::datatype_name(MPI_Datatype datatype) const {
   return found != builtin_types_.end() ? found->second : handle_text(datatype);
 }
 
-std::string Describer::comm_name(MPI_Comm comm, bool use_mpi) const {
-  if (comm == MPI_COMM_WORLD) return "MPI_COMM_WORLD";
-  if (comm == MPI_COMM_SELF) return "MPI_COMM_SELF";
-  if (comm == MPI_COMM_NULL) return "MPI_COMM_NULL";
-  char name[MPI_MAX_OBJECT_NAME] = {};
-  int length = 0;
-  if (use_mpi && PMPI_Comm_get_name(comm, name, &length) == MPI_SUCCESS && length > 0)
-    return std::string(name, static_cast<std::size_t>(length));
-  return handle_text(comm);
-}
-
-std::string Describer::peer_text(int rank, MPI_Comm comm, bool use_mpi) const {
-  if (rank == MPI_ANY_SOURCE) return "MPI_ANY_SOURCE";
-  if (rank == MPI_PROC_NULL) return "MPI_PROC_NULL";
-  if (rank == MPI_ROOT) return "MPI_ROOT";
-  if (comm == MPI_COMM_WORLD) return std::to_string(rank);
-  const std::vector<int> world = to_world(comm, {rank}, use_mpi);
-  return world.empty() ? std::to_string(rank) : fmt::format("{} (world {})", rank, world.front());
-}
-
-std::string Describer::arguments(const CallRecord& call, bool use_mpi) const {
+std::string Describer::arguments(const CallRecord& call, const std::vector<RequestView>& requests) const {
   const auto tag_text = [](int tag) { return tag == MPI_ANY_TAG ? std::string("MPI_ANY_TAG") : std::to_string(tag); };
+  const std::optional<comms::Info> info = lookup_communicator(call);
+  const auto peer_text = [&](int rank) {
+    if (rank == MPI_ANY_SOURCE) return std::string("MPI_ANY_SOURCE");
+    if (rank == MPI_PROC_NULL) return std::string("MPI_PROC_NULL");
+    if (rank == MPI_ROOT) return std::string("MPI_ROOT");
+    if (call.comm == MPI_COMM_WORLD || !info) return std::to_string(rank);
+    const std::optional<int> world = world_peer(*info, rank);
+    return world ? fmt::format("{} (world {})", rank, *world) : std::to_string(rank);
+  };
   const auto buffer = [&] {
     return fmt::format("buf={}, count={}, datatype={}", call.buffer, call.count, datatype_name(call.datatype));
   };
-  const std::string comm = "comm=" + comm_name(call.comm, use_mpi);
+  const std::string comm = "comm=" + (call.comm == MPI_COMM_WORLD ? std::string("MPI_COMM_WORLD")
+                                      : call.comm == MPI_COMM_SELF ? std::string("MPI_COMM_SELF")
+                                      : call.comm == MPI_COMM_NULL ? std::string("MPI_COMM_NULL")
+                                      : info                       ? fmt::format("{} ({})", handle_text(call.comm), info->name)
+                                                                   : handle_text(call.comm));
   switch (call.shape) {
     case CallShape::Send:
     case CallShape::Receive:
-      return fmt::format("{}, {}={}, tag={}, {}", buffer(), peer_role(call.shape),
-                         peer_text(call.peer, call.comm, use_mpi), tag_text(call.tag), comm);
-    case CallShape::Probe:
-      return fmt::format("source={}, tag={}, {}", peer_text(call.peer, call.comm, use_mpi), tag_text(call.tag), comm);
+      return fmt::format("{}, {}={}, tag={}, {}", buffer(), peer_role(call.shape), peer_text(call.peer),
+                         tag_text(call.tag), comm);
+    case CallShape::Probe: return fmt::format("source={}, tag={}, {}", peer_text(call.peer), tag_text(call.tag), comm);
     case CallShape::SendReceive:
-      return fmt::format("{}, dest={}, sendtag={}, source={}, recvtag={}, {}", buffer(),
-                         peer_text(call.peer, call.comm, use_mpi), tag_text(call.tag),
-                         peer_text(call.source, call.comm, use_mpi), tag_text(call.recv_tag), comm);
+      return fmt::format("{}, dest={}, sendtag={}, source={}, recvtag={}, {}", buffer(), peer_text(call.peer),
+                         tag_text(call.tag), peer_text(call.source), tag_text(call.recv_tag), comm);
     case CallShape::MatchedReceive: return buffer();
     case CallShape::Collective:
       return call.datatype == MPI_DATATYPE_NULL ? comm : fmt::format("{}, {}", buffer(), comm);
-    case CallShape::Rooted:
-      return fmt::format("{}, root={}, {}", buffer(), peer_text(call.peer, call.comm, use_mpi), comm);
+    case CallShape::Rooted: return fmt::format("{}, root={}, {}", buffer(), peer_text(call.peer), comm);
     case CallShape::Neighborhood: return comm;
     case CallShape::Requests: {
-      constexpr int kListed = 4;
+      constexpr std::size_t kListed = 4;
       std::vector<std::string> listed;
-      for (int i = 0; i < std::min(call.request_count, kListed); ++i) {
-        const MPI_Request request = request_at(call, i);
-        CallRecord started;
-        if (request == MPI_REQUEST_NULL)
+      for (std::size_t i = 0; i < std::min(requests.size(), kListed); ++i) {
+        const RequestView& request = requests[i];
+        if (request.handle == MPI_REQUEST_NULL) {
           listed.emplace_back("MPI_REQUEST_NULL");
-        else if (requests().find(request, started))
-          listed.push_back(call_text(started, use_mpi));
-        else
-          listed.push_back(handle_text(request) + " (a request mpisentry did not see start)");
+          continue;
+        }
+        std::string text = request.known ? call_text(request.started, {})
+                                         : handle_text(request.handle) + " (a request mpisentry did not see start)";
+        if (request.state == RequestState::Complete) text += " [complete]";
+        listed.push_back(std::move(text));
       }
-      if (call.request_count > kListed) listed.push_back(fmt::format("... {} more", call.request_count - kListed));
-      if (call.request_count == 1) return "request=" + listed.front();
+      if (static_cast<std::size_t>(call.request_count) > listed.size())
+        listed.push_back(fmt::format("... {} more", static_cast<std::size_t>(call.request_count) - listed.size()));
+      if (call.request_count == 1 && !listed.empty()) return "request=" + listed.front();
       return fmt::format("count={}, requests=[{}]", call.request_count, fmt::join(listed, ", "));
     }
     case CallShape::Window:
+    case CallShape::Opaque:
     case CallShape::Finalize:
-    case CallShape::None: return "";
+    case CallShape::None: return call.comm == MPI_COMM_NULL ? "" : comm;
   }
   return "";
 }
 
-std::string Describer::call_text(const CallRecord& call, bool use_mpi) const {
-  return fmt::format("{}({})", function_info(call.function).name, arguments(call, use_mpi));
+std::string Describer::call_text(const CallRecord& call, const std::vector<RequestView>& requests) const {
+  return fmt::format("{}({})", function_info(call.function).name, arguments(call, requests));
 }
 
-Describer::Waits Describer::waits(const CallRecord& call, bool use_mpi) const {
-  Waits w;
-  const std::string name = function_info(call.function).name;
-  const auto everyone_else = [&](MPI_Comm comm) {
-    std::vector<int> ranks = members(comm, use_mpi);
-    std::erase(ranks, world_rank_);
-    return ranks;
-  };
-  const auto from_peer = [&](int peer, const char* preposition) {
-    if (peer == MPI_PROC_NULL) return;
-    if (peer == MPI_ANY_SOURCE) {
-      w.mode = WaitMode::Any;
-      w.ranks = everyone_else(call.comm);
-      w.reason = fmt::format("{} from any rank", name);
-      return;
+std::vector<RequestView> Describer::view_requests(const CallRecord& call, bool ask_mpi) const {
+  std::vector<RequestView> views;
+  if (call.shape != CallShape::Requests) return views;
+  for (int i = 0; i < std::min(call.request_count, kCopiedRequests); ++i) {
+    RequestView view;
+    view.handle = call.requests[i];
+    if (view.handle != MPI_REQUEST_NULL) view.known = requests().find(view.handle, view.started);
+    // Only requests of point-to-point operations are asked about: asking
+    // about a generalized request would run the program's query function.
+    if (ask_mpi && view.known && is_point_to_point(view.started)) {
+      int flag = 0;
+      if (PMPI_Request_get_status(view.handle, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+        view.state = flag ? RequestState::Complete : RequestState::Incomplete;
     }
-    w.ranks = to_world(call.comm, {peer}, use_mpi);
-    if (w.ranks.empty()) return;
-    w.mode = WaitMode::All;
-    w.reason = fmt::format("{} {} rank {}", name, preposition, w.ranks.front());
-  };
-  switch (call.shape) {
-    case CallShape::Send:
-      from_peer(call.peer, "to");
-      w.converted_send = call.converted_send;
-      break;
-    case CallShape::Receive:
-    case CallShape::Probe: from_peer(call.peer, "from"); break;
-    // Its send half may complete without the receiver's help: the receive decides.
-    case CallShape::SendReceive: from_peer(call.source, "from"); break;
-    case CallShape::Collective:
-    case CallShape::Rooted: {
-      const std::vector<int> all = members(call.comm, use_mpi);
-      if (all.empty()) break;
-      w.mode = WaitMode::All;
-      w.collective_key = collective_key(call.function, all);
-      w.ranks = everyone_else(call.comm);
-      w.reason = fmt::format("{} on {}", name, comm_name(call.comm, use_mpi));
-      break;
-    }
-    case CallShape::Requests: return request_waits(call, use_mpi);
-    case CallShape::Finalize:
-      w.mode = WaitMode::All;  // the analysis fills in the ranks not yet finalizing
-      w.reason = "MPI_Finalize waits for the ranks not yet there";
-      break;
-    // Neighbours, matched messages and windows: whom they wait for is not
-    // recorded, so they are never claimed to be part of a deadlock.
-    case CallShape::Neighborhood:
-    case CallShape::MatchedReceive:
-    case CallShape::Window:
-    case CallShape::None: break;
+    views.push_back(view);
   }
-  return w;
+  return views;
 }
 
-// A Wait on several requests waits for their peers. Sound rather than
-// complete: only what must hold is claimed, so a rank is never put in a
-// deadlock it could leave. Standard sends may complete without their receiver
-// and count only when nothing else is waited for; wildcard receives and
-// requests of unknown kind weaken the claim.
-Describer::Waits Describer::request_waits(const CallRecord& call, bool use_mpi) const {
-  Waits w;
-  const bool wait_for_all = call.function == FunctionId::Wait || call.function == FunctionId::Waitall ||
-                            call.function == FunctionId::Test || call.function == FunctionId::Testall;
-  std::set<int> required, optional, wildcard;
-  bool unknown = false;
-  std::vector<std::string> kinds;
-  for (int i = 0; i < call.request_count; ++i) {
-    const MPI_Request request = request_at(call, i);
-    if (request == MPI_REQUEST_NULL) continue;
-    CallRecord started;
-    if (!requests().find(request, started)) {
-      unknown = true;
-      continue;
-    }
-    kinds.emplace_back(function_info(started.function).name);
-    w.converted_send = w.converted_send || started.converted_send;
-    const auto world_peer = [&](int peer) { return to_world(started.comm, {peer}, use_mpi); };
-    switch (started.shape) {
-      case CallShape::Send: {
-        const std::vector<int> peer = world_peer(started.peer);
-        if (peer.empty()) unknown = started.peer != MPI_PROC_NULL;
-        else (synchronous_send(started) ? required : optional).insert(peer.front());
-        break;
-      }
-      case CallShape::Receive:
-      case CallShape::SendReceive: {
-        const int source = started.shape == CallShape::Receive ? started.peer : started.source;
-        if (source == MPI_ANY_SOURCE) {
-          for (int rank : members(started.comm, use_mpi))
-            if (rank != world_rank_) wildcard.insert(rank);
-        } else if (const std::vector<int> peer = world_peer(source); !peer.empty()) {
-          required.insert(peer.front());
-        } else {
-          unknown = unknown || source != MPI_PROC_NULL;
-        }
-        break;
-      }
-      default: unknown = true;  // nonblocking collectives, matched receives
-    }
-  }
-  if (unknown) return w;
-  std::set<int> targets;
-  if (wait_for_all) {
-    targets = !required.empty() ? required : !wildcard.empty() ? wildcard : optional;
-    w.mode = required.empty() && !wildcard.empty() ? WaitMode::Any : WaitMode::All;
-  } else {
-    targets = required;
-    targets.insert(optional.begin(), optional.end());
-    targets.insert(wildcard.begin(), wildcard.end());
-    w.mode = WaitMode::Any;
-  }
-  if (targets.empty()) return Waits{};
-  w.ranks.assign(targets.begin(), targets.end());
-  const std::string name = function_info(call.function).name;
-  w.reason = kinds.size() == 1 ? fmt::format("{} for {} with rank {}", name, kinds.front(), rank_list(w.ranks))
-                               : fmt::format("{} for ranks {}", name, rank_list(w.ranks));
-  return w;
-}
-
-std::vector<PendingMessage> Describer::messages(const CallRecord& call, bool use_mpi) const {
-  std::vector<PendingMessage> pending;
-  const auto add = [&](const CallRecord& operation) {
-    const std::uint64_t key = comm_key(members(operation.comm, use_mpi));
-    const auto add_one = [&](bool send, int peer, int tag) {
-      if (key == 0 || peer == MPI_PROC_NULL) return;
-      int world_peer = PendingMessage::kAny;
-      if (peer != MPI_ANY_SOURCE) {
-        const std::vector<int> world = to_world(operation.comm, {peer}, use_mpi);
-        if (world.empty()) return;
-        world_peer = world.front();
-      }
-      pending.push_back({send, world_peer, tag == MPI_ANY_TAG ? PendingMessage::kAny : tag, key});
-    };
-    switch (operation.shape) {
-      case CallShape::Send: add_one(true, operation.peer, operation.tag); break;
-      case CallShape::Receive:
-      case CallShape::Probe: add_one(false, operation.peer, operation.tag); break;
-      case CallShape::SendReceive:
-        add_one(true, operation.peer, operation.tag);
-        add_one(false, operation.source, operation.recv_tag);
-        break;
-      default: break;
-    }
-  };
-  if (call.shape != CallShape::Requests) {
-    add(call);
-    return pending;
-  }
-  for (int i = 0; i < call.request_count; ++i) {
-    CallRecord started;
-    const MPI_Request request = request_at(call, i);
-    if (request != MPI_REQUEST_NULL && requests().find(request, started)) add(started);
-  }
-  return pending;
-}
-
-RankSnapshot Describer::describe(const Activity::Sample& sample, const LocalStatus& status, bool use_mpi) const {
+RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std::uint64_t activity,
+                                 const std::vector<ThreadView>& threads, bool ask_mpi,
+                                 const std::function<bool(const ThreadState::Sample&)>& still_in_call) const {
   RankSnapshot snapshot;
   snapshot.rank = world_rank_;
   snapshot.host = host_;
   snapshot.pid = pid_;
-  const bool blocking = sample.in_call && function_info(sample.call.function).kind == CallKind::Blocking;
-  if (status.finalizing) {
-    snapshot.state = RankState::Finalizing;
-  } else if (blocking) {
-    snapshot.state = RankState::Blocked;
-  } else if (status.polling) {
-    snapshot.state = RankState::Polling;
-  } else {
-    return snapshot;  // running: no call to show
+  snapshot.state = rank_state;
+  snapshot.seconds = rank_seconds;
+  snapshot.activity = activity;
+  snapshot.collectives = comms::collective_counts();
+  for (const ThreadView& thread : threads) {
+    ThreadSnapshot out;
+    out.id = thread.sample.id;
+    out.state = thread.state;
+    out.seconds = thread.seconds;
+    if (thread.state != RankState::Running) {
+      const CallRecord& call = thread.sample.call;
+      // MPI is asked about a request only while its call still runs.
+      const std::vector<RequestView> views =
+          view_requests(call, ask_mpi && (!still_in_call || still_in_call(thread.sample)));
+      out.function = function_info(call.function).name;
+      out.call = call_text(call, views);
+      Waits w = derive_waits(call, views, world_rank_, lookup_communicator);
+      out.wait_mode = w.mode;
+      out.waits_for = std::move(w.definite);
+      out.possibly_waits_for = std::move(w.possible);
+      out.wait_reason = std::move(w.reason);
+      out.collective = std::move(w.collective);
+      out.converted_send = w.converted_send;
+      out.messages = std::move(w.messages);
+    }
+    snapshot.threads.push_back(std::move(out));
   }
-  // Handles are sure to be valid only while their call runs: asking MPI about
-  // a freed communicator would raise an error in the program.
-  use_mpi = use_mpi && sample.in_call;
-  snapshot.seconds = snapshot.state == RankState::Polling ? status.stalled_seconds : status.blocked_seconds;
-  snapshot.function = function_info(sample.call.function).name;
-  snapshot.call = call_text(sample.call, use_mpi);
-  Waits w = waits(sample.call, use_mpi);
-  snapshot.wait_mode = w.mode;
-  snapshot.waits_for = std::move(w.ranks);
-  snapshot.wait_reason = std::move(w.reason);
-  snapshot.collective_key = w.collective_key;
-  snapshot.converted_send = w.converted_send;
-  snapshot.messages = messages(sample.call, use_mpi);
   return snapshot;
 }
 

@@ -1,44 +1,93 @@
-// Turns what the wrappers recorded into a RankSnapshot: the call with its
-// arguments as text, and whom the rank waits for, as MPI_COMM_WORLD ranks.
+// Turns what the wrappers recorded into a RankSnapshot: each thread's call
+// with its arguments as text, and whom it waits for, as MPI_COMM_WORLD ranks.
+//
+// The mapping from a call to its waits is pure (derive_waits): it is given the
+// communicators and the requests' states, so that it can be tested for every
+// call shape without MPI. A wait is definite only when it holds in every
+// conforming MPI implementation and rests on requests confirmed incomplete;
+// waits that hold only where MPI chooses to synchronize are possible waits.
 #pragma once
 
 #include <mpi.h>
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "monitor/rules.hpp"
 #include "report/snapshot.hpp"
 #include "wrappers/call_record.hpp"
+#include "wrappers/communicators.hpp"
+#include "wrappers/thread_state.hpp"
 
 namespace mpisentry::monitor {
+
+enum class RequestState : std::uint8_t {
+  Incomplete,  // MPI says it has not completed
+  Complete,    // completed, or an inactive persistent request: MPI's waits ignore it
+  Unknown,     // not asked: the checker cannot read it (started unseen, a collective, a generalized request)
+};
+
+// One request of a Wait/Test call, as the monitor found it.
+struct RequestView {
+  MPI_Request handle = MPI_REQUEST_NULL;
+  bool known = false;  // the request table knows how it started
+  CallRecord started;
+  RequestState state = RequestState::Unknown;
+};
+
+// A communicator's members and name, for the call's comm_id or handle.
+using CommunicatorLookup = std::function<std::optional<comms::Info>(const CallRecord&)>;
+
+struct Waits {
+  WaitMode mode = WaitMode::None;
+  std::vector<int> definite;  // MPI_COMM_WORLD ranks
+  std::vector<int> possible;
+  std::string reason;
+  CollectiveCall collective;
+  bool converted_send = false;
+  std::vector<PendingMessage> messages;  // only those of incomplete operations
+};
+
+// Whom `call` (by the thread of `world_rank`) waits for. `requests` holds a
+// view of each of its copied requests (Requests shape only).
+Waits derive_waits(const CallRecord& call, const std::vector<RequestView>& requests, int world_rank,
+                   const CommunicatorLookup& communicator);
 
 class Describer {
  public:
   // From MPI_Init's thread: caches what later needs no MPI call.
   explicit Describer(int world_rank);
 
-  // `use_mpi`: name communicators and translate ranks with PMPI calls (the
-  // monitor thread); without it (the signal-dump thread, which must not wait
-  // for MPI's lock) ranks stay communicator-local and only built-in names
-  // are used.
-  RankSnapshot describe(const Activity::Sample& sample, const LocalStatus& status, bool use_mpi) const;
+  struct ThreadView {
+    ThreadState::Sample sample;
+    RankState state = RankState::Running;
+    double seconds = 0;
+  };
+  // `ask_mpi`: confirm requests' states with MPI (the monitor thread);
+  // without it (the signal-dump thread, which must not wait for MPI's lock)
+  // every request's state is Unknown. `still_in_call` tells whether a
+  // thread is still in the call it was sampled in, just before MPI is asked.
+  RankSnapshot describe(RankState rank_state, double rank_seconds, std::uint64_t activity,
+                        const std::vector<ThreadView>& threads, bool ask_mpi,
+                        const std::function<bool(const ThreadState::Sample&)>& still_in_call) const;
+
+  std::string call_text(const CallRecord& call, const std::vector<RequestView>& requests) const;
 
  private:
-  struct Waits;
-  std::string call_text(const CallRecord& call, bool use_mpi) const;
-  std::string arguments(const CallRecord& call, bool use_mpi) const;
-  std::string peer_text(int rank, MPI_Comm comm, bool use_mpi) const;
-  std::string comm_name(MPI_Comm comm, bool use_mpi) const;
+  std::vector<RequestView> view_requests(const CallRecord& call, bool ask_mpi) const;
+  std::string arguments(const CallRecord& call, const std::vector<RequestView>& requests) const;
   std::string datatype_name(MPI_Datatype datatype) const;
-  Waits waits(const CallRecord& call, bool use_mpi) const;
-  Waits request_waits(const CallRecord& call, bool use_mpi) const;
-  std::vector<PendingMessage> messages(const CallRecord& call, bool use_mpi) const;
 
   int world_rank_;
   std::string host_;
   int pid_;
   std::unordered_map<MPI_Datatype, std::string> builtin_types_;
 };
+
+// The checker's own communicator table, by the call's comm_id, else its handle.
+std::optional<comms::Info> lookup_communicator(const CallRecord& call);
 
 }  // namespace mpisentry::monitor

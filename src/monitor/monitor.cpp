@@ -16,7 +16,12 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "config/settings.hpp"
 #include "log/log.hpp"
@@ -24,6 +29,7 @@
 #include "monitor/describe.hpp"
 #include "monitor/rules.hpp"
 #include "monitor/termination.hpp"
+#include "monitor/verdict.hpp"
 #include "monitor/wait_graph.hpp"
 #include "report/report.hpp"
 #include "stacks/stacks.hpp"
@@ -75,12 +81,11 @@ void check_writable(const std::string& path) {
 
 class Monitor {
  public:
-  Monitor(const config::Settings& settings, pthread_t main_thread)
+  explicit Monitor(const config::Settings& settings)
       : settings_(settings),
         describer_(channel_.rank()),
         decider_(Thresholds{settings.deadlock_timeout, settings.deadlock_warning,
-                            settings.check_hard || settings.check_potential, settings.check_no_progress}),
-        main_thread_(main_thread) {
+                            settings.check_hard || settings.check_potential, settings.check_no_progress}) {
     report_path_ = channel_.broadcast(settings.report_file.empty() ? default_report_path() : settings.report_file);
     if (channel_.rank() == 0) check_writable(report_path_);
     if (pipe(wake_pipe_) != 0) wake_pipe_[0] = wake_pipe_[1] = -1;
@@ -102,8 +107,8 @@ class Monitor {
   // soon as one exits, so no rank leaves before the others have written.
   void write_signal_dump(int signal_number, const stacks::RawStack& stack) {
     const auto deadline = Clock::now() + kSignalDumpWait;
-    RankSnapshot snapshot = describe(/*use_mpi=*/false);
-    snapshot.stack = stacks::symbolize(stack);
+    RankSnapshot snapshot = describe(/*ask_mpi=*/false);
+    if (!snapshot.threads.empty()) snapshot.threads.front().stack = stacks::symbolize(stack);
     const std::string text = report::format_signal_dump(snapshot, signal_number);
     write_stderr(text);
     if (const std::string problem = report::write_file(report_path_, text, /*append=*/true); !problem.empty()) {
@@ -144,10 +149,13 @@ class Monitor {
       const LocalStatus status = observe();
       if (--ticks_to_round > 0 && !finalizing) continue;
       termination::keep_handlers_first();
-      const Summary summary = channel_.allreduce(summarize(status, rank(), settings_.deadlock_timeout));
+      const Summary summary = channel_.allreduce(summarize(status, rank(), settings_.deadlock_timeout, step_));
+      step_ = Step::None;
       switch (decider_.decide(summary)) {
         case Action::Stop: return;
-        case Action::CheckDeadlock: check_deadlock(summary); break;
+        case Action::CheckDeadlock: look(/*first=*/true); break;
+        case Action::SecondLook: look(/*first=*/false); break;
+        case Action::Report: report_confirmed(); break;
         case Action::WarnNoProgress: warn_no_progress(); break;
         case Action::None: break;
       }
@@ -176,56 +184,134 @@ class Monitor {
     [[maybe_unused]] ssize_t ignored = write(wake_pipe_[1], &byte, 1);
   }
 
-  Activity::Sample sample() const {
-    Activity::Sample sample;
-    // A writer holds the record for nanoseconds: retrying is enough.
-    while (!activity().sample(sample)) std::this_thread::yield();
-    return sample;
+  // Every live thread that has called MPI, with its state for re-sampling.
+  struct Threads {
+    std::vector<const ThreadState*> states;
+    std::vector<ThreadState::Sample> samples;
+  };
+  static Threads sample_threads() {
+    Threads threads;
+    for_each_thread([&threads](const ThreadState& state) {
+      ThreadState::Sample sample;
+      // A writer holds the record for nanoseconds: retrying is enough, unless the thread exits.
+      bool sampled = false;
+      while (!(sampled = state.sample(sample)) && state.live()) std::this_thread::yield();
+      if (!sampled) return;
+      threads.states.push_back(&state);
+      threads.samples.push_back(sample);
+    });
+    return threads;
   }
 
   LocalStatus observe() {
-    const LocalStatus status = observer_.observe(sample(), Clock::now());
+    const Threads threads = sample_threads();
+    const LocalStatus status = observer_.observe(threads.samples, Clock::now(), untracked_threads());
+    std::unordered_map<int, double> thread_seconds;
+    for (const ThreadState::Sample& sample : threads.samples)
+      thread_seconds[sample.id] = observer_.blocked_seconds(sample.id);
     std::lock_guard lock(status_mutex_);
     status_ = status;
+    thread_seconds_ = std::move(thread_seconds);
     return status;
   }
 
-  RankSnapshot describe(bool use_mpi) const {
+  // This rank as the last tick observed it, every thread's call read now.
+  RankSnapshot describe(bool ask_mpi) const {
     LocalStatus status;
+    std::unordered_map<int, double> thread_seconds;
     {
       std::lock_guard lock(status_mutex_);
       status = status_;
+      thread_seconds = thread_seconds_;
     }
-    return describer_.describe(sample(), status, use_mpi);
+    const Threads threads = sample_threads();
+    std::vector<Describer::ThreadView> views;
+    std::uint64_t activity = threads.samples.size();
+    for (const ThreadState::Sample& sample : threads.samples) {
+      activity = activity * 0x9E3779B97F4A7C15ull + sample.entered + sample.starts + sample.progress;
+      Describer::ThreadView view{sample};
+      const CallKind kind = function_info(sample.call.function).kind;
+      if (sample.in_call && kind == CallKind::Blocking) {
+        view.state = sample.call.shape == CallShape::Finalize ? RankState::Finalizing : RankState::Blocked;
+        view.seconds = thread_seconds[sample.id];
+      } else if (status.polling && kind == CallKind::Polling) {
+        view.state = RankState::Polling;
+        view.seconds = status.stalled_seconds;
+      }
+      views.push_back(view);
+    }
+    const RankState rank_state = status.finalizing             ? RankState::Finalizing
+                                 : status.blocked_seconds > 0 ? RankState::Blocked
+                                 : status.polling             ? RankState::Polling
+                                                              : RankState::Running;
+    const double rank_seconds = rank_state == RankState::Polling ? status.stalled_seconds : status.blocked_seconds;
+    const auto still_in_call = [&threads](const ThreadState::Sample& sampled) {
+      for (std::size_t i = 0; i < threads.samples.size(); ++i) {
+        if (threads.samples[i].id != sampled.id) continue;
+        ThreadState::Sample now;
+        return threads.states[i]->sample(now) && now.generation == sampled.generation &&
+               now.entered == sampled.entered && now.in_call;
+      }
+      return false;
+    };
+    return describer_.describe(rank_state, rank_seconds, activity, views, ask_mpi, still_in_call);
   }
 
-  // Where this rank's thread in MPI (or its main thread) is: located here,
-  // symbolized once for all ranks by rank 0.
-  std::vector<stacks::FrameAddress> locate_stack() const {
-    const Activity::Sample now = sample();
-    stacks::RawStack raw;
-    const pthread_t thread = now.in_call ? now.call.thread : main_thread_;
-    if (!stacks::capture_thread(thread, raw, kStackTimeout)) return {};
-    return stacks::locate(raw);
+  // Where each thread of the snapshot is, for a report: the threads in MPI,
+  // or the first thread when none is. Located here, symbolized once for all
+  // ranks by rank 0.
+  std::string locate_stacks(const RankSnapshot& snapshot) const {
+    const Threads threads = sample_threads();
+    const bool any_in_mpi = std::any_of(snapshot.threads.begin(), snapshot.threads.end(),
+                                        [](const ThreadSnapshot& thread) { return thread.state != RankState::Running; });
+    std::string located = std::to_string(snapshot.threads.size()) + ';';
+    for (const ThreadSnapshot& thread : snapshot.threads) {
+      std::vector<stacks::FrameAddress> frames;
+      const bool wanted = thread.state != RankState::Running || (!any_in_mpi && &thread == &snapshot.threads.front());
+      for (const ThreadState::Sample& sample : threads.samples) {
+        stacks::RawStack raw;
+        if (wanted && sample.id == thread.id && stacks::capture_thread(sample.tid, raw, kStackTimeout))
+          frames = stacks::locate(raw);
+      }
+      const std::string serialized = stacks::serialize(frames);
+      located += std::to_string(serialized.size()) + ':' + serialized;
+    }
+    return located;
   }
 
-  // Every rank's state, and where its stack is (symbolized only for a
-  // report), at rank 0 in one gather; empty elsewhere.
+  // Every rank's state, and with `with_stacks` where its threads' stacks are
+  // (symbolized only for a report), at rank 0 in one gather; empty elsewhere.
   struct Gathered {
     std::vector<RankSnapshot> ranks;
-    std::vector<std::string> frames;  // stacks::serialize'd, by rank
+    std::vector<std::vector<std::string>> frames;  // stacks::serialize'd, by rank and thread
   };
-  Gathered gather_ranks() {
-    const std::string state = serialize(describe(/*use_mpi=*/true));
-    const std::vector<std::string> parts =
-        channel_.gather(std::to_string(state.size()) + ':' + state + stacks::serialize(locate_stack()));
+  Gathered gather_ranks(bool with_stacks) {
+    const RankSnapshot mine = describe(/*ask_mpi=*/true);
+    const std::string state = serialize(mine);
+    const std::vector<std::string> parts = channel_.gather(std::to_string(state.size()) + ':' + state +
+                                                           (with_stacks ? locate_stacks(mine) : std::string()));
     Gathered gathered;
     try {
       for (const std::string& part : parts) {
-        const std::size_t colon = part.find(':');
-        const std::size_t length = std::stoul(part.substr(0, colon));
-        gathered.ranks.push_back(deserialize(std::string_view(part).substr(colon + 1, length)));
-        gathered.frames.push_back(part.substr(colon + 1 + length));
+        std::string_view rest(part);
+        const auto take_sized = [&rest]() {
+          const std::size_t colon = rest.find(':');
+          const std::size_t length = std::stoul(std::string(rest.substr(0, colon)));
+          if (colon == std::string_view::npos || colon + 1 + length > rest.size())
+            throw std::invalid_argument("a rank's part is truncated");
+          const std::string_view taken = rest.substr(colon + 1, length);
+          rest.remove_prefix(colon + 1 + length);
+          return taken;
+        };
+        gathered.ranks.push_back(deserialize(take_sized()));
+        std::vector<std::string> frames;
+        if (with_stacks) {
+          const std::size_t semicolon = rest.find(';');
+          const std::size_t threads = std::stoul(std::string(rest.substr(0, semicolon)));
+          rest.remove_prefix(semicolon + 1);
+          for (std::size_t i = 0; i < threads; ++i) frames.emplace_back(take_sized());
+        }
+        gathered.frames.push_back(std::move(frames));
       }
     } catch (const std::exception& error) {
       log::error("cannot read the ranks' states: {}", error.what());
@@ -234,61 +320,111 @@ class Monitor {
     return gathered;
   }
 
-  // Rank 0 judges; when there is no deadlock the others need not hear of it,
-  // and when there is one, rank 0 ends the job.
-  void check_deadlock(const Summary& summary) {
-    Gathered gathered = gather_ranks();
-    const std::vector<RankSnapshot>& ranks = gathered.ranks;
-    if (ranks.empty()) return;
-    const bool everyone = decider_.all_blocked(summary);
-    const DeadlockCore core = waitgraph::find_deadlock(ranks, to_seconds(settings_.deadlock_timeout));
-    // Everyone blocked and no core: a deadlock only if some wait could not be
-    // read; if every wait is a transfer or a collective under way, the run
-    // is slow, not stuck.
-    const bool unreadable_wait = std::any_of(ranks.begin(), ranks.end(), [](const RankSnapshot& rank) {
-      return rank.state == RankState::Blocked && rank.wait_mode == WaitMode::None;
-    });
-    if (core.empty() && !(everyone && unreadable_wait)) return;
-    const report::Check check = judge(ranks, core);
-    publish(check, !everyone, core, std::move(gathered));
+  JudgeSettings judge_settings() const {
+    return {to_seconds(settings_.deadlock_timeout), to_seconds(settings_.deadlock_warning)};
   }
 
-  // POTENTIAL when the mode is on and a stuck rank waits in a converted send.
-  report::Check judge(const std::vector<RankSnapshot>& ranks, const DeadlockCore& core) const {
-    if (!settings_.check_potential) return report::Check::DeadlockHard;
-    const auto converted = [&](int rank) { return ranks[static_cast<std::size_t>(rank)].converted_send; };
-    bool found = false;
-    if (core.empty()) {
-      for (const RankSnapshot& rank : ranks) found = found || rank.converted_send;
-    } else {
-      for (int rank : core.core) found = found || converted(rank);
-      for (int rank : core.blocked_behind) found = found || converted(rank);
+  // A look at every rank's state. Rank 0 judges: a verdict in view asks for a
+  // second look; seen again with no progress in between, for the report.
+  void look(bool first) {
+    Gathered gathered = gather_ranks(/*with_stacks=*/false);
+    if (rank() != 0 || gathered.ranks.empty()) return;
+    Verdict verdict = judge(gathered.ranks, judge_settings());
+    if (!enabled(verdict)) {
+      pending_.reset();
+      return;
     }
-    return found ? report::Check::DeadlockPotential : report::Check::DeadlockHard;
+    const auto now = Clock::now();
+    if (first || !pending_ || !confirms(pending_->verdict, pending_->ranks, verdict, gathered.ranks)) {
+      pending_ = Look{std::move(verdict), std::move(gathered.ranks), now};
+      step_ = Step::SecondLook;
+      return;
+    }
+    pending_->seconds_between = to_seconds(std::chrono::duration_cast<std::chrono::microseconds>(now - pending_->at));
+    pending_->ranks = std::move(gathered.ranks);
+    step_ = Step::Report;
+  }
+
+  // A verdict whose check is on, and a warning not given for the same cycle before.
+  bool enabled(const Verdict& verdict) const {
+    switch (verdict.kind) {
+      case Verdict::Kind::None: return false;
+      case Verdict::Kind::Hard: return true;
+      case Verdict::Kind::Slow: return settings_.check_no_progress && !warned_.contains(signature(verdict));
+      case Verdict::Kind::Unsafe: return settings_.check_unsafe && !warned_.contains(signature(verdict));
+    }
+    return false;
+  }
+
+  static std::string signature(const Verdict& verdict) {
+    return verdict.rule + '|' + fmt::format("{}", fmt::join(verdict.involved, ","));
+  }
+
+  // The stacks are taken only now, for a verdict seen twice: ranks that only
+  // compute are never signalled otherwise. A third look comes with them, and
+  // must agree too.
+  void report_confirmed() {
+    Gathered gathered = gather_ranks(/*with_stacks=*/true);
+    if (rank() != 0 || gathered.ranks.empty() || !pending_) return;
+    Look confirmed = std::move(*pending_);
+    pending_.reset();
+    const Verdict latest = judge(gathered.ranks, judge_settings());
+    if (!confirms(confirmed.verdict, confirmed.ranks, latest, gathered.ranks)) return;
+    publish(latest, confirmed.seconds_between, std::move(gathered));
+  }
+
+  // POTENTIAL when the mode is on and a stuck thread waits in a converted send.
+  report::Check check_of(const Verdict& verdict, const std::vector<RankSnapshot>& ranks) const {
+    switch (verdict.kind) {
+      case Verdict::Kind::Slow: return report::Check::NoProgress;
+      case Verdict::Kind::Unsafe: return report::Check::Unsafe;
+      default: break;
+    }
+    if (!settings_.check_potential) return report::Check::DeadlockHard;
+    for (int rank : verdict.involved)
+      for (const ThreadSnapshot& thread : ranks[static_cast<std::size_t>(rank)].threads)
+        if (thread.converted_send) return report::Check::DeadlockPotential;
+    return report::Check::DeadlockHard;
   }
 
   void warn_no_progress() {
-    Gathered gathered = gather_ranks();
-    if (!gathered.ranks.empty())
-      publish(report::Check::NoProgress, /*partial=*/false, DeadlockCore{}, std::move(gathered));
+    Gathered gathered = gather_ranks(/*with_stacks=*/true);
+    if (rank() != 0 || gathered.ranks.empty()) return;
+    Verdict verdict;
+    verdict.kind = Verdict::Kind::Slow;
+    verdict.rule = "the ranks call MPI without completing anything (polling), on average for longer than "
+                   "DEADLOCK-WARNING";
+    publish(verdict, 0, std::move(gathered));
   }
 
   // Rank 0 only: writes the report; a fatal one ends the job.
-  void publish(report::Check check, bool partial, const DeadlockCore& core, Gathered gathered) {
-    const bool fatal = check != report::Check::NoProgress;
+  void publish(const Verdict& verdict, double seconds_between, Gathered gathered) {
+    const report::Check check = check_of(verdict, gathered.ranks);
+    const bool fatal = report::is_fatal(check);
+    const bool after_warning = check == report::Check::NoProgress;
     report::Report report;
     report.check = check;
-    report.partial = partial;
-    report.core = core;
-    report.threshold_seconds = to_seconds(fatal ? settings_.deadlock_timeout : settings_.deadlock_warning);
-    report.threshold_key = fatal ? "DEADLOCK-TIMEOUT" : "DEADLOCK-WARNING";
+    report.partial = verdict.partial;
+    report.core = verdict.core;
+    report.rule = verdict.rule;
+    if (seconds_between > 0)
+      report.rule += fmt::format("; seen in two looks {:.1f} s apart with no progress in between", seconds_between);
+    report.threshold_seconds = to_seconds(after_warning ? settings_.deadlock_warning : settings_.deadlock_timeout);
+    report.threshold_key = after_warning ? "DEADLOCK-WARNING" : "DEADLOCK-TIMEOUT";
+    report.arcs = waitgraph::effective_arcs(
+        gathered.ranks, {to_seconds(settings_.deadlock_timeout), verdict.with_possible_waits});
     try {
-      for (std::size_t rank = 0; rank < gathered.ranks.size(); ++rank)
-        gathered.ranks[rank].stack = symbolizer_.symbolize(stacks::parse_frame_addresses(gathered.frames[rank]));
+      for (std::size_t rank = 0; rank < gathered.ranks.size(); ++rank) {
+        std::vector<ThreadSnapshot>& threads = gathered.ranks[rank].threads;
+        for (std::size_t thread = 0; thread < threads.size() && thread < gathered.frames[rank].size(); ++thread)
+          threads[thread].stack =
+              symbolizer_.symbolize(stacks::parse_frame_addresses(gathered.frames[rank][thread]));
+      }
     } catch (const std::exception& error) {
       log::error("cannot read the ranks' stacks: {}", error.what());
     }
     report.ranks = std::move(gathered.ranks);
+    if (!fatal) warned_.insert(signature(verdict));
     write_report(report);
     if (fatal) {
       log::error("{}: aborting the job", report::check_name(check));
@@ -340,7 +476,6 @@ class Monitor {
   Describer describer_;
   Observer observer_;
   Decider decider_;
-  pthread_t main_thread_;
   std::string report_path_;
   int reports_written_ = 0;
   stacks::Symbolizer symbolizer_;  // rank 0's, for every rank's frames
@@ -350,6 +485,17 @@ class Monitor {
   int wake_pipe_[2] = {-1, -1};
   mutable std::mutex status_mutex_;
   LocalStatus status_;
+  std::unordered_map<int, double> thread_seconds_;  // by thread id, as of the last tick
+  // Rank 0's judgement in progress, and what it asks of the next round.
+  struct Look {
+    Verdict verdict;
+    std::vector<RankSnapshot> ranks;
+    Clock::time_point at;
+    double seconds_between = 0;
+  };
+  std::optional<Look> pending_;
+  Step step_ = Step::None;
+  std::set<std::string> warned_;  // warnings given, by verdict: each once
 };
 
 // Never destroyed: the process may exit without MPI_Finalize while the
@@ -394,7 +540,7 @@ Started start(int granted_thread_level) {
   }
 
   const config::Settings& settings = loaded.settings;
-  running_monitor = new Monitor(settings, pthread_self());
+  running_monitor = new Monitor(settings);
   stacks::install_capture_signal();
   termination::install([](int signal_number, const stacks::RawStack& stack) {
     running_monitor->write_signal_dump(signal_number, stack);

@@ -1,6 +1,7 @@
 #include "monitor/rules.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace mpisentry::monitor {
 namespace {
@@ -16,46 +17,69 @@ std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
-LocalStatus Observer::observe(const Activity::Sample& sample, Clock::time_point now) {
-  if (!started_) {
-    started_ = true;
-    progress_seen_ = sample.progress;
-    calls_seen_ = sample.entered + sample.starts;
-    progress_at_ = last_call_at_ = now;
-  }
+LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, Clock::time_point now,
+                              bool untracked) {
+  std::uint64_t progress = 0, calls = 0;
+  bool in_call = false, every_thread_blocked = !threads.empty() && !untracked;
   LocalStatus status;
-  const bool blocking = sample.in_call && function_info(sample.call.function).kind == CallKind::Blocking;
-  status.finalizing = sample.in_call && sample.call.shape == CallShape::Finalize;
-  if (blocking) {
-    if (sample.entered != timed_call_) {
-      timed_call_ = sample.entered;
-      blocked_since_ = now;
+  status.blocked_seconds = std::numeric_limits<double>::infinity();
+  std::unordered_map<int, Timed> timed;
+  for (const ThreadState::Sample& thread : threads) {
+    progress += thread.progress;
+    calls += thread.entered + thread.starts;
+    in_call = in_call || thread.in_call;
+    status.finalizing = status.finalizing || (thread.in_call && thread.call.shape == CallShape::Finalize);
+    const bool blocking = thread.in_call && function_info(thread.call.function).kind == CallKind::Blocking;
+    if (!blocking) {
+      every_thread_blocked = false;
+      continue;
     }
-    status.blocked_seconds = seconds(now - blocked_since_);
-    status.call_number = sample.entered;
-  } else {
-    timed_call_ = 0;
+    Timed entry{thread.entered, now, 0};
+    if (const auto found = timed_.find(thread.id); found != timed_.end() && found->second.call == thread.entered)
+      entry.since = found->second.since;
+    entry.seconds = seconds(now - entry.since);
+    timed.emplace(thread.id, entry);
+    status.blocked_seconds = std::min(status.blocked_seconds, entry.seconds);
+    status.call_number = status.call_number * 0x9E3779B97F4A7C15ull + thread.entered + static_cast<std::uint64_t>(thread.id);
+  }
+  timed_ = std::move(timed);
+  if (!every_thread_blocked) {
+    status.blocked_seconds = 0;
+    status.call_number = 0;
   }
 
-  if (sample.progress != progress_seen_) {
-    progress_seen_ = sample.progress;
+  if (!started_) {
+    started_ = true;
+    progress_seen_ = progress;
+    calls_seen_ = calls;
+    progress_at_ = last_call_at_ = now;
+  }
+  if (progress != progress_seen_) {
+    progress_seen_ = progress;
     progress_at_ = now;
   }
-  if (sample.entered + sample.starts != calls_seen_) {
-    calls_seen_ = sample.entered + sample.starts;
+  if (calls != calls_seen_) {
+    calls_seen_ = calls;
     last_call_at_ = now;
   }
   // A rank that stopped calling MPI computes: its stall starts again when it
   // polls again, so long computations never count as lack of progress.
-  const bool calling = sample.in_call || now - last_call_at_ < kComputingAfter;
+  const bool calling = in_call || now - last_call_at_ < kComputingAfter;
   if (!calling) progress_at_ = now;
   status.stalled_seconds = seconds(now - progress_at_);
-  status.polling = calling && !blocking && status.stalled_seconds > 0;
+  status.polling = calling && !every_thread_blocked && status.stalled_seconds > 0;
   return status;
 }
 
-Summary summarize(const LocalStatus& status, int world_rank, std::chrono::microseconds deadlock_timeout) {
+double Observer::blocked_seconds(int thread_id) const {
+  const auto found = timed_.find(thread_id);
+  return found == timed_.end() ? 0 : found->second.seconds;
+}
+
+Summary summarize(const LocalStatus& status, int world_rank, std::chrono::microseconds deadlock_timeout,
+                  Step step) {
   Summary summary;
+  summary.step = static_cast<std::int64_t>(step);
   summary.ranks = 1;
   summary.min_blocked_ms = milliseconds(status.blocked_seconds);
   if (status.blocked_seconds * 1e6 >= static_cast<double>(deadlock_timeout.count())) {
@@ -79,6 +103,7 @@ void combine(const Summary& in, Summary& inout) {
   inout.polling_ranks += in.polling_ranks;
   inout.finalizing_ranks += in.finalizing_ranks;
   inout.max_short_blocked_ms = std::max(inout.max_short_blocked_ms, in.max_short_blocked_ms);
+  inout.step = std::max(inout.step, in.step);
 }
 
 bool Decider::all_blocked(const Summary& summary) const {
@@ -86,7 +111,14 @@ bool Decider::all_blocked(const Summary& summary) const {
 }
 
 Action Decider::decide(const Summary& summary) {
+  last_action_ = decide_action(summary);
+  return last_action_;
+}
+
+Action Decider::decide_action(const Summary& summary) {
   if (summary.ranks > 0 && summary.finalizing_ranks == summary.ranks) return Action::Stop;
+  if (summary.step == static_cast<std::int64_t>(Step::SecondLook)) return Action::SecondLook;
+  if (summary.step == static_cast<std::int64_t>(Step::Report)) return Action::Report;
 
   // Judge once per change of the set of long-blocked calls: a partial wait
   // that is not a deadlock (load imbalance) is not gathered again every tick.
@@ -94,6 +126,15 @@ Action Decider::decide(const Summary& summary) {
       (summary.long_blocked_ranks != judged_ranks_ || summary.long_blocked_digest != judged_digest_)) {
     judged_ranks_ = summary.long_blocked_ranks;
     judged_digest_ = summary.long_blocked_digest;
+    return Action::CheckDeadlock;
+  }
+  // Every rank blocked past DEADLOCK-WARNING in calls that may still complete
+  // together is judged once more, for the warning that the run is slow.
+  const bool warning_due = summary.min_blocked_ms * 1000 >= thresholds_.deadlock_warning.count();
+  if (!warning_due) {
+    judged_warning_ = false;
+  } else if (thresholds_.check_deadlock && !judged_warning_) {
+    judged_warning_ = true;
     return Action::CheckDeadlock;
   }
 
@@ -109,7 +150,9 @@ Action Decider::decide(const Summary& summary) {
 }
 
 int Decider::ticks_until_next_round(const Summary& summary, std::chrono::microseconds tick) const {
-  if (summary.finalizing_ranks > 0) return 1;
+  // Rank 0 may ask for a second look or a report after a judgement.
+  if (summary.finalizing_ranks > 0 || last_action_ == Action::CheckDeadlock || last_action_ == Action::SecondLook)
+    return 1;
   // No rank can pass DEADLOCK-TIMEOUT sooner than the longest-blocked rank
   // below it, nor the average stall DEADLOCK-WARNING faster than a second a
   // second (and only while a rank polls: blocked ranks alone are not warned of).

@@ -5,8 +5,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <unordered_map>
+#include <vector>
 
-#include "wrappers/call_record.hpp"
+#include "wrappers/thread_state.hpp"
 
 namespace mpisentry::monitor {
 
@@ -15,11 +17,13 @@ using Clock = std::chrono::steady_clock;
 // One rank's state at a tick. Times are measured by the monitor, so the
 // wrappers never read the clock.
 struct LocalStatus {
-  double blocked_seconds = 0;  // inside one blocking call (or MPI_Finalize) this long
+  // Every thread that has called MPI is inside a blocking call (or
+  // MPI_Finalize), the one that entered last this long.
+  double blocked_seconds = 0;
   double stalled_seconds = 0;  // in MPI, or calling it, without completing anything this long
   bool polling = false;        // stalled, but calling MPI_Test-like functions rather than blocked
   bool finalizing = false;
-  std::uint64_t call_number = 0;  // which call it is blocked in (calls entered so far)
+  std::uint64_t call_number = 0;  // which calls its threads are blocked in (a digest of their numbers)
 };
 
 // Turns the wrappers' counters into times.
@@ -28,11 +32,21 @@ class Observer {
   // A rank that makes no MPI call for this long is computing, not polling.
   static constexpr Clock::duration kComputingAfter = std::chrono::seconds(1);
 
-  LocalStatus observe(const Activity::Sample& sample, Clock::time_point now);
+  // `threads`: one sample of every live thread that has called MPI.
+  // `untracked`: some thread's calls cannot be seen, so the rank is never blocked.
+  LocalStatus observe(const std::vector<ThreadState::Sample>& threads, Clock::time_point now,
+                      bool untracked = false);
+  // How long a thread has been in its current blocking call, as of the last
+  // observe(); 0 when it is not in one.
+  double blocked_seconds(int thread_id) const;
 
  private:
-  std::uint64_t timed_call_ = 0;  // the blocking call being timed, by its number
-  Clock::time_point blocked_since_{};
+  struct Timed {
+    std::uint64_t call = 0;  // the blocking call being timed, by its number
+    Clock::time_point since{};
+    double seconds = 0;
+  };
+  std::unordered_map<int, Timed> timed_;  // by thread id
   std::uint64_t progress_seen_ = 0;
   Clock::time_point progress_at_{};
   std::uint64_t calls_seen_ = 0;
@@ -50,16 +64,27 @@ struct Summary {
   std::int64_t polling_ranks = 0;        // SUM
   std::int64_t finalizing_ranks = 0;     // SUM
   std::int64_t max_short_blocked_ms = 0; // MAX over ranks blocked for less than DEADLOCK-TIMEOUT
-  static constexpr int kFields = 8;
+  std::int64_t step = 0;                 // MAX: what rank 0 asks of the next round (Step)
+  static constexpr int kFields = 9;
 };
 
-Summary summarize(const LocalStatus& status, int world_rank, std::chrono::microseconds deadlock_timeout);
+// What rank 0, the judge, asks every rank to do in the next round.
+enum class Step : std::int64_t {
+  None = 0,
+  SecondLook = 1,  // gather the states again: a verdict rests on two looks with no progress between
+  Report = 2,      // gather the stacks and write the report
+};
+
+Summary summarize(const LocalStatus& status, int world_rank, std::chrono::microseconds deadlock_timeout,
+                  Step step = Step::None);
 void combine(const Summary& in, Summary& inout);
 
 enum class Action {
   None,
   Stop,            // every rank is in MPI_Finalize: leave after this round
   CheckDeadlock,   // ranks blocked too long changed: gather snapshots, rank 0 judges
+  SecondLook,      // rank 0 has a verdict in view: gather snapshots again
+  Report,          // rank 0 confirmed a verdict: gather stacks, rank 0 reports
   WarnNoProgress,  // GLOBAL:DEADLOCK:NO_PROGRESS: report, the program goes on
 };
 
@@ -87,10 +112,13 @@ class Decider {
   bool all_blocked(const Summary& summary) const;
 
  private:
+  Action decide_action(const Summary& summary);
   Thresholds thresholds_;
   std::int64_t judged_ranks_ = 0;   // long_blocked_ranks at the last CheckDeadlock
   std::int64_t judged_digest_ = 0;
   bool warned_ = false;  // one NO_PROGRESS warning per stall
+  bool judged_warning_ = false;  // every rank blocked past DEADLOCK-WARNING was judged once
+  Action last_action_ = Action::None;
 };
 
 }  // namespace mpisentry::monitor

@@ -7,55 +7,59 @@
 namespace mpisentry::waitgraph {
 namespace {
 
-bool is_finalizing(const RankSnapshot& rank) { return rank.state == RankState::Finalizing; }
+bool is_finalizing(RankState state) { return state == RankState::Finalizing; }
+bool is_waiting(RankState state) { return state == RankState::Blocked || is_finalizing(state); }
 
 bool is_stuck(const RankSnapshot& rank, double min_stuck_seconds) {
-  return (rank.state == RankState::Blocked || is_finalizing(rank)) && rank.seconds >= min_stuck_seconds;
+  return is_waiting(rank.state) && rank.seconds >= min_stuck_seconds && !rank.threads.empty();
 }
 
 // A send posted by `sender` that a receive posted by `receiver` matches.
 bool matches(const PendingMessage& send, int sender, const PendingMessage& receive, int receiver) {
-  return send.send && !receive.send && send.comm_key == receive.comm_key && send.peer == receiver &&
+  return send.send && !receive.send && send.comm_id == receive.comm_id && send.peer == receiver &&
          (receive.peer == PendingMessage::kAny || receive.peer == sender) &&
          (receive.tag == PendingMessage::kAny || receive.tag == send.tag);
 }
 
-// Both blocked with a send of one matching a receive of the other: the
-// message is on its way (a large or slow transfer), neither waits for the other.
-bool transfer_under_way(const RankSnapshot& a, int a_rank, const RankSnapshot& b, int b_rank) {
-  if (a.state != RankState::Blocked || b.state != RankState::Blocked) return false;
-  for (const PendingMessage& mine : a.messages)
-    for (const PendingMessage& theirs : b.messages)
-      if (matches(mine, a_rank, theirs, b_rank) || matches(theirs, b_rank, mine, a_rank)) return true;
+// A blocked thread of `b` posted an operation that matches one of `mine`:
+// the message is on its way (a large or slow transfer), neither waits for the other.
+bool transfer_under_way(const ThreadSnapshot& mine, int a, const RankSnapshot& b) {
+  for (const ThreadSnapshot& theirs : b.threads) {
+    if (theirs.state != RankState::Blocked) continue;
+    for (const PendingMessage& m : mine.messages)
+      for (const PendingMessage& t : theirs.messages)
+        if (matches(m, a, t, b.rank) || matches(t, b.rank, m, a)) return true;
+  }
   return false;
 }
 
-// Appends the targets of a rank that is not Finalizing, after the collective
-// and transfer rules, and returns its mode. Out-of-range targets are dropped rather than
-// trusted: the snapshots come over the wire, and the analysis must not index
-// past them.
-WaitMode append_own_arcs(const std::vector<RankSnapshot>& ranks, int rank, std::vector<int>& targets) {
-  const RankSnapshot& self = ranks[rank];
-  if (self.wait_mode == WaitMode::None) return WaitMode::None;
-  const bool in_collective = self.state == RankState::Blocked && self.collective_key != 0;
-  const std::size_t first = targets.size();
-  for (int target : self.waits_for) {
-    if (target < 0 || static_cast<std::size_t>(target) >= ranks.size()) continue;
-    const RankSnapshot& other = ranks[target];
-    const bool arrived_too = other.state == RankState::Blocked && other.collective_key == self.collective_key;
-    if ((in_collective && arrived_too) || transfer_under_way(self, rank, other, target)) continue;
-    targets.push_back(target);
-  }
-  return targets.size() == first ? WaitMode::None : self.wait_mode;
+// Whether `target` no longer holds up `thread`'s collective: it has entered
+// that collective (or a later one) on the same communicator.
+bool arrived(const ThreadSnapshot& thread, const RankSnapshot& target) {
+  return thread.collective.comm_id != 0 &&
+         collectives_entered(target, thread.collective.comm_id) >= thread.collective.sequence;
 }
 
-// Appends every rank that is not Finalizing: what a Finalizing rank waits for.
-WaitMode append_non_finalizing(const std::vector<RankSnapshot>& ranks, std::vector<int>& targets) {
-  const std::size_t first = targets.size();
-  for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
-    if (!is_finalizing(ranks[rank])) targets.push_back(static_cast<int>(rank));
-  }
-  return targets.size() == first ? WaitMode::None : WaitMode::All;
+struct ThreadArcs {
+  WaitMode mode = WaitMode::None;
+  std::vector<int> definite;
+  std::vector<int> possible;
+};
+
+// What a blocked thread of `rank` waits for, after the collective and transfer rules.
+ThreadArcs arcs_of(const std::vector<RankSnapshot>& ranks, int rank, const ThreadSnapshot& thread) {
+  ThreadArcs arcs;
+  const auto keep = [&](int target) {
+    if (target < 0 || static_cast<std::size_t>(target) >= ranks.size()) return false;  // never trust the wire
+    const RankSnapshot& other = ranks[static_cast<std::size_t>(target)];
+    return !arrived(thread, other) && !transfer_under_way(thread, rank, other);
+  };
+  for (int target : thread.waits_for)
+    if (keep(target)) arcs.definite.push_back(target);
+  for (int target : thread.possibly_waits_for)
+    if (keep(target)) arcs.possible.push_back(target);
+  arcs.mode = arcs.definite.empty() ? WaitMode::None : thread.wait_mode;
+  return arcs;
 }
 
 // A wait-for graph in compressed rows: node v waits for targets[first[v]] up
@@ -64,75 +68,114 @@ struct Graph {
   std::vector<WaitMode> mode;
   std::vector<std::size_t> first{0};
   std::vector<int> targets;
+  std::vector<bool> free;  // may act now: released from the start
 
   int size() const { return static_cast<int>(first.size()) - 1; }
   std::span<const int> targets_of(int node) const {
-    return {targets.data() + first[node], targets.data() + first[node + 1]};
+    return {targets.data() + first[static_cast<std::size_t>(node)],
+            targets.data() + first[static_cast<std::size_t>(node) + 1]};
   }
-  void close_node(WaitMode node_mode) {
+  void close_node(WaitMode node_mode, bool is_free) {
+    if (first.back() == targets.size() && node_mode != WaitMode::None && !is_free) node_mode = WaitMode::None;
     mode.push_back(node_mode);
+    free.push_back(is_free);
     first.push_back(targets.size());
   }
 };
 
-// The graph of effective_arcs, except that Finalizing ranks wait for one extra
-// node, numbered ranks.size(), that waits (AND) for every rank not Finalizing.
-// Paths, cycles and releases are the same as with direct arcs, but k Finalizing
-// ranks cost k + n arcs instead of k * (n - k).
-Graph build_graph(const std::vector<RankSnapshot>& ranks) {
-  const int everyone_not_finalizing = static_cast<int>(ranks.size());
+// Nodes: the ranks (0..n-1), then one node per waiting thread of a stuck
+// rank, then one node that waits (AND) for every rank not finalizing: what a
+// Finalizing thread waits for (k Finalizing threads cost k + n arcs, not k * n).
+struct Layout {
   Graph graph;
-  for (int rank = 0; rank < everyone_not_finalizing; ++rank) {
-    if (is_finalizing(ranks[rank])) {
-      graph.targets.push_back(everyone_not_finalizing);
-      graph.close_node(WaitMode::All);
-    } else {
-      graph.close_node(append_own_arcs(ranks, rank, graph.targets));
+  std::vector<ThreadRef> thread_of;  // per thread node, from node ranks.size()
+};
+
+Layout build(const std::vector<RankSnapshot>& ranks, const Options& options) {
+  const int rank_count = static_cast<int>(ranks.size());
+  std::vector<std::vector<int>> thread_nodes(ranks.size());
+  std::vector<ThreadRef> thread_of;
+  std::vector<const ThreadSnapshot*> threads;
+  for (int rank = 0; rank < rank_count; ++rank) {
+    const RankSnapshot& snapshot = ranks[static_cast<std::size_t>(rank)];
+    if (!is_stuck(snapshot, options.min_stuck_seconds)) continue;
+    for (const ThreadSnapshot& thread : snapshot.threads) {
+      if (!is_waiting(thread.state)) continue;
+      thread_nodes[static_cast<std::size_t>(rank)].push_back(rank_count + static_cast<int>(thread_of.size()));
+      thread_of.push_back({rank, thread.id});
+      threads.push_back(&thread);
     }
   }
-  graph.close_node(append_non_finalizing(ranks, graph.targets));
-  return graph;
+  const int everyone_not_finalizing = rank_count + static_cast<int>(thread_of.size());
+
+  Layout layout;
+  Graph& graph = layout.graph;
+  for (int rank = 0; rank < rank_count; ++rank) {
+    const bool stuck = is_stuck(ranks[static_cast<std::size_t>(rank)], options.min_stuck_seconds);
+    for (int node : thread_nodes[static_cast<std::size_t>(rank)]) graph.targets.push_back(node);
+    graph.close_node(WaitMode::Any, !stuck);
+  }
+  for (std::size_t i = 0; i < thread_of.size(); ++i) {
+    const ThreadSnapshot& thread = *threads[i];
+    if (is_finalizing(thread.state)) {
+      graph.targets.push_back(everyone_not_finalizing);
+      graph.close_node(WaitMode::All, false);
+      continue;
+    }
+    ThreadArcs arcs = arcs_of(ranks, thread_of[i].rank, thread);
+    WaitMode mode = arcs.mode;
+    graph.targets.insert(graph.targets.end(), arcs.definite.begin(), arcs.definite.end());
+    // Possible waits are extra AND requirements; an OR wait stays as it is.
+    if (options.with_possible_waits && mode != WaitMode::Any && !arcs.possible.empty()) {
+      graph.targets.insert(graph.targets.end(), arcs.possible.begin(), arcs.possible.end());
+      mode = WaitMode::All;
+    }
+    graph.close_node(mode, false);
+  }
+  for (int rank = 0; rank < rank_count; ++rank)
+    if (!is_finalizing(ranks[static_cast<std::size_t>(rank)].state)) graph.targets.push_back(rank);
+  graph.close_node(WaitMode::All, false);
+  layout.thread_of = std::move(thread_of);
+  return layout;
 }
 
-// Who waits for each node: the arcs reversed (modes left empty), duplicates
-// kept so that an AND waiter is counted down once per arc.
+// Who waits for each node: the arcs reversed, duplicates kept so that an AND
+// waiter is counted down once per arc.
 Graph reverse(const Graph& graph) {
   Graph reversed;
   reversed.first.assign(graph.first.size(), 0);
-  for (int target : graph.targets) ++reversed.first[target + 1];
-  for (std::size_t node = 1; node < reversed.first.size(); ++node)
-    reversed.first[node] += reversed.first[node - 1];
+  for (int target : graph.targets) ++reversed.first[static_cast<std::size_t>(target) + 1];
+  for (std::size_t node = 1; node < reversed.first.size(); ++node) reversed.first[node] += reversed.first[node - 1];
   reversed.targets.resize(graph.targets.size());
   std::vector<std::size_t> next(reversed.first.begin(), reversed.first.end() - 1);
-  for (int waiter = 0; waiter < graph.size(); ++waiter) {
-    for (int target : graph.targets_of(waiter)) reversed.targets[next[target]++] = waiter;
-  }
+  for (int waiter = 0; waiter < graph.size(); ++waiter)
+    for (int target : graph.targets_of(waiter)) reversed.targets[next[static_cast<std::size_t>(target)]++] = waiter;
   return reversed;
 }
 
-// MUST's reduction: free ranks and nodes that wait for nothing are released,
+// MUST's reduction: free nodes and nodes that wait for nothing are released,
 // then AND nodes once all their targets are, OR nodes once one of them is.
 // Whatever is never released is deadlocked.
-std::vector<bool> find_deadlocked(const std::vector<RankSnapshot>& ranks, const Graph& graph,
-                                  double min_stuck_seconds) {
+std::vector<bool> find_deadlocked(const Graph& graph) {
   const Graph waiters = reverse(graph);
-  std::vector<bool> deadlocked(graph.size(), true);
-  std::vector<std::size_t> still_needed(graph.size());
+  std::vector<bool> deadlocked(static_cast<std::size_t>(graph.size()), true);
+  std::vector<std::size_t> still_needed(static_cast<std::size_t>(graph.size()));
   std::vector<int> to_release;
   for (int node = 0; node < graph.size(); ++node) {
-    const bool free_rank = node < static_cast<int>(ranks.size()) && !is_stuck(ranks[node], min_stuck_seconds);
-    if (free_rank || graph.mode[node] == WaitMode::None) {
-      deadlocked[node] = false;
+    const auto n = static_cast<std::size_t>(node);
+    if (graph.free[n] || graph.mode[n] == WaitMode::None) {
+      deadlocked[n] = false;
       to_release.push_back(node);
     }
-    still_needed[node] = graph.mode[node] == WaitMode::All ? graph.targets_of(node).size() : 1;
+    still_needed[n] = graph.mode[n] == WaitMode::All ? graph.targets_of(node).size() : 1;
   }
   while (!to_release.empty()) {
     const int released = to_release.back();
     to_release.pop_back();
     for (int waiter : waiters.targets_of(released)) {
-      if (deadlocked[waiter] && --still_needed[waiter] == 0) {
-        deadlocked[waiter] = false;
+      const auto w = static_cast<std::size_t>(waiter);
+      if (deadlocked[w] && --still_needed[w] == 0) {
+        deadlocked[w] = false;
         to_release.push_back(waiter);
       }
     }
@@ -145,51 +188,52 @@ std::vector<bool> find_deadlocked(const std::vector<RankSnapshot>& ranks, const 
 // overflow the thread's stack). component[v] is -1 for released nodes.
 std::vector<int> find_components(const Graph& graph, const std::vector<bool>& deadlocked) {
   constexpr int unvisited = -1;
-  std::vector<int> component(graph.size(), -1);
-  std::vector<int> order(graph.size(), unvisited);
-  std::vector<int> lowest(graph.size(), 0);
-  std::vector<bool> on_stack(graph.size(), false);
+  const auto size = static_cast<std::size_t>(graph.size());
+  std::vector<int> component(size, -1), order(size, unvisited), lowest(size, 0);
+  std::vector<bool> on_stack(size, false);
   std::vector<int> stack;
   struct Visit {
     int node;
     std::size_t next_arc;
   };
   std::vector<Visit> path;
-  int visited = 0;
-  int components = 0;
+  int visited = 0, components = 0;
   const auto enter = [&](int node) {
-    order[node] = lowest[node] = visited++;
+    const auto n = static_cast<std::size_t>(node);
+    order[n] = lowest[n] = visited++;
     stack.push_back(node);
-    on_stack[node] = true;
-    path.push_back({node, graph.first[node]});
+    on_stack[n] = true;
+    path.push_back({node, graph.first[n]});
   };
   for (int root = 0; root < graph.size(); ++root) {
-    if (!deadlocked[root] || order[root] != unvisited) continue;
+    if (!deadlocked[static_cast<std::size_t>(root)] || order[static_cast<std::size_t>(root)] != unvisited) continue;
     enter(root);
     while (!path.empty()) {
       const int node = path.back().node;
-      if (path.back().next_arc < graph.first[node + 1]) {
+      const auto n = static_cast<std::size_t>(node);
+      if (path.back().next_arc < graph.first[n + 1]) {
         const int target = graph.targets[path.back().next_arc++];
-        if (!deadlocked[target]) continue;
-        if (order[target] == unvisited) {
+        const auto t = static_cast<std::size_t>(target);
+        if (!deadlocked[t]) continue;
+        if (order[t] == unvisited) {
           enter(target);
-        } else if (on_stack[target]) {
-          lowest[node] = std::min(lowest[node], order[target]);
+        } else if (on_stack[t]) {
+          lowest[n] = std::min(lowest[n], order[t]);
         }
         continue;
       }
       path.pop_back();
       if (!path.empty()) {
-        const int parent = path.back().node;
-        lowest[parent] = std::min(lowest[parent], lowest[node]);
+        const auto parent = static_cast<std::size_t>(path.back().node);
+        lowest[parent] = std::min(lowest[parent], lowest[n]);
       }
-      if (lowest[node] != order[node]) continue;
+      if (lowest[n] != order[n]) continue;
       int member;
       do {
         member = stack.back();
         stack.pop_back();
-        on_stack[member] = false;
-        component[member] = components;
+        on_stack[static_cast<std::size_t>(member)] = false;
+        component[static_cast<std::size_t>(member)] = components;
       } while (member != node);
       ++components;
     }
@@ -200,26 +244,25 @@ std::vector<int> find_components(const Graph& graph, const std::vector<bool>& de
 // Whether a deadlocked node lies on a cycle: its component has another node,
 // or it waits for itself.
 std::vector<bool> find_on_cycle(const Graph& graph, const std::vector<int>& component) {
-  std::vector<int> component_size(graph.size(), 0);
-  for (int id : component) {
-    if (id >= 0) ++component_size[id];
-  }
-  std::vector<bool> on_cycle(graph.size(), false);
+  std::vector<int> component_size(static_cast<std::size_t>(graph.size()), 0);
+  for (int id : component)
+    if (id >= 0) ++component_size[static_cast<std::size_t>(id)];
+  std::vector<bool> on_cycle(static_cast<std::size_t>(graph.size()), false);
   for (int node = 0; node < graph.size(); ++node) {
-    if (component[node] < 0) continue;
+    const int id = component[static_cast<std::size_t>(node)];
+    if (id < 0) continue;
     const auto targets = graph.targets_of(node);
-    on_cycle[node] = component_size[component[node]] > 1 || std::ranges::find(targets, node) != targets.end();
+    on_cycle[static_cast<std::size_t>(node)] =
+        component_size[static_cast<std::size_t>(id)] > 1 || std::ranges::find(targets, node) != targets.end();
   }
   return on_cycle;
 }
 
 // The shortest cycle through `start` inside its component (breadth-first),
-// in wait order, with `start` repeated at the end and the extra Finalize node
-// left out.
-std::vector<int> find_cycle(const Graph& graph, const std::vector<int>& component, int start,
-                            int rank_count) {
+// in wait order, as ranks, with `start` repeated at the end.
+std::vector<int> find_cycle(const Graph& graph, const std::vector<int>& component, int start, int rank_count) {
   constexpr int unreached = -1;
-  std::vector<int> reached_from(graph.size(), unreached);
+  std::vector<int> reached_from(static_cast<std::size_t>(graph.size()), unreached);
   std::vector<int> frontier{start};
   int last = unreached;  // the node whose arc closes the cycle back to start
   for (std::size_t head = 0; head < frontier.size() && last == unreached; ++head) {
@@ -229,16 +272,16 @@ std::vector<int> find_cycle(const Graph& graph, const std::vector<int>& componen
         last = node;
         break;
       }
-      if (component[target] == component[start] && reached_from[target] == unreached) {
-        reached_from[target] = node;
+      const auto t = static_cast<std::size_t>(target);
+      if (component[t] == component[static_cast<std::size_t>(start)] && reached_from[t] == unreached) {
+        reached_from[t] = node;
         frontier.push_back(target);
       }
     }
   }
   std::vector<int> cycle{start};
-  for (int node = last; node != start; node = reached_from[node]) {
+  for (int node = last; node != start && node != unreached; node = reached_from[static_cast<std::size_t>(node)])
     if (node < rank_count) cycle.push_back(node);
-  }
   std::reverse(cycle.begin() + 1, cycle.end());
   cycle.push_back(start);
   return cycle;
@@ -246,17 +289,25 @@ std::vector<int> find_cycle(const Graph& graph, const std::vector<int>& componen
 
 }  // namespace
 
-DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, double min_stuck_seconds) {
-  const Graph graph = build_graph(ranks);
-  const std::vector<bool> deadlocked = find_deadlocked(ranks, graph, min_stuck_seconds);
+std::uint64_t collectives_entered(const RankSnapshot& rank, std::uint64_t comm_id) {
+  const auto found = std::lower_bound(rank.collectives.begin(), rank.collectives.end(), comm_id,
+                                      [](const CollectiveCount& count, std::uint64_t id) { return count.comm_id < id; });
+  return found != rank.collectives.end() && found->comm_id == comm_id ? found->entered : 0;
+}
+
+DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, const Options& options) {
+  const Layout layout = build(ranks, options);
+  const Graph& graph = layout.graph;
+  const std::vector<bool> deadlocked = find_deadlocked(graph);
   const std::vector<int> component = find_components(graph, deadlocked);
   const std::vector<bool> on_cycle = find_on_cycle(graph, component);
   const int rank_count = static_cast<int>(ranks.size());
   DeadlockCore result;
   for (int rank = 0; rank < rank_count; ++rank) {
-    if (on_cycle[rank]) {
+    const auto r = static_cast<std::size_t>(rank);
+    if (on_cycle[r]) {
       result.core.push_back(rank);
-    } else if (deadlocked[rank]) {
+    } else if (deadlocked[r]) {
       result.blocked_behind.push_back(rank);
     }
   }
@@ -264,18 +315,26 @@ DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, double min_st
   return result;
 }
 
-std::vector<Arcs> effective_arcs(const std::vector<RankSnapshot>& ranks) {
-  std::vector<int> non_finalizing;
-  const WaitMode finalizing_mode = append_non_finalizing(ranks, non_finalizing);
-  std::vector<Arcs> arcs(ranks.size());
-  for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
-    if (is_finalizing(ranks[rank])) {
-      arcs[rank] = {finalizing_mode, non_finalizing};
-    } else {
-      arcs[rank].mode = append_own_arcs(ranks, static_cast<int>(rank), arcs[rank].targets);
+std::vector<WaitArc> effective_arcs(const std::vector<RankSnapshot>& ranks, const Options& options) {
+  std::vector<WaitArc> result;
+  for (int rank = 0; rank < static_cast<int>(ranks.size()); ++rank) {
+    const RankSnapshot& snapshot = ranks[static_cast<std::size_t>(rank)];
+    for (const ThreadSnapshot& thread : snapshot.threads) {
+      const ThreadRef from{rank, thread.id};
+      if (is_finalizing(thread.state)) {
+        for (int other = 0; other < static_cast<int>(ranks.size()); ++other)
+          if (!is_finalizing(ranks[static_cast<std::size_t>(other)].state))
+            result.push_back({from, other, WaitMode::All, false});
+        continue;
+      }
+      if (thread.state != RankState::Blocked) continue;
+      const ThreadArcs arcs = arcs_of(ranks, rank, thread);
+      for (int target : arcs.definite) result.push_back({from, target, arcs.mode, false});
+      if (options.with_possible_waits)
+        for (int target : arcs.possible) result.push_back({from, target, WaitMode::All, true});
     }
   }
-  return arcs;
+  return result;
 }
 
 }  // namespace mpisentry::waitgraph

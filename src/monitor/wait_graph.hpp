@@ -1,6 +1,10 @@
-// The wait-for graph analysis with MUST's AND/OR semantics: which ranks can
-// never proceed, and which of them form the cycle or knot that causes it.
-// Pure: knows nothing of MPI or of the monitor thread.
+// The wait-for graph analysis with MUST's AND/OR semantics, over ranks and
+// their threads: which ranks can never proceed, and which of them form the
+// cycle or knot that causes it. Pure: knows nothing of MPI or of the monitor.
+//
+// A rank can act as long as one of its threads can: a rank node waits (OR)
+// for its blocked threads, and a thread node waits (its call's AND or OR)
+// for rank nodes. A rank with a thread that runs or polls is free.
 #pragma once
 
 #include <vector>
@@ -9,22 +13,24 @@
 
 namespace mpisentry::waitgraph {
 
-// The deadlock among `ranks` (one snapshot per MPI_COMM_WORLD rank, index == rank), if any.
-// A rank counts as stuck when its state is Blocked or Finalizing and it has been so
-// for at least `min_stuck_seconds`; every other rank (Running, Polling, or blocked
-// for less) is free: it may still act.
-DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, double min_stuck_seconds);
-
-// What one rank waits for after the collective, transfer and Finalize rules; a rank
-// whose targets all drop out waits for nothing (mode None, no targets).
-struct Arcs {
-  WaitMode mode;
-  std::vector<int> targets;
+struct Options {
+  // A rank counts as stuck when it is Blocked or Finalizing for at least
+  // this long; every other rank may still act.
+  double min_stuck_seconds = 0;
+  // Also count possible waits (AND), such as a Bcast leaf waiting for another
+  // leaf: for warnings, and for reading calls that cannot match when every
+  // rank is blocked. Never for a HARD verdict on its own.
+  bool with_possible_waits = false;
 };
 
-// The arcs the analysis uses, one entry per rank (for the DOT graph and the JSON).
-// Costs one arc per Finalizing rank and other rank: call it for the report, not
-// on every monitor round.
-std::vector<Arcs> effective_arcs(const std::vector<RankSnapshot>& ranks);
+// The deadlock among `ranks` (one snapshot per MPI_COMM_WORLD rank, index == rank), if any.
+DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, const Options& options);
+
+// The arcs the analysis uses, after completed collectives and transfers under
+// way dropped out: for the report's DOT graph and JSON.
+std::vector<WaitArc> effective_arcs(const std::vector<RankSnapshot>& ranks, const Options& options);
+
+// How many collectives `rank` has entered on a communicator (0 when none).
+std::uint64_t collectives_entered(const RankSnapshot& rank, std::uint64_t comm_id);
 
 }  // namespace mpisentry::waitgraph

@@ -2,7 +2,9 @@
 // thread and does nothing but unw_backtrace into a buffer that is allocated
 // before, then publishes the result through an atomic.
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -39,7 +41,7 @@ std::atomic<const void*> signal_trampoline{nullptr};
 struct CaptureRequest {
   std::atomic<unsigned> armed{0};  // generation the next handler run serves; 0: none
   std::atomic<unsigned> done{0};   // generation of the last capture written
-  std::atomic<pthread_t> target{};
+  std::atomic<pid_t> target{0};  // kernel thread id
   void* pcs[RawStack::kMaxFrames + kSignalFrames];
   int depth = 0;
 };
@@ -48,9 +50,9 @@ CaptureRequest request;
 void on_capture_signal(int, siginfo_t*, void*) {
   const int saved_errno = errno;
   unsigned generation = request.armed.load(std::memory_order_acquire);
-  // pthread_self only reads the thread pointer: safe here. Signals from
-  // anyone else, or after the requester gave up, find nothing to serve.
-  if (generation != 0 && pthread_equal(request.target.load(std::memory_order_relaxed), pthread_self()) &&
+  // A raw gettid is async-signal-safe. Signals from anyone else, to another
+  // thread, or after the requester gave up find nothing to serve.
+  if (generation != 0 && request.target.load(std::memory_order_relaxed) == static_cast<pid_t>(syscall(SYS_gettid)) &&
       request.armed.compare_exchange_strong(generation, 0, std::memory_order_acq_rel)) {
     request.depth = unw_backtrace(request.pcs, RawStack::kMaxFrames + kSignalFrames);
     request.done.store(generation, std::memory_order_release);
@@ -149,7 +151,7 @@ bool install_capture_signal() {
 
 int capture_signal() { return capture_signal_number.load(); }
 
-bool capture_thread(pthread_t thread, RawStack& out, std::chrono::milliseconds timeout) {
+bool capture_thread(pid_t tid, RawStack& out, std::chrono::milliseconds timeout) {
   const int sig = capture_signal_number.load();
   if (sig == 0) return false;
 
@@ -168,9 +170,11 @@ bool capture_thread(pthread_t thread, RawStack& out, std::chrono::milliseconds t
   if (++last_generation == 0) ++last_generation;  // 0 means "not armed"
   const unsigned generation = last_generation;
 
-  request.target.store(thread, std::memory_order_relaxed);
+  request.target.store(tid, std::memory_order_relaxed);
   request.armed.store(generation, std::memory_order_release);
-  if (pthread_kill(thread, sig) != 0) {
+  // tgkill, unlike pthread_kill, is safe for a thread that has exited: the
+  // id is checked against this process and ESRCH comes back.
+  if (syscall(SYS_tgkill, getpid(), tid, sig) != 0) {
     request.armed.store(0, std::memory_order_relaxed);
     return false;
   }

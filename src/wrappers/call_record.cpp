@@ -1,5 +1,8 @@
 #include "wrappers/call_record.hpp"
 
+#include <algorithm>
+#include <cstddef>
+
 namespace mpisentry {
 
 const FunctionInfo& function_info(FunctionId id) {
@@ -11,7 +14,10 @@ const FunctionInfo& function_info(FunctionId id) {
 #define MPISENTRY_POLLING(name, ...) {"MPI_" #name, CallKind::Polling},
 #define MPISENTRY_NONBLOCKING(name, ...) {"MPI_" #name, CallKind::Nonblocking},
 #define MPISENTRY_STANDARD_ISEND(name, ...) {"MPI_" #name, CallKind::Nonblocking},
+#define MPISENTRY_CREATES_COMM(name, ...) {"MPI_" #name, CallKind::Blocking},
+#define MPISENTRY_ICREATES_COMM(name, ...) {"MPI_" #name, CallKind::Nonblocking},
 #include "wrappers/mpi_functions.def"
+      {"MPI_Comm_free", CallKind::Blocking},
       {"MPI_Finalize", CallKind::Blocking},
   };
   static_assert(sizeof(table) / sizeof(table[0]) == static_cast<std::size_t>(FunctionId::Count));
@@ -19,13 +25,21 @@ const FunctionInfo& function_info(FunctionId id) {
   return table[index < static_cast<std::size_t>(FunctionId::Count) ? index : 0];
 }
 
+std::size_t CallRecord::used_bytes() const noexcept {
+  const std::size_t copied = shape == CallShape::Requests && request_count > 0
+                                 ? static_cast<std::size_t>(std::min(request_count, kCopiedRequests))
+                                 : 0;
+  return offsetof(CallRecord, requests) + copied * sizeof(MPI_Request);
+}
+
 void SharedRecord::store(const CallRecord& record) noexcept {
-  std::uint64_t words[kWords] = {};
-  std::memcpy(words, &record, sizeof(CallRecord));
+  const std::size_t used_words = (record.used_bytes() + 7) / 8;
+  std::uint64_t words[kWords];
+  std::memcpy(words, &record, used_words * 8);
   const std::uint64_t seq = sequence_.load(std::memory_order_relaxed);
   sequence_.store(seq + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  for (std::size_t i = 0; i < kWords; ++i) words_[i].store(words[i], std::memory_order_relaxed);
+  for (std::size_t i = 0; i < used_words; ++i) words_[i].store(words[i], std::memory_order_relaxed);
   sequence_.store(seq + 2, std::memory_order_release);
 }
 
@@ -38,23 +52,6 @@ bool SharedRecord::load(CallRecord& out) const noexcept {
   if (sequence_.load(std::memory_order_relaxed) != before) return false;
   std::memcpy(&out, words, sizeof(CallRecord));
   return true;
-}
-
-bool Activity::sample(Sample& out) const noexcept {
-  const std::uint64_t entered = entered_.load(std::memory_order_acquire);
-  const std::uint64_t left = left_.load(std::memory_order_acquire);
-  if (!current_.load(out.call)) return false;
-  if (entered_.load(std::memory_order_acquire) != entered) return false;
-  out.entered = entered;
-  out.in_call = entered != left;
-  out.progress = progress_.load(std::memory_order_relaxed);
-  out.starts = starts_.load(std::memory_order_relaxed);
-  return true;
-}
-
-Activity& activity() {
-  static Activity instance;
-  return instance;
 }
 
 std::uint64_t RequestTable::key_of(MPI_Request request) noexcept {

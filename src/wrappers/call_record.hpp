@@ -1,13 +1,14 @@
-// What the wrappers record about a rank's MPI calls, for the monitor to read.
+// What the wrappers record about MPI calls, for the monitor to read: the
+// call a thread is in, and what each pending request was started as.
 // Writers are the program's threads inside wrappers: plain stores only, no
 // locks, no allocation, no system calls, no clock. The monitor thread reads
 // through seqlocks and does all the timing itself.
 #pragma once
 
 #include <mpi.h>
-#include <pthread.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -22,7 +23,10 @@ enum class FunctionId : std::uint16_t {
 #define MPISENTRY_POLLING(name, ...) name,
 #define MPISENTRY_NONBLOCKING(name, ...) name,
 #define MPISENTRY_STANDARD_ISEND(name, ...) name,
+#define MPISENTRY_CREATES_COMM(name, ...) name,
+#define MPISENTRY_ICREATES_COMM(name, ...) name,
 #include "wrappers/mpi_functions.def"
+  Comm_free,
   Finalize,
   Count
 };
@@ -44,40 +48,56 @@ const FunctionInfo& function_info(FunctionId id);
 // whom it waits for.
 enum class CallShape : std::uint8_t {
   None,
-  Send,          // peer = dest
-  Receive,       // peer = source (may be MPI_ANY_SOURCE)
-  Probe,         // peer = source, no buffer
-  SendReceive,   // peer/tag = dest/sendtag, source/recv_tag = the receive half
+  Send,            // peer = dest
+  Receive,         // peer = source (may be MPI_ANY_SOURCE)
+  Probe,           // peer = source, no buffer
+  SendReceive,     // peer/tag = dest/sendtag, source/recv_tag = the receive half
   MatchedReceive,  // MPI_Mrecv: the peer is in the message handle, unknown here
-  Collective,    // every rank of comm takes part
-  Rooted,        // collective with peer = root
-  Neighborhood,  // collective over the topology's neighbours only
-  Requests,      // Wait/Test family over request_count requests
-  Window,        // RMA synchronization on a window
+  Collective,      // every rank of comm takes part
+  Rooted,          // collective with peer = root
+  Neighborhood,    // collective over the topology's neighbours only
+  Requests,        // Wait/Test family over request_count requests
+  Window,          // RMA synchronization on a window
+  Opaque,          // a request-creating call whose completion the checker cannot read
   Finalize,
 };
+
+// The first requests of a Wait/Test call's array, copied when the call
+// starts: the monitor never reads the program's array.
+inline constexpr int kCopiedRequests = 16;
 
 struct CallRecord {
   FunctionId function = FunctionId::None;
   CallShape shape = CallShape::None;
   bool converted_send = false;  // a standard send that potential mode made synchronous
+  int request_count = 0;
   int peer = MPI_PROC_NULL;
   int tag = 0;
   int source = MPI_PROC_NULL;
   int recv_tag = 0;
-  int request_count = 0;
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
   std::int64_t count = 0;
   const void* buffer = nullptr;
-  const MPI_Request* requests = nullptr;  // the program's array, valid while the call runs
-  const void* call_site = nullptr;        // return address into the caller
-  pthread_t thread{};                     // the thread in the call
+  const void* call_site = nullptr;  // return address into the caller
+  // Collectives, and requests' starts: the communicator's identity, taken at
+  // the start because a communicator may be freed while its requests are
+  // pending; collectives also count themselves on it.
+  std::uint64_t comm_id = 0;
+  std::uint64_t sequence = 0;
+  MPI_Op op = MPI_OP_NULL;
+  MPI_Request requests[kCopiedRequests];  // Requests shape: min(request_count, kCopiedRequests) of them
+
+  // How many leading bytes hold this call's fields: the rest is not written
+  // by SharedRecord::store, so a call costs only what its shape needs.
+  std::size_t used_bytes() const noexcept;
 };
 static_assert(std::is_trivially_copyable_v<CallRecord>);
 
 // A CallRecord that one thread writes and another reads without tearing
 // (a seqlock over relaxed atomic words: readers retry, writers never wait).
+// Only the leading used_bytes() are written; a reader must look only at the
+// fields the record's shape uses.
 class SharedRecord {
  public:
   void store(const CallRecord& record) noexcept;
@@ -90,44 +110,11 @@ class SharedRecord {
   std::atomic<std::uint64_t> words_[kWords]{};
 };
 
-// The rank's MPI activity: the call it is in (or was in last) and counters.
-class Activity {
- public:
-  void enter(const CallRecord& record) noexcept {
-    current_.store(record);
-    entered_.store(entered_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  }
-  void leave(bool progressed) noexcept {
-    if (progressed) progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    left_.store(left_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  }
-  // A nonblocking start: it never waits, so only counted (the monitor tells
-  // a rank that polls from one that computes by its calls).
-  void count_start() noexcept { starts_.store(starts_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-
-  struct Sample {
-    CallRecord call;          // the current or the last call
-    bool in_call = false;
-    std::uint64_t entered = 0;   // blocking and polling calls entered so far
-    std::uint64_t starts = 0;    // nonblocking starts so far
-    std::uint64_t progress = 0;  // completions so far
-  };
-  // A consistent view; false when the rank changed calls while it was read.
-  bool sample(Sample& out) const noexcept;
-
- private:
-  SharedRecord current_;
-  std::atomic<std::uint64_t> entered_{0};
-  std::atomic<std::uint64_t> left_{0};
-  std::atomic<std::uint64_t> progress_{0};
-  std::atomic<std::uint64_t> starts_{0};
-};
-
-Activity& activity();
-
 // What each pending request was started as, so that a Wait knows whom it
-// waits for. Fixed size and lock-free: a full table overwrites old entries
-// and a lookup then finds nothing, which the monitor treats as "unknown".
+// waits for. Every request-creating MPI function is wrapped, so a handle that
+// MPI hands out again overwrites the entry of the request it was before.
+// Fixed size and lock-free: a full table overwrites old entries and a lookup
+// then finds nothing, which the monitor treats as "unknown".
 class RequestTable {
  public:
   static constexpr std::size_t kSlots = 8192;

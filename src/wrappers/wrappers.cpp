@@ -1,6 +1,6 @@
 // The MPI API as the program sees it: every function of mpi_functions.def
-// records the call in the rank's Activity and forwards to PMPI. MPICH's
-// Fortran bindings call these C functions, so Fortran programs are covered.
+// records the call in the calling thread's ThreadState and forwards to PMPI.
+// MPICH's mpif.h and `use mpi` bindings call these C functions.
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -9,7 +9,9 @@
 
 #include "monitor/monitor.hpp"
 #include "wrappers/call_record.hpp"
+#include "wrappers/communicators.hpp"
 #include "wrappers/patient_wait.hpp"
+#include "wrappers/thread_state.hpp"
 
 #define MPISENTRY_API extern "C" __attribute__((visibility("default")))
 
@@ -60,24 +62,47 @@ CallRecord send_receive(const void* buf, MPI_Count count, MPI_Datatype datatype,
   return r;
 }
 
-CallRecord collective(MPI_Comm comm) {
-  CallRecord r;
-  r.shape = CallShape::Collective;
-  r.comm = comm;
+// A collective of `shape` on comm, counted there as its next collective.
+CallRecord counted_collective(CallShape shape, const void* buf, MPI_Count count, MPI_Datatype datatype, int root,
+                              MPI_Op op, MPI_Comm comm) {
+  CallRecord r = point_to_point(shape, buf, count, datatype, root, 0, comm);
+  r.op = op;
+  const comms::Collective counted = comms::enter_collective(comm);
+  r.comm_id = counted.id;
+  r.sequence = counted.sequence;
   return r;
 }
 
+CallRecord collective(MPI_Comm comm) {
+  return counted_collective(CallShape::Collective, nullptr, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, MPI_OP_NULL, comm);
+}
+
 CallRecord collective_data(const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm) {
-  return point_to_point(CallShape::Collective, buf, count, datatype, MPI_PROC_NULL, 0, comm);
+  return counted_collective(CallShape::Collective, buf, count, datatype, MPI_PROC_NULL, MPI_OP_NULL, comm);
+}
+
+CallRecord reduction(const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return counted_collective(CallShape::Collective, buf, count, datatype, MPI_PROC_NULL, op, comm);
 }
 
 CallRecord rooted(const void* buf, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return point_to_point(CallShape::Rooted, buf, count, datatype, root, 0, comm);
+  return counted_collective(CallShape::Rooted, buf, count, datatype, root, MPI_OP_NULL, comm);
+}
+
+CallRecord rooted_reduction(const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                            MPI_Comm comm) {
+  return counted_collective(CallShape::Rooted, buf, count, datatype, root, op, comm);
 }
 
 CallRecord neighborhood(MPI_Comm comm) {
-  CallRecord r = collective(comm);
-  r.shape = CallShape::Neighborhood;
+  return counted_collective(CallShape::Neighborhood, nullptr, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, MPI_OP_NULL,
+                            comm);
+}
+
+// A call whose waits the checker cannot read (its comm is still printed).
+CallRecord unreadable(MPI_Comm comm) {
+  CallRecord r;
+  r.comm = comm;
   return r;
 }
 
@@ -85,7 +110,8 @@ CallRecord on_requests(int count, const MPI_Request* array) {
   CallRecord r;
   r.shape = CallShape::Requests;
   r.request_count = count;
-  r.requests = array;
+  if (array != nullptr && count > 0)
+    std::copy_n(array, std::min(count, kCopiedRequests), r.requests);
   return r;
 }
 
@@ -95,12 +121,19 @@ CallRecord window() {
   return r;
 }
 
-// Completes what every wrapper records and marks the rank as inside the call.
-inline void enter(CallRecord& record, FunctionId function, const void* call_site) {
+CallRecord opaque() {
+  CallRecord r;
+  r.shape = CallShape::Opaque;
+  return r;
+}
+
+// Completes what every wrapper records and marks the thread as inside the call.
+inline ThreadState& enter(CallRecord& record, FunctionId function, const void* call_site) {
   record.function = function;
   record.call_site = call_site;
-  record.thread = pthread_self();
-  activity().enter(record);
+  ThreadState& self = this_thread_state();
+  self.enter(record);
+  return self;
 }
 
 }  // namespace
@@ -110,54 +143,64 @@ using namespace mpisentry;
 
 // The body of the wrappers of calls that may wait: record the call, forward
 // it, record its end.
-#define MPISENTRY_WAITING_WRAPPER(name, params, describe, converted, forward, progressed) \
-  MPISENTRY_API int MPI_##name params {                                                \
-    CallRecord record = describe;                                                      \
-    record.converted_send = converted;                                                 \
-    enter(record, FunctionId::name, __builtin_return_address(0));                      \
-    const int result = forward;                                                        \
-    activity().leave(progressed);                                                      \
-    return result;                                                                     \
+#define MPISENTRY_WAITING_WRAPPER(name, params, describe, converted, forward, progressed, created) \
+  MPISENTRY_API int MPI_##name params {                                                         \
+    CallRecord record = describe;                                                               \
+    record.converted_send = converted;                                                          \
+    ThreadState& self = enter(record, FunctionId::name, __builtin_return_address(0));           \
+    const int result = forward;                                                                 \
+    if (result == MPI_SUCCESS) created;                                                         \
+    self.leave(progressed);                                                                     \
+    return result;                                                                              \
   }
 
-// Nonblocking starts never wait: only their request is remembered, for the
-// waits to come.
-#define MPISENTRY_START_WRAPPER(name, params, describe, converted, forward, request) \
-  MPISENTRY_API int MPI_##name params {                                           \
-    const int result = forward;                                                   \
-    if (result == MPI_SUCCESS) {                                                  \
-      CallRecord record = describe;                                               \
-      record.converted_send = converted;                                          \
-      record.function = FunctionId::name;                                         \
-      record.call_site = __builtin_return_address(0);                             \
-      requests().remember(*(request), record);                                    \
-    }                                                                             \
-    activity().count_start();                                                     \
-    return result;                                                                \
+// Nonblocking starts never wait: only their request is remembered, with
+// its communicator's id, for the waits to come.
+#define MPISENTRY_START_WRAPPER(name, params, describe, converted, forward, request, created) \
+  MPISENTRY_API int MPI_##name params {                                                    \
+    const int result = forward;                                                            \
+    if (result == MPI_SUCCESS) {                                                           \
+      CallRecord record = describe;                                                        \
+      record.converted_send = converted;                                                   \
+      record.function = FunctionId::name;                                                  \
+      record.call_site = __builtin_return_address(0);                                      \
+      if (record.comm_id == 0) record.comm_id = comms::id_of(record.comm);                 \
+      requests().remember(*(request), record);                                             \
+      created;                                                                             \
+    }                                                                                      \
+    this_thread_state().count_start();                                                     \
+    return result;                                                                         \
   }
 
 #define MPISENTRY_BLOCKING(name, params, args, describe) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, true)
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, true, (void)0)
+
+#define MPISENTRY_CREATES_COMM(name, params, args, describe, created) \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, true, created)
 
 #define MPISENTRY_WAIT(name, params, args, describe, patient) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, patient_waits ? (patient) : PMPI_##name args, true)
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, patient_waits ? (patient) : PMPI_##name args, true, (void)0)
 
 #define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe, patient)                        \
   MPISENTRY_WAITING_WRAPPER(name, params, describe, potential_mode,                                      \
                             patient_waits    ? (patient)                                                 \
                             : potential_mode ? PMPI_##sync_name args                                     \
                                              : PMPI_##name args,                                         \
-                            true)
+                            true, (void)0)
 
 #define MPISENTRY_POLLING(name, params, args, describe, completed) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, result == MPI_SUCCESS && (completed))
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, result == MPI_SUCCESS && (completed), \
+                            (void)0)
 
 #define MPISENTRY_NONBLOCKING(name, params, args, describe, request) \
-  MPISENTRY_START_WRAPPER(name, params, describe, false, PMPI_##name args, request)
+  MPISENTRY_START_WRAPPER(name, params, describe, false, PMPI_##name args, request, (void)0)
+
+#define MPISENTRY_ICREATES_COMM(name, params, args, describe, request, created) \
+  MPISENTRY_START_WRAPPER(name, params, describe, false, PMPI_##name args, request, created)
 
 #define MPISENTRY_STANDARD_ISEND(name, sync_name, params, args, describe, request) \
   MPISENTRY_START_WRAPPER(name, params, describe, potential_mode,                  \
-                          potential_mode ? PMPI_##sync_name args : PMPI_##name args, request)
+                          potential_mode ? PMPI_##sync_name args : PMPI_##name args, request, (void)0)
 
 #include "wrappers/mpi_functions.def"
 
@@ -183,9 +226,14 @@ bool more_ranks_than_cores() {
 // The monitor needs MPI_THREAD_MULTIPLE; the program is told the level it
 // asked for, as MPI would have given it.
 int initialize(int* argc, char*** argv, int required, int* provided) {
+  this_thread_state();  // the thread that initializes MPI is thread 0
   int granted = MPI_THREAD_SINGLE;
   const int result = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &granted);
   if (result != MPI_SUCCESS) return result;
+  int world_rank = 0, world_size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  comms::initialize(world_rank, world_size);
   program_thread_level = std::min(required, granted);
   requests().set_concurrent_writers(program_thread_level == MPI_THREAD_MULTIPLE);
   if (provided) *provided = program_thread_level;
@@ -212,14 +260,26 @@ MPISENTRY_API int MPI_Query_thread(int* provided) {
   return result;
 }
 
+MPISENTRY_API int MPI_Comm_free(MPI_Comm* comm) {
+  // MPI sets *comm to MPI_COMM_NULL and may hand the handle out again.
+  const MPI_Comm freeing = comm ? *comm : MPI_COMM_NULL;
+  const std::uint64_t freeing_id = comms::id_of(freeing);
+  CallRecord record = collective(freeing);
+  ThreadState& self = enter(record, FunctionId::Comm_free, __builtin_return_address(0));
+  const int result = PMPI_Comm_free(comm);
+  if (result == MPI_SUCCESS) comms::freed(freeing, freeing_id);
+  self.leave(true);
+  return result;
+}
+
 MPISENTRY_API int MPI_Finalize(void) {
   CallRecord record;
   record.shape = CallShape::Finalize;
-  enter(record, FunctionId::Finalize, __builtin_return_address(0));
+  ThreadState& self = enter(record, FunctionId::Finalize, __builtin_return_address(0));
   // Blocks until every rank is here: the monitors stop after the same round.
   monitor::stop();
   monitor_running = false;
   const int result = PMPI_Finalize();
-  activity().leave(true);
+  self.leave(true);
   return result;
 }

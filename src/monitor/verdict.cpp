@@ -1,0 +1,163 @@
+#include "monitor/verdict.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "monitor/wait_graph.hpp"
+
+namespace mpisentry::monitor {
+namespace {
+
+bool all_stuck(const std::vector<RankSnapshot>& ranks, double timeout) {
+  return !ranks.empty() && std::all_of(ranks.begin(), ranks.end(), [timeout](const RankSnapshot& rank) {
+    return (rank.state == RankState::Blocked || rank.state == RankState::Finalizing) && rank.seconds >= timeout;
+  });
+}
+
+double least_seconds(const std::vector<RankSnapshot>& ranks) {
+  double least = ranks.empty() ? 0 : ranks.front().seconds;
+  for (const RankSnapshot& rank : ranks) least = std::min(least, rank.seconds);
+  return least;
+}
+
+std::vector<int> every_rank(const std::vector<RankSnapshot>& ranks) {
+  std::vector<int> all;
+  for (const RankSnapshot& rank : ranks) all.push_back(rank.rank);
+  return all;
+}
+
+std::string collective_text(const CollectiveCall& call) {
+  std::string text = call.function;
+  if (call.root >= 0) text += fmt::format(" with root {}", call.root);
+  if (call.op != 0) text += fmt::format(" with operation {:#x}", static_cast<unsigned>(call.op));
+  return text;
+}
+
+// Two members in the same collective of a communicator (by its sequence
+// number) that called different things: the text naming both, else empty.
+std::string collective_mismatch(const std::vector<RankSnapshot>& ranks) {
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::pair<int, const CollectiveCall*>> first_seen;
+  for (const RankSnapshot& rank : ranks) {
+    for (const ThreadSnapshot& thread : rank.threads) {
+      const CollectiveCall& call = thread.collective;
+      if (thread.state != RankState::Blocked || call.comm_id == 0) continue;
+      const auto [seen, inserted] = first_seen.try_emplace({call.comm_id, call.sequence}, rank.rank, &call);
+      if (inserted) continue;
+      const CollectiveCall& other = *seen->second.second;
+      if (std::tie(other.function, other.root, other.op) != std::tie(call.function, call.root, call.op))
+        return fmt::format("rank {} is in {} and rank {} in {}, as collective #{} of the same communicator",
+                           seen->second.first, collective_text(other), rank.rank, collective_text(call),
+                           call.sequence);
+    }
+  }
+  return {};
+}
+
+// The first possible wait on the cycle: which call waits for which rank only
+// where MPI synchronizes.
+std::string possible_wait_on(const std::vector<RankSnapshot>& ranks, const DeadlockCore& core) {
+  for (int rank : core.core) {
+    for (const ThreadSnapshot& thread : ranks[static_cast<std::size_t>(rank)].threads) {
+      for (int target : thread.possibly_waits_for) {
+        if (std::find(core.core.begin(), core.core.end(), target) == core.core.end()) continue;
+        return fmt::format("rank {}'s {} waits for rank {} only where {} synchronizes", rank, thread.function,
+                           target, thread.function);
+      }
+    }
+  }
+  return "a wait that holds only where MPI synchronizes";
+}
+
+// Why every rank may still be fine: what the calls that hold them are.
+std::string in_flight(const std::vector<RankSnapshot>& ranks) {
+  bool collective = false, unreadable = false, transfer = false;
+  for (const RankSnapshot& rank : ranks) {
+    for (const ThreadSnapshot& thread : rank.threads) {
+      if (thread.state != RankState::Blocked) continue;
+      if (thread.collective.comm_id != 0)
+        collective = true;
+      else if (thread.wait_mode == WaitMode::None)
+        unreadable = true;
+      else
+        transfer = true;
+    }
+  }
+  std::vector<std::string> parts;
+  if (collective) parts.emplace_back("collectives that every member has joined with matching arguments");
+  if (transfer) parts.emplace_back("transfers whose send and receive are both posted");
+  if (unreadable) parts.emplace_back("waits mpisentry cannot read (such as nonblocking collectives)");
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::vector<int> involved_in(const DeadlockCore& core) {
+  std::vector<int> involved = core.core;
+  involved.insert(involved.end(), core.blocked_behind.begin(), core.blocked_behind.end());
+  std::sort(involved.begin(), involved.end());
+  return involved;
+}
+
+}  // namespace
+
+Verdict judge(const std::vector<RankSnapshot>& ranks, const JudgeSettings& settings) {
+  Verdict verdict;
+  const bool everyone = all_stuck(ranks, settings.timeout_seconds);
+  verdict.partial = !everyone;
+  const waitgraph::Options definite{settings.timeout_seconds, false};
+  const waitgraph::Options possible{settings.timeout_seconds, true};
+
+  if (DeadlockCore core = waitgraph::find_deadlock(ranks, definite); !core.empty()) {
+    verdict.kind = Verdict::Kind::Hard;
+    verdict.rule =
+        "each rank of the cycle waits in a call that cannot return before the next rank acts, in every "
+        "MPI implementation (definite waits; requests confirmed incomplete)";
+    verdict.involved = involved_in(core);
+    verdict.core = std::move(core);
+    return verdict;
+  }
+  if (everyone) {
+    verdict.involved = every_rank(ranks);
+    if (const std::string mismatch = collective_mismatch(ranks); !mismatch.empty()) {
+      verdict.kind = Verdict::Kind::Hard;
+      verdict.rule = "every rank is blocked and their calls cannot match: " + mismatch;
+      return verdict;
+    }
+    if (DeadlockCore core = waitgraph::find_deadlock(ranks, possible); !core.empty()) {
+      verdict.kind = Verdict::Kind::Hard;
+      verdict.with_possible_waits = true;
+      verdict.rule = "every rank is blocked and no call can complete: " + possible_wait_on(ranks, core) +
+                     ", and that rank is held by another call";
+      verdict.core = std::move(core);
+      return verdict;
+    }
+    if (least_seconds(ranks) >= settings.warning_seconds) {
+      verdict.kind = Verdict::Kind::Slow;
+      verdict.rule = "every rank is blocked, in calls that may still complete together: " + in_flight(ranks);
+    }
+    return verdict;
+  }
+  if (DeadlockCore core = waitgraph::find_deadlock(ranks, possible); !core.empty()) {
+    verdict.kind = Verdict::Kind::Unsafe;
+    verdict.with_possible_waits = true;
+    verdict.rule = "a cycle that needs a wait only some MPI implementations make: " + possible_wait_on(ranks, core) +
+                   "; the program is unsafe by the MPI standard, and goes on";
+    verdict.involved = involved_in(core);
+    verdict.core = std::move(core);
+  }
+  return verdict;
+}
+
+bool confirms(const Verdict& first, const std::vector<RankSnapshot>& first_look, const Verdict& second,
+              const std::vector<RankSnapshot>& second_look) {
+  if (first.kind == Verdict::Kind::None || first.kind != second.kind || first.core != second.core ||
+      first.involved != second.involved || first_look.size() != second_look.size())
+    return false;
+  return std::all_of(second.involved.begin(), second.involved.end(), [&](int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    return r < first_look.size() && first_look[r].activity == second_look[r].activity;
+  });
+}
+
+}  // namespace mpisentry::monitor

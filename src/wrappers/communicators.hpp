@@ -1,0 +1,64 @@
+// Communicators by identity: every communicator gets an id that all its
+// members agree on, derived from its parent's id and how many communicators
+// were made from that parent before (creation is collective over the parent,
+// so every member counts the same), and a count of the collectives entered on
+// it, so that the k-th collective on a communicator can be matched across its
+// members. The checker keeps each communicator's members itself: the monitor
+// never asks MPI about a handle the program may have freed.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/snapshot.hpp"
+
+namespace mpisentry::comms {
+
+inline constexpr std::uint64_t kWorldId = 1;
+inline constexpr std::uint64_t kSelfId = 2;
+
+// At MPI_Init: MPI_COMM_WORLD and MPI_COMM_SELF.
+void initialize(int world_rank, int world_size);
+
+// After a communicator-creating call succeeded on `parent`. Every member of
+// the parent calls it, `created` being MPI_COMM_NULL on those that are not in
+// a new communicator. `how` names the call ("MPI_Comm_split").
+void created_from(MPI_Comm parent, MPI_Comm created, const char* how);
+// MPI_Comm_create_group: collective over the group only, told apart by tag.
+void created_by_group(MPI_Comm parent, int tag, MPI_Comm created);
+// MPI_Intercomm_create: the two groups agree through their leaders and tag.
+void created_intercomm(int tag, MPI_Comm created);
+// After MPI_Comm_free freed `comm`, whose id was `id` before the call: MPI
+// may hand the handle out again, so only an entry still of that id goes.
+void freed(MPI_Comm comm, std::uint64_t id);
+
+struct Collective {
+  std::uint64_t id = 0;        // 0: a communicator the checker cannot track
+  std::uint64_t sequence = 0;  // 1 for the first collective on it
+};
+// From a collective's wrapper, in the calling thread: counts the call.
+Collective enter_collective(MPI_Comm comm) noexcept;
+
+// The id of a live communicator; 0 when unknown. Cheap for MPI_COMM_WORLD.
+std::uint64_t id_of(MPI_Comm comm) noexcept;
+
+struct Info {
+  std::uint64_t id = 0;
+  std::vector<int> local;   // MPI_COMM_WORLD ranks, in the communicator's rank order
+  std::vector<int> remote;  // the remote group of an inter-communicator
+  bool inter = false;
+  bool seen_created = true;  // false: made by a call the checker did not see
+  std::string name;          // "MPI_COMM_WORLD", "MPI_Comm_split of MPI_COMM_WORLD"
+};
+// For the monitor: by id (also shortly after the communicator was freed,
+// for requests still pending on it).
+std::optional<Info> info(std::uint64_t id);
+
+// The collectives entered so far on every live communicator, by id.
+std::vector<CollectiveCount> collective_counts();
+
+}  // namespace mpisentry::comms
