@@ -1,7 +1,7 @@
 // The monitors' conversation: nonblocking collectives on a private duplicate
 // of MPI_COMM_WORLD, completed by PMPI_Test with short sleeps (never
 // PMPI_Wait or sched_yield: a sleeping thread gets the CPU back sooner from
-// ranks that busy-poll, see the MPICH probe notes). Every rank makes the same
+// ranks that busy-poll). Every rank makes the same
 // calls in the same order.
 #pragma once
 

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <thread>
@@ -200,7 +201,17 @@ class Monitor {
       threads.states.push_back(&state);
       threads.samples.push_back(sample);
     });
-    return threads;
+    // By thread id: states are reused, so slot order says nothing.
+    std::vector<std::size_t> order(threads.samples.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(),
+              [&threads](std::size_t a, std::size_t b) { return threads.samples[a].id < threads.samples[b].id; });
+    Threads sorted;
+    for (std::size_t i : order) {
+      sorted.states.push_back(threads.states[i]);
+      sorted.samples.push_back(threads.samples[i]);
+    }
+    return sorted;
   }
 
   LocalStatus observe() {
@@ -241,7 +252,7 @@ class Monitor {
       views.push_back(view);
     }
     const RankState rank_state = status.finalizing             ? RankState::Finalizing
-                                 : status.blocked_seconds > 0 ? RankState::Blocked
+                                 : status.blocked             ? RankState::Blocked
                                  : status.polling             ? RankState::Polling
                                                               : RankState::Running;
     const double rank_seconds = rank_state == RankState::Polling ? status.stalled_seconds : status.blocked_seconds;

@@ -43,6 +43,7 @@ LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, C
     status.call_number = status.call_number * 0x9E3779B97F4A7C15ull + thread.entered + static_cast<std::uint64_t>(thread.id);
   }
   timed_ = std::move(timed);
+  status.blocked = every_thread_blocked;
   if (!every_thread_blocked) {
     status.blocked_seconds = 0;
     status.call_number = 0;

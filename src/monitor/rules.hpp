@@ -20,6 +20,7 @@ struct LocalStatus {
   // Every thread that has called MPI is inside a blocking call (or
   // MPI_Finalize), the one that entered last this long.
   double blocked_seconds = 0;
+  bool blocked = false;        // every thread that has called MPI is in a blocking call
   double stalled_seconds = 0;  // in MPI, or calling it, without completing anything this long
   bool polling = false;        // stalled, but calling MPI_Test-like functions rather than blocked
   bool finalizing = false;

@@ -172,6 +172,17 @@ bool is_implementation_module(std::string_view path, std::string_view self_path)
 std::vector<Frame> user_frames(std::vector<Frame> frames, std::string_view self_path) {
   const auto entry = std::find_if(frames.begin(), frames.end(), is_program_entry);
   if (entry != frames.end()) frames.erase(entry + 1, frames.end());
+  // What the checker itself called (the C++ runtime, say) is not the
+  // program's: inside the checker's outermost frame only the program's own
+  // module stays (a reduction function that MPI calls back, say).
+  const auto checker = std::find_if(frames.rbegin(), frames.rend(),
+                                    [self_path](const Frame& frame) { return frame.module == self_path; });
+  if (checker != frames.rend() && entry != frames.end()) {
+    const std::string program = frames.back().module;
+    frames.erase(std::remove_if(frames.begin(), checker.base(),
+                                [&program](const Frame& frame) { return frame.module != program; }),
+                 checker.base());
+  }
   std::erase_if(frames, [self_path](const Frame& frame) { return is_implementation_module(frame.module, self_path); });
   return frames;
 }
