@@ -1,5 +1,7 @@
 // The wait-for graph as Graphviz input, drawn as MUST draws its deadlock
-// graph: AND waits solid, OR waits dashed, the deadlock core in red.
+// graph: one node per rank, the arcs the analysis used, AND waits solid, OR
+// waits dashed, possible waits dotted, the deadlock core in red.
+#include <algorithm>
 #include <iterator>
 #include <unordered_set>
 
@@ -11,9 +13,24 @@
 namespace mpisentry::report {
 namespace {
 
+// "MPI_Recv"; empty for a thread outside MPI.
+std::string call_name(const ThreadSnapshot& thread) {
+  return thread.state == RankState::Running ? std::string() : thread.function;
+}
+
+// "rank 0\nMPI_Recv\nblocked"; a rank of several threads lists each
+// thread's call: "rank 0\nthread 0: MPI_Recv\nthread 1: running\nblocked".
 std::string node_label(const RankSnapshot& rank) {
   std::string label = fmt::format("rank {}\n", rank.rank);
-  if (rank.state != RankState::Running && !rank.function.empty()) label += rank.function + "\n";
+  if (rank.threads.size() == 1) {
+    const std::string call = call_name(rank.threads.front());
+    if (!call.empty()) label += call + "\n";
+  } else {
+    for (const ThreadSnapshot& thread : rank.threads) {
+      const std::string call = call_name(thread);
+      label += fmt::format("thread {}: {}\n", thread.id, call.empty() ? to_string(thread.state) : call);
+    }
+  }
   return label + to_string(rank.state);
 }
 
@@ -21,6 +38,23 @@ std::string node_style(const RankSnapshot& rank, bool in_core) {
   if (in_core) return R"(, color="red", style="bold")";
   if (rank.state == RankState::Running) return R"(, color="grey", fontcolor="grey")";
   return "";
+}
+
+// The waiting thread's reason, "thread 1: " first in a rank of several threads.
+std::string arc_label(const Report& report, const WaitArc& arc) {
+  const auto rank = std::find_if(report.ranks.begin(), report.ranks.end(),
+                                 [&](const RankSnapshot& snapshot) { return snapshot.rank == arc.from.rank; });
+  if (rank == report.ranks.end()) return {};
+  const auto thread = std::find_if(rank->threads.begin(), rank->threads.end(),
+                                   [&](const ThreadSnapshot& candidate) { return candidate.id == arc.from.thread; });
+  if (thread == rank->threads.end()) return {};
+  if (rank->threads.size() == 1) return thread->wait_reason;
+  return fmt::format("thread {}: {}", thread->id, thread->wait_reason);
+}
+
+const char* arc_line(const WaitArc& arc) {
+  if (arc.possible) return "dotted";
+  return arc.mode == WaitMode::Any ? "dashed" : "solid";
 }
 
 }  // namespace
@@ -33,13 +67,11 @@ std::string format_dot(const Report& report) {
     fmt::format_to(std::back_inserter(out), "  r{} [label={}{}];\n", rank.rank, dot_quote(node_label(rank)),
                    node_style(rank, core.contains(rank.rank)));
   }
-  for (const RankSnapshot& rank : report.ranks) {
-    const char* line = rank.wait_mode == WaitMode::Any ? "dashed" : "solid";
-    for (const int target : rank.waits_for) {
-      const bool core_edge = core.contains(rank.rank) && core.contains(target);
-      fmt::format_to(std::back_inserter(out), "  r{} -> r{} [label={}, style=\"{}{}\"{}];\n", rank.rank, target,
-                     dot_quote(rank.wait_reason), line, core_edge ? ",bold" : "", core_edge ? R"(, color="red")" : "");
-    }
+  for (const WaitArc& arc : report.arcs) {
+    const bool core_arc = core.contains(arc.from.rank) && core.contains(arc.to);
+    fmt::format_to(std::back_inserter(out), "  r{} -> r{} [label={}, style=\"{}{}\"{}];\n", arc.from.rank, arc.to,
+                   dot_quote(arc_label(report, arc)), arc_line(arc), core_arc ? ",bold" : "",
+                   core_arc ? R"(, color="red")" : "");
   }
   out += "}\n";
   return out;

@@ -1,28 +1,36 @@
 // The report as one JSON object, for scripts and CI. Schema
-// "mpisentry-report/1" (docs/report-schema.md has the field-by-field text):
+// "mpisentry-report/2"; docs/report-schema.md has the field-by-field text:
 //
 // {
-//   "schema": "mpisentry-report/1",
-//   "check": "GLOBAL:DEADLOCK:HARD" | "GLOBAL:DEADLOCK:POTENTIAL" | "GLOBAL:DEADLOCK:NO_PROGRESS",
-//   "severity": "error" | "warning",
-//   "threshold_seconds": number,        // the DEADLOCK-TIMEOUT or DEADLOCK-WARNING in force
-//   "threshold_key": "DEADLOCK-TIMEOUT" | "DEADLOCK-WARNING",
+//   "schema": "mpisentry-report/2",
+//   "check": "GLOBAL:DEADLOCK:HARD" | "...:POTENTIAL" | "...:NO_PROGRESS" | "...:UNSAFE",
+//   "severity": "error" | "warning",   // error: the check is fatal, the job is aborted
+//   "rule": string,                     // the rule that fired, in words
+//   "threshold_seconds": number, "threshold_key": "DEADLOCK-TIMEOUT" | "DEADLOCK-WARNING",
 //   "partial": bool,                    // some ranks deadlocked while others still run
 //   "core": {"ranks": [int], "cycle": [int], "blocked_behind": [int]},
+//   "arcs": [{"from": {"rank": int, "thread": int}, "to": int, "mode": "all" | "any", "possible": bool}],
 //   "ranks": [{
 //     "rank": int, "host": string, "pid": int,
-//     "state": "running" | "blocked" | "polling" | "finalizing",
-//     "seconds": number,                // blocked for, or without progress for
-//     "function": string, "call": string,
-//     "wait_mode": "none" | "all" | "any", "waits_for": [int], "wait_reason": string,
-//     "converted_send": bool,
-//     "stack": [{"function": string, "file": string, "line": int, "module": string}]
+//     "state": "running" | "blocked" | "polling" | "finalizing", "seconds": number, "activity": int,
+//     "threads": [{
+//       "id": int, "state": string, "seconds": number, "function": string, "call": string,
+//       "wait_mode": "none" | "all" | "any", "waits_for": [int], "possibly_waits_for": [int],
+//       "wait_reason": string,
+//       "collective": null | {"comm_id": string, "sequence": int, "function": string, "root": int, "op": int},
+//       "converted_send": bool,
+//       "messages": [{"send": bool, "peer": int, "tag": int, "comm_id": string}],
+//       "stack": [{"function": string, "file": string, "line": int, "module": string}]
+//     }],
+//     "collectives": [{"comm_id": string, "entered": int}]
 //   }],
 //   "classes": [{"ranks": "0-1", "rank_list": [int], "representative": int}]
 // }
 //
-// Numbers that are not finite are written as null. Strings hold the bytes as
-// given; bytes that are not UTF-8 appear as \u00XX.
+// Communicator ids are 64-bit and written as decimal strings, which readers
+// whose numbers are doubles keep exact. Numbers that are not finite are
+// written as null. Strings hold the bytes as given; bytes that are not UTF-8
+// appear as \u00XX.
 #include <cmath>
 #include <iterator>
 
@@ -41,46 +49,97 @@ std::string rank_array(const std::vector<int>& ranks) { return fmt::format("[{}]
 
 std::string boolean(bool value) { return value ? "true" : "false"; }
 
+std::string comm_id(std::uint64_t id) { return fmt::format("\"{}\"", id); }
+
+// "[a,b,...]" with each item written by append_item(out, item).
+template <typename Item, typename AppendItem>
+void append_array(std::string& out, const std::vector<Item>& items, AppendItem append_item) {
+  out += '[';
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    append_item(out, items[i]);
+  }
+  out += ']';
+}
+
 void append_frame(std::string& out, const Frame& frame) {
   fmt::format_to(std::back_inserter(out), R"({{"function":{},"file":{},"line":{},"module":{}}})",
                  json_quote(frame.function), json_quote(frame.file), frame.line, json_quote(frame.module));
 }
 
+void append_message(std::string& out, const PendingMessage& message) {
+  fmt::format_to(std::back_inserter(out), R"({{"send":{},"peer":{},"tag":{},"comm_id":{}}})",
+                 boolean(message.send), message.peer, message.tag, comm_id(message.comm_id));
+}
+
+void append_collective(std::string& out, const CollectiveCall& collective) {
+  if (collective.comm_id == 0) {
+    out += "null";
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), R"({{"comm_id":{},"sequence":{},"function":{},"root":{},"op":{}}})",
+                 comm_id(collective.comm_id), collective.sequence, json_quote(collective.function), collective.root,
+                 collective.op);
+}
+
+void append_thread(std::string& out, const ThreadSnapshot& thread) {
+  fmt::format_to(std::back_inserter(out),
+                 R"({{"id":{},"state":"{}","seconds":{},"function":{},"call":{},"wait_mode":"{}","waits_for":{},)"
+                 R"("possibly_waits_for":{},"wait_reason":{},"collective":)",
+                 thread.id, to_string(thread.state), number(thread.seconds), json_quote(thread.function),
+                 json_quote(thread.call), to_string(thread.wait_mode), rank_array(thread.waits_for),
+                 rank_array(thread.possibly_waits_for), json_quote(thread.wait_reason));
+  append_collective(out, thread.collective);
+  fmt::format_to(std::back_inserter(out), R"(,"converted_send":{},"messages":)", boolean(thread.converted_send));
+  append_array(out, thread.messages, append_message);
+  out += R"(,"stack":)";
+  append_array(out, thread.stack, append_frame);
+  out += '}';
+}
+
+void append_collective_count(std::string& out, const CollectiveCount& count) {
+  fmt::format_to(std::back_inserter(out), R"({{"comm_id":{},"entered":{}}})", comm_id(count.comm_id), count.entered);
+}
+
 void append_rank(std::string& out, const RankSnapshot& rank) {
   fmt::format_to(std::back_inserter(out),
-                 R"({{"rank":{},"host":{},"pid":{},"state":"{}","seconds":{},"function":{},"call":{},)"
-                 R"("wait_mode":"{}","waits_for":{},"wait_reason":{},"converted_send":{},"stack":[)",
-                 rank.rank, json_quote(rank.host), rank.pid, to_string(rank.state), number(rank.seconds),
-                 json_quote(rank.function), json_quote(rank.call), to_string(rank.wait_mode),
-                 rank_array(rank.waits_for), json_quote(rank.wait_reason), boolean(rank.converted_send));
-  for (std::size_t i = 0; i < rank.stack.size(); ++i) {
-    if (i > 0) out += ',';
-    append_frame(out, rank.stack[i]);
-  }
-  out += "]}";
+                 R"({{"rank":{},"host":{},"pid":{},"state":"{}","seconds":{},"activity":{},"threads":)", rank.rank,
+                 json_quote(rank.host), rank.pid, to_string(rank.state), number(rank.seconds), rank.activity);
+  append_array(out, rank.threads, append_thread);
+  out += R"(,"collectives":)";
+  append_array(out, rank.collectives, append_collective_count);
+  out += '}';
+}
+
+void append_arc(std::string& out, const WaitArc& arc) {
+  fmt::format_to(std::back_inserter(out), R"({{"from":{{"rank":{},"thread":{}}},"to":{},"mode":"{}","possible":{}}})",
+                 arc.from.rank, arc.from.thread, arc.to, to_string(arc.mode), boolean(arc.possible));
+}
+
+void append_class(std::string& out, const RankClass& rank_class) {
+  fmt::format_to(std::back_inserter(out), R"({{"ranks":"{}","rank_list":{},"representative":{}}})",
+                 compress_ranks(rank_class.ranks), rank_array(rank_class.ranks), rank_class.representative->rank);
 }
 
 }  // namespace
 
 std::string format_json(const Report& report) {
   std::string out = fmt::format(
-      R"({{"schema":"mpisentry-report/1","check":"{}","severity":"{}","threshold_seconds":{},"threshold_key":{},)"
-      R"("partial":{},"core":{{"ranks":{},"cycle":{},"blocked_behind":{}}},"ranks":[)",
-      check_name(report.check), report.check == Check::NoProgress ? "warning" : "error",
+      R"({{"schema":"mpisentry-report/2","check":"{}","severity":"{}","rule":{},"threshold_seconds":{},)"
+      R"("threshold_key":{},"partial":{},"core":{{"ranks":{},"cycle":{},"blocked_behind":{}}},)"
+      "\n\"arcs\":",
+      check_name(report.check), is_fatal(report.check) ? "error" : "warning", json_quote(report.rule),
       number(report.threshold_seconds), json_quote(report.threshold_key), boolean(report.partial),
       rank_array(report.core.core), rank_array(report.core.cycle), rank_array(report.core.blocked_behind));
+  append_array(out, report.arcs, append_arc);
+  out += ",\n\"ranks\":[";
   for (std::size_t i = 0; i < report.ranks.size(); ++i) {
     out += i == 0 ? "\n" : ",\n";
     append_rank(out, report.ranks[i]);
   }
-  out += "],\n\"classes\":[";
-  const std::vector<RankClass> classes = merge_stacks(report.ranks, report.core);
-  for (std::size_t i = 0; i < classes.size(); ++i) {
-    fmt::format_to(std::back_inserter(out), R"({}{{"ranks":"{}","rank_list":{},"representative":{}}})",
-                   i == 0 ? "" : ",", compress_ranks(classes[i].ranks), rank_array(classes[i].ranks),
-                   classes[i].representative->rank);
-  }
-  out += "]}\n";
+  out += "],\n\"classes\":";
+  append_array(out, merge_stacks(report.ranks, report.core), append_class);
+  out += "}\n";
   return out;
 }
 

@@ -15,13 +15,20 @@ bool frame_less(const Frame& a, const Frame& b) {
   return std::tie(a.function, a.file, a.line, a.module) < std::tie(b.function, b.file, b.line, b.module);
 }
 
-// Orders snapshots by what a class shares: state, function and stack.
+bool thread_less(const ThreadSnapshot& a, const ThreadSnapshot& b) {
+  if (a.id != b.id) return a.id < b.id;
+  if (a.state != b.state) return a.state < b.state;
+  if (a.function != b.function) return a.function < b.function;
+  return std::lexicographical_compare(a.stack.begin(), a.stack.end(), b.stack.begin(), b.stack.end(), frame_less);
+}
+
+// Orders snapshots by what a class shares: the rank's state, and each
+// thread's id, state, function and stack.
 struct SameClassLess {
   bool operator()(const RankSnapshot* a, const RankSnapshot* b) const {
     if (a->state != b->state) return a->state < b->state;
-    if (a->function != b->function) return a->function < b->function;
-    return std::lexicographical_compare(a->stack.begin(), a->stack.end(), b->stack.begin(), b->stack.end(),
-                                        frame_less);
+    return std::lexicographical_compare(a->threads.begin(), a->threads.end(), b->threads.begin(), b->threads.end(),
+                                        thread_less);
   }
 };
 

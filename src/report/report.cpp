@@ -23,9 +23,12 @@ const char* check_name(Check check) {
     case Check::DeadlockHard: return "GLOBAL:DEADLOCK:HARD";
     case Check::DeadlockPotential: return "GLOBAL:DEADLOCK:POTENTIAL";
     case Check::NoProgress: return "GLOBAL:DEADLOCK:NO_PROGRESS";
+    case Check::Unsafe: return "GLOBAL:DEADLOCK:UNSAFE";
   }
   return "GLOBAL:DEADLOCK:UNKNOWN";
 }
+
+bool is_fatal(Check check) { return check == Check::DeadlockHard || check == Check::DeadlockPotential; }
 
 std::string write_file(const std::string& path, const std::string& text, bool append) {
   const int mode = O_CREAT | O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);

@@ -36,7 +36,7 @@ struct Report {
   std::vector<WaitArc> arcs;        // the arcs the analysis used, for the DOT graph and the JSON
 };
 
-// Ranks whose call and stack print the same, printed once.
+// Ranks whose threads' calls and stacks print the same, printed once.
 struct RankClass {
   std::vector<int> ranks;  // sorted
   const RankSnapshot* representative = nullptr;  // lowest rank of the class
@@ -46,8 +46,9 @@ struct RankClass {
 // "0-511,513-1023"; input need not be sorted; duplicates are ignored.
 std::string compress_ranks(std::vector<int> ranks);
 
-// Groups ranks with the same state, function and stack; classes holding core
-// ranks come first, then by lowest rank. The classes point into `ranks`.
+// Groups ranks with the same state and the same threads (each thread's id,
+// state, function and stack); classes holding core ranks come first, then by
+// lowest rank. The classes point into `ranks`.
 std::vector<RankClass> merge_stacks(const std::vector<RankSnapshot>& ranks, const DeadlockCore& core);
 
 // ITC's shape: every line starts "[0] ERROR: " (or "[0] WARNING: ", "[0] INFO: ").

@@ -13,7 +13,7 @@
 namespace mpisentry {
 namespace {
 
-constexpr std::string_view kHeader = "mpisentry-snapshot/2;";
+constexpr std::string_view kHeader = "mpisentry-snapshot/3;";
 
 class Writer {
  public:
@@ -105,6 +105,102 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
+// Each writer and its reader sit side by side, field for field, so that a
+// field added to one is seen missing from the other.
+void write_ranks(Writer& out, const std::vector<int>& ranks) {
+  out.number(ranks.size());
+  for (const int rank : ranks) out.number(rank);
+}
+std::vector<int> read_ranks(Reader& in, const char* field) {
+  std::vector<int> ranks(in.count(field));
+  for (int& rank : ranks) rank = in.number<int>(field);
+  return ranks;
+}
+
+void write_collective(Writer& out, const CollectiveCall& collective) {
+  out.number(collective.comm_id);
+  out.number(collective.sequence);
+  out.text(collective.function);
+  out.number(collective.root);
+  out.number(collective.op);
+}
+CollectiveCall read_collective(Reader& in) {
+  CollectiveCall collective;
+  collective.comm_id = in.number<std::uint64_t>("threads.collective.comm_id");
+  collective.sequence = in.number<std::uint64_t>("threads.collective.sequence");
+  collective.function = in.text("threads.collective.function");
+  collective.root = in.number<int>("threads.collective.root");
+  collective.op = in.number<int>("threads.collective.op");
+  return collective;
+}
+
+void write_message(Writer& out, const PendingMessage& message) {
+  out.number(message.send ? 1 : 0);
+  out.number(message.peer);
+  out.number(message.tag);
+  out.number(message.comm_id);
+}
+PendingMessage read_message(Reader& in) {
+  PendingMessage message;
+  message.send = in.boolean("threads.messages.send");
+  message.peer = in.number<int>("threads.messages.peer");
+  message.tag = in.number<int>("threads.messages.tag");
+  message.comm_id = in.number<std::uint64_t>("threads.messages.comm_id");
+  return message;
+}
+
+void write_frame(Writer& out, const Frame& frame) {
+  out.text(frame.function);
+  out.text(frame.file);
+  out.number(frame.line);
+  out.text(frame.module);
+}
+Frame read_frame(Reader& in) {
+  Frame frame;
+  frame.function = in.text("threads.stack.function");
+  frame.file = in.text("threads.stack.file");
+  frame.line = in.number<int>("threads.stack.line");
+  frame.module = in.text("threads.stack.module");
+  return frame;
+}
+
+void write_thread(Writer& out, const ThreadSnapshot& thread) {
+  out.number(thread.id);
+  out.number(static_cast<int>(thread.state));
+  out.number(thread.seconds);
+  out.text(thread.function);
+  out.text(thread.call);
+  out.number(static_cast<int>(thread.wait_mode));
+  write_ranks(out, thread.waits_for);
+  write_ranks(out, thread.possibly_waits_for);
+  out.text(thread.wait_reason);
+  write_collective(out, thread.collective);
+  out.number(thread.converted_send ? 1 : 0);
+  out.number(thread.messages.size());
+  for (const PendingMessage& message : thread.messages) write_message(out, message);
+  out.number(thread.stack.size());
+  for (const Frame& frame : thread.stack) write_frame(out, frame);
+}
+ThreadSnapshot read_thread(Reader& in) {
+  ThreadSnapshot thread;
+  thread.id = in.number<int>("threads.id");
+  thread.state = in.enumeration("threads.state", RankState::Finalizing);
+  thread.seconds = in.number<double>("threads.seconds");
+  thread.function = in.text("threads.function");
+  thread.call = in.text("threads.call");
+  thread.wait_mode = in.enumeration("threads.wait_mode", WaitMode::Any);
+  thread.waits_for = read_ranks(in, "threads.waits_for");
+  thread.possibly_waits_for = read_ranks(in, "threads.possibly_waits_for");
+  thread.wait_reason = in.text("threads.wait_reason");
+  thread.collective = read_collective(in);
+  thread.converted_send = in.boolean("threads.converted_send");
+  thread.messages.resize(in.count("threads.messages"));
+  for (PendingMessage& message : thread.messages) message = read_message(in);
+  thread.stack.resize(in.count("threads.stack"));
+  for (Frame& frame : thread.stack) frame = read_frame(in);
+  return thread;
+}
+
 }  // namespace
 
 std::string serialize(const RankSnapshot& snapshot) {
@@ -114,27 +210,13 @@ std::string serialize(const RankSnapshot& snapshot) {
   out.number(snapshot.pid);
   out.number(static_cast<int>(snapshot.state));
   out.number(snapshot.seconds);
-  out.text(snapshot.function);
-  out.text(snapshot.call);
-  out.number(static_cast<int>(snapshot.wait_mode));
-  out.number(snapshot.waits_for.size());
-  for (const int rank : snapshot.waits_for) out.number(rank);
-  out.text(snapshot.wait_reason);
-  out.number(snapshot.collective_key);
-  out.number(snapshot.converted_send ? 1 : 0);
-  out.number(snapshot.messages.size());
-  for (const PendingMessage& message : snapshot.messages) {
-    out.number(message.send ? 1 : 0);
-    out.number(message.peer);
-    out.number(message.tag);
-    out.number(message.comm_key);
-  }
-  out.number(snapshot.stack.size());
-  for (const Frame& frame : snapshot.stack) {
-    out.text(frame.function);
-    out.text(frame.file);
-    out.number(frame.line);
-    out.text(frame.module);
+  out.number(snapshot.activity);
+  out.number(snapshot.threads.size());
+  for (const ThreadSnapshot& thread : snapshot.threads) write_thread(out, thread);
+  out.number(snapshot.collectives.size());
+  for (const CollectiveCount& count : snapshot.collectives) {
+    out.number(count.comm_id);
+    out.number(count.entered);
   }
   return out.take();
 }
@@ -147,27 +229,13 @@ RankSnapshot deserialize(std::string_view bytes) {
   snapshot.pid = in.number<int>("pid");
   snapshot.state = in.enumeration("state", RankState::Finalizing);
   snapshot.seconds = in.number<double>("seconds");
-  snapshot.function = in.text("function");
-  snapshot.call = in.text("call");
-  snapshot.wait_mode = in.enumeration("wait_mode", WaitMode::Any);
-  snapshot.waits_for.resize(in.count("waits_for"));
-  for (int& rank : snapshot.waits_for) rank = in.number<int>("waits_for");
-  snapshot.wait_reason = in.text("wait_reason");
-  snapshot.collective_key = in.number<std::uint64_t>("collective_key");
-  snapshot.converted_send = in.boolean("converted_send");
-  snapshot.messages.resize(in.count("messages"));
-  for (PendingMessage& message : snapshot.messages) {
-    message.send = in.boolean("messages.send");
-    message.peer = in.number<int>("messages.peer");
-    message.tag = in.number<int>("messages.tag");
-    message.comm_key = in.number<std::uint64_t>("messages.comm_key");
-  }
-  snapshot.stack.resize(in.count("stack"));
-  for (Frame& frame : snapshot.stack) {
-    frame.function = in.text("stack.function");
-    frame.file = in.text("stack.file");
-    frame.line = in.number<int>("stack.line");
-    frame.module = in.text("stack.module");
+  snapshot.activity = in.number<std::uint64_t>("activity");
+  snapshot.threads.resize(in.count("threads"));
+  for (ThreadSnapshot& thread : snapshot.threads) thread = read_thread(in);
+  snapshot.collectives.resize(in.count("collectives"));
+  for (CollectiveCount& count : snapshot.collectives) {
+    count.comm_id = in.number<std::uint64_t>("collectives.comm_id");
+    count.entered = in.number<std::uint64_t>("collectives.entered");
   }
   in.expect_end();
   return snapshot;

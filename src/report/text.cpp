@@ -20,9 +20,11 @@ constexpr std::size_t kMaxListed = 8;
 constexpr std::size_t kMaxFrames = 32;
 
 // Spaces after the line prefix, as ITC indents: descriptions and class
-// headers, then the calls, waits-for lines and frames beneath them.
+// headers, then the calls, waits-for lines and frames beneath them; in ranks
+// of several threads, each thread's own beneath its call.
 constexpr int kDescription = 3;
 constexpr int kDetail = 6;
+constexpr int kThreadDetail = 9;  // a thread's waits and stack, under its call
 
 class Lines {
  public:
@@ -68,15 +70,29 @@ std::string ranks_phrase(const std::vector<int>& ranks) {
   return (names_one_rank(list) ? "rank " : "ranks ") + list;
 }
 
-const std::string& call_text(const RankSnapshot& rank) { return rank.call.empty() ? rank.function : rank.call; }
+const std::string& call_text(const ThreadSnapshot& thread) {
+  return thread.call.empty() ? thread.function : thread.call;
+}
 
 // "rank 1", "ranks 1-3 (all of them)", "any of ranks 0-3"; empty when the
-// rank waits for no known rank.
-std::string waits_for_text(const RankSnapshot& rank) {
-  if (rank.waits_for.empty()) return {};
-  const std::string list = compress_ranks(rank.waits_for);
+// thread waits for no known rank.
+std::string waits_for_text(const ThreadSnapshot& thread) {
+  if (thread.waits_for.empty()) return {};
+  const std::string list = compress_ranks(thread.waits_for);
   if (names_one_rank(list)) return "rank " + list;
-  return rank.wait_mode == WaitMode::Any ? "any of ranks " + list : "ranks " + list + " (all of them)";
+  return thread.wait_mode == WaitMode::Any ? "any of ranks " + list : "ranks " + list + " (all of them)";
+}
+
+// The collective (or other call) whose synchronization a possible wait assumes.
+const std::string& synchronizing_function(const ThreadSnapshot& thread) {
+  return thread.collective.function.empty() ? thread.function : thread.collective.function;
+}
+
+// "rank 2 (if MPI_Bcast synchronizes)"; empty when there is no possible wait.
+std::string possibly_waits_for_text(const ThreadSnapshot& thread) {
+  if (thread.possibly_waits_for.empty()) return {};
+  return fmt::format("{} (if {} synchronizes)", ranks_phrase(thread.possibly_waits_for),
+                     synchronizing_function(thread));
 }
 
 std::string frame_text(const Frame& frame) {
@@ -88,8 +104,17 @@ std::string frame_text(const Frame& frame) {
   return frame.function;
 }
 
-// What a class header says a rank is doing; `duration` like "5.2 s".
-std::string state_text(RankState state, const std::string& duration) {
+// What a class header says a rank is doing; `duration` like "5.2 s". A rank
+// of several threads is blocked when all of them are, running when one runs.
+std::string state_text(RankState state, const std::string& duration, std::size_t threads) {
+  if (threads > 1) {
+    switch (state) {
+      case RankState::Blocked:
+      case RankState::Finalizing: return fmt::format("blocked for {} in MPI calls of {} threads:", duration, threads);
+      case RankState::Polling: return fmt::format("no progress for {} in {} threads:", duration, threads);
+      case RankState::Running: return fmt::format("running, {} threads:", threads);
+    }
+  }
   switch (state) {
     case RankState::Blocked:
     case RankState::Finalizing: return fmt::format("blocked for {} in MPI call:", duration);
@@ -114,37 +139,55 @@ std::string class_label(const RankClass& rank_class) {
   return fmt::format("[ranks {} ({} ranks)]", compress_ranks(rank_class.ranks), rank_class.ranks.size());
 }
 
-// "[r] call" lines for the first ranks, then how many more there are.
-void add_calls_by_rank(Lines& lines, const std::vector<const RankSnapshot*>& ranks) {
-  const std::size_t listed = std::min(ranks.size(), kMaxListed);
-  for (std::size_t i = 0; i < listed; ++i) {
-    lines.add(kDetail, fmt::format("[{}] {}", ranks[i]->rank, call_text(*ranks[i])));
-  }
-  if (ranks.size() > listed) lines.add(kDetail, fmt::format("... ({} more ranks)", ranks.size() - listed));
+// The first items of a list, one a line, then how many more `things` there are.
+void add_listed(Lines& lines, int indent, const std::vector<std::string>& items, std::string_view things) {
+  const std::size_t listed = std::min(items.size(), kMaxListed);
+  for (std::size_t i = 0; i < listed; ++i) lines.add(indent, items[i]);
+  if (items.size() > listed) lines.add(indent, fmt::format("... ({} more {})", items.size() - listed, things));
 }
 
-void add_calls(Lines& lines, const RankClass& rank_class) {
-  const RankSnapshot& first = *rank_class.representative;
-  if (first.state == RankState::Running) return;
-  const bool one_call = std::all_of(rank_class.members.begin(), rank_class.members.end(),
-                                    [&](const RankSnapshot* rank) { return call_text(*rank) == call_text(first); });
-  if (one_call) {
-    lines.add(kDetail, call_text(first));
-  } else {
-    add_calls_by_rank(lines, rank_class.members);
+// The same thread (by position, hence by id) of every rank of a class.
+struct ThreadGroup {
+  const std::vector<int>* ranks = nullptr;  // the class's ranks
+  std::vector<const ThreadSnapshot*> threads;  // in the order of ranks
+  const ThreadSnapshot& first() const { return *threads.front(); }
+};
+
+std::vector<ThreadGroup> thread_groups(const RankClass& rank_class) {
+  std::vector<ThreadGroup> groups(rank_class.representative->threads.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    groups[i].ranks = &rank_class.ranks;
+    for (const RankSnapshot* rank : rank_class.members) groups[i].threads.push_back(&rank->threads[i]);
   }
+  return groups;
 }
 
-void add_waits_for(Lines& lines, const RankClass& rank_class) {
-  const RankState state = rank_class.representative->state;
+bool one_call(const ThreadGroup& group) {
+  return std::all_of(group.threads.begin(), group.threads.end(),
+                     [&](const ThreadSnapshot* thread) { return call_text(*thread) == call_text(group.first()); });
+}
+
+void add_calls_by_rank(Lines& lines, int indent, const ThreadGroup& group) {
+  std::vector<std::string> calls;
+  for (std::size_t i = 0; i < group.threads.size(); ++i) {
+    calls.push_back(fmt::format("[{}] {}", (*group.ranks)[i], call_text(*group.threads[i])));
+  }
+  add_listed(lines, indent, calls, "ranks");
+}
+
+// A "waits for: " or "may also wait for: " line: one text when the group
+// agrees, else each rank's own.
+template <typename WaitText>
+void add_waits(Lines& lines, int indent, const ThreadGroup& group, std::string_view label, WaitText wait_text) {
+  const RankState state = group.first().state;
   if (state != RankState::Blocked && state != RankState::Finalizing) return;
   std::vector<std::string> waits;
-  for (const RankSnapshot* rank : rank_class.members) waits.push_back(waits_for_text(*rank));
+  for (const ThreadSnapshot* thread : group.threads) waits.push_back(wait_text(*thread));
   if (std::all_of(waits.begin(), waits.end(), [&](const std::string& text) { return text == waits.front(); })) {
-    if (!waits.front().empty()) lines.add(kDetail, "waits for: " + waits.front());
+    if (!waits.front().empty()) lines.add(indent, std::string(label) + waits.front());
     return;
   }
-  std::string line = "waits for: ";
+  std::string line(label);
   std::size_t listed = 0;
   std::size_t unlisted = 0;
   for (std::size_t i = 0; i < waits.size(); ++i) {
@@ -153,35 +196,103 @@ void add_waits_for(Lines& lines, const RankClass& rank_class) {
       ++unlisted;
       continue;
     }
-    line += fmt::format("{}[{}] {}", listed == 0 ? "" : "; ", rank_class.ranks[i], waits[i]);
+    line += fmt::format("{}[{}] {}", listed == 0 ? "" : "; ", (*group.ranks)[i], waits[i]);
     ++listed;
   }
   if (unlisted > 0) line += fmt::format("; ... ({} more ranks)", unlisted);
-  lines.add(kDetail, line);
+  lines.add(indent, line);
 }
 
-void add_frames(Lines& lines, const std::vector<Frame>& stack) {
+void add_frames(Lines& lines, int indent, const std::vector<Frame>& stack) {
   if (stack.empty()) {
-    lines.add(kDetail, "(no stack: the rank did not answer)");
+    lines.add(indent, "(no stack: the rank did not answer)");
     return;
   }
   const std::size_t shown = std::min(stack.size(), kMaxFrames);
-  for (std::size_t i = 0; i < shown; ++i) lines.add(kDetail, frame_text(stack[i]));
-  if (stack.size() > shown) lines.add(kDetail, fmt::format("... {} more frames", stack.size() - shown));
+  for (std::size_t i = 0; i < shown; ++i) lines.add(indent, frame_text(stack[i]));
+  if (stack.size() > shown) lines.add(indent, fmt::format("... {} more frames", stack.size() - shown));
 }
 
-// Everything under a class header: calls, what they wait for, the stack.
+// What the group waits for, definitely and possibly, and its stack.
+void add_waits_and_frames(Lines& lines, int indent, const ThreadGroup& group) {
+  add_waits(lines, indent, group, "waits for: ", waits_for_text);
+  add_waits(lines, indent, group, "may also wait for: ", possibly_waits_for_text);
+  add_frames(lines, indent, group.first().stack);
+}
+
+// The only thread of the ranks: its call, or each rank's, under the header.
+void add_only_thread(Lines& lines, const ThreadGroup& group) {
+  if (group.first().state != RankState::Running) {
+    if (one_call(group)) {
+      lines.add(kDetail, call_text(group.first()));
+    } else {
+      add_calls_by_rank(lines, kDetail, group);
+    }
+  }
+  add_waits_and_frames(lines, kDetail, group);
+}
+
+// "thread 1: MPI_Recv(...)", then the thread's waits and stack beneath it.
+void add_one_of_threads(Lines& lines, const ThreadGroup& group) {
+  const ThreadSnapshot& first = group.first();
+  const std::string label = fmt::format("thread {}:", first.id);
+  const char* polling = first.state == RankState::Polling ? " polling with" : "";
+  if (first.state == RankState::Running) {
+    lines.add(kDetail, label + " running outside MPI, now at:");
+  } else if (one_call(group)) {
+    lines.add(kDetail, fmt::format("{}{} {}", label, polling, call_text(first)));
+  } else {
+    lines.add(kDetail, label + polling);
+    add_calls_by_rank(lines, kThreadDetail, group);
+  }
+  add_waits_and_frames(lines, kThreadDetail, group);
+}
+
+// Everything under a class header: calls, what they wait for, the stacks.
 void add_class_body(Lines& lines, const RankClass& rank_class) {
-  add_calls(lines, rank_class);
-  add_waits_for(lines, rank_class);
-  add_frames(lines, rank_class.representative->stack);
+  const std::vector<ThreadGroup> groups = thread_groups(rank_class);
+  if (groups.empty()) {
+    add_frames(lines, kDetail, {});
+  } else if (groups.size() == 1) {
+    add_only_thread(lines, groups.front());
+  } else {
+    for (const ThreadGroup& group : groups) add_one_of_threads(lines, group);
+  }
 }
 
-std::string wait_reason_of(const Report& report, int rank) {
+void add_class(Lines& lines, const RankClass& rank_class) {
+  const RankSnapshot& first = *rank_class.representative;
+  lines.add(kDescription, class_label(rank_class) + " " +
+                              state_text(first.state, duration_text(rank_class), first.threads.size()));
+  add_class_body(lines, rank_class);
+}
+
+const RankSnapshot* find_rank(const Report& report, int rank) {
   const auto found = std::find_if(report.ranks.begin(), report.ranks.end(),
                                   [&](const RankSnapshot& snapshot) { return snapshot.rank == rank; });
-  if (found == report.ranks.end() || found->wait_reason.empty()) return "(unknown)";
-  return found->wait_reason;
+  return found == report.ranks.end() ? nullptr : &*found;
+}
+
+// "rank 0" or, for a rank of several threads, "rank 0 thread 1".
+std::string thread_name(const RankSnapshot& rank, int thread) {
+  return rank.threads.size() > 1 ? fmt::format("rank {} thread {}", rank.rank, thread) : fmt::format("rank {}", rank.rank);
+}
+
+// Why `rank` waits for `next` in the cycle: the wait reason of its thread
+// whose arc the analysis followed to `next`, else of its first thread that
+// gives one.
+std::string wait_reason_in_cycle(const Report& report, int rank, int next) {
+  const RankSnapshot* snapshot = find_rank(report, rank);
+  if (snapshot == nullptr) return fmt::format("rank {}: (unknown)", rank);
+  const auto arc = std::find_if(report.arcs.begin(), report.arcs.end(), [&](const WaitArc& candidate) {
+    return candidate.from.rank == rank && candidate.to == next;
+  });
+  const auto has_reason = [&](const ThreadSnapshot& thread) {
+    return !thread.wait_reason.empty() && (arc == report.arcs.end() || thread.id == arc->from.thread);
+  };
+  const auto thread = std::find_if(snapshot->threads.begin(), snapshot->threads.end(), has_reason);
+  if (thread == snapshot->threads.end()) return fmt::format("rank {}: (unknown)", rank);
+  return fmt::format("{}: {}", thread_name(*snapshot, thread->id), thread->wait_reason);
 }
 
 // "rank 0 -> rank 1 -> rank 0 (rank 0: MPI_Recv from rank 1; rank 1: ...)";
@@ -200,7 +311,8 @@ std::string cycle_text(const Report& report) {
   const std::size_t distinct = closed ? cycle.size() - 1 : cycle.size();
   std::string reasons;
   for (std::size_t i = 0; i < std::min(distinct, kMaxListed); ++i) {
-    reasons += fmt::format("{}rank {}: {}", i == 0 ? "" : "; ", cycle[i], wait_reason_of(report, cycle[i]));
+    const int next = cycle[(i + 1) % cycle.size()];
+    reasons += fmt::format("{}{}", i == 0 ? "" : "; ", wait_reason_in_cycle(report, cycle[i], next));
   }
   if (distinct > kMaxListed) reasons += "; ...";
   return fmt::format("{} ({})", path, reasons);
@@ -229,6 +341,50 @@ std::string partial_text(const Report& report) {
       "ranks {} are blocked in MPI calls that only each other can complete; the other ranks still run.", list);
 }
 
+// "[0] MPI_Send(dest=1)" for each send the potential-deadlock mode made
+// synchronous; "[0] thread 1: ..." in ranks of several threads.
+std::vector<std::string> converted_sends(const Report& report) {
+  std::vector<std::string> sends;
+  for (const RankSnapshot& rank : report.ranks) {
+    for (const ThreadSnapshot& thread : rank.threads) {
+      if (!thread.converted_send) continue;
+      const std::string thread_label = rank.threads.size() > 1 ? fmt::format("thread {}: ", thread.id) : "";
+      sends.push_back(fmt::format("[{}] {}{}", rank.rank, thread_label, call_text(thread)));
+    }
+  }
+  return sends;
+}
+
+// "rank 1 in MPI_Bcast waits for rank 2 (if MPI_Bcast synchronizes)" for
+// each possible wait the analysis used inside the core (anywhere when it
+// names no core).
+std::string possible_waits_used(const Report& report) {
+  const std::vector<int>& core = report.core.core;
+  std::vector<std::string> waits;
+  for (const WaitArc& arc : report.arcs) {
+    if (!arc.possible) continue;
+    const bool in_core = std::find(core.begin(), core.end(), arc.from.rank) != core.end() &&
+                         std::find(core.begin(), core.end(), arc.to) != core.end();
+    if (!core.empty() && !in_core) continue;
+    const RankSnapshot* rank = find_rank(report, arc.from.rank);
+    const auto thread = rank == nullptr ? std::vector<ThreadSnapshot>::const_iterator{}
+                                        : std::find_if(rank->threads.begin(), rank->threads.end(),
+                                                       [&](const ThreadSnapshot& t) { return t.id == arc.from.thread; });
+    if (rank == nullptr || thread == rank->threads.end()) {
+      waits.push_back(fmt::format("rank {} waits for rank {}", arc.from.rank, arc.to));
+      continue;
+    }
+    const std::string& function = synchronizing_function(*thread);
+    waits.push_back(fmt::format("{} in {} waits for rank {} (if {} synchronizes)", thread_name(*rank, thread->id),
+                                function, arc.to, function));
+  }
+  if (waits.empty()) return "(the analysis named none)";
+  std::string text;
+  for (std::size_t i = 0; i < std::min(waits.size(), kMaxListed); ++i) text += (i == 0 ? "" : "; ") + waits[i];
+  if (waits.size() > kMaxListed) text += fmt::format("; ... ({} more)", waits.size() - kMaxListed);
+  return text;
+}
+
 void add_description(Lines& lines, const Report& report) {
   switch (report.check) {
     case Check::DeadlockHard:
@@ -236,21 +392,22 @@ void add_description(Lines& lines, const Report& report) {
       lines.add(kDescription, report.partial ? partial_text(report)
                                              : "every rank is blocked in an MPI call, waiting for another rank.");
       return;
-    case Check::DeadlockPotential: {
+    case Check::DeadlockPotential:
       lines.add(kDescription,
                 aborted_text(report) + " with standard sends made synchronous (CHECK GLOBAL:DEADLOCK:POTENTIAL ON):");
       lines.add(kDescription,
                 "the program depends on MPI buffering to proceed: these sends complete only when MPI buffers them:");
-      std::vector<const RankSnapshot*> converted;
-      for (const RankSnapshot& rank : report.ranks) {
-        if (rank.converted_send) converted.push_back(&rank);
-      }
-      add_calls_by_rank(lines, converted);
+      add_listed(lines, kDetail, converted_sends(report), "sends");
       return;
-    }
     case Check::NoProgress:
       lines.add(kDescription, fmt::format("no progress was observed for over {}; the program goes on.",
                                           threshold_text(report, "on average")));
+      return;
+    case Check::Unsafe:
+      lines.add(kDescription,
+                fmt::format("no progress was observed for over {}; the program goes on.", threshold_text(report)));
+      lines.add(kDescription, "the ranks wait in a cycle that needs a wait only some MPI implementations make: " +
+                                  possible_waits_used(report));
       return;
   }
 }
@@ -263,19 +420,16 @@ std::string signal_name(int signal_number) {
 }  // namespace
 
 std::string format_text(const Report& report) {
-  const bool warning = report.check == Check::NoProgress;
-  Lines lines(warning ? "[0] WARNING: " : "[0] ERROR: ");
-  lines.add(0, fmt::format("{}: {}", check_name(report.check), warning ? "warning" : "fatal error"));
+  const bool fatal = is_fatal(report.check);
+  Lines lines(fatal ? "[0] ERROR: " : "[0] WARNING: ");
+  lines.add(0, fmt::format("{}: {}", check_name(report.check), fatal ? "fatal error" : "warning"));
   add_description(lines, report);
+  if (!report.rule.empty()) lines.add(kDescription, "rule: " + report.rule);
   add_deadlock(lines, report);
-  for (const RankClass& rank_class : merge_stacks(report.ranks, report.core)) {
-    lines.add(kDescription, class_label(rank_class) + " " +
-                                state_text(rank_class.representative->state, duration_text(rank_class)));
-    add_class_body(lines, rank_class);
-  }
+  for (const RankClass& rank_class : merge_stacks(report.ranks, report.core)) add_class(lines, rank_class);
   return lines.take() + fmt::format("[0] INFO: {}: found 1 time ({}), 0 reports were suppressed\n",
                                     check_name(report.check),
-                                    warning ? "0 errors + 1 warning" : "1 error + 0 warnings");
+                                    fatal ? "1 error + 0 warnings" : "0 errors + 1 warning");
 }
 
 namespace {
@@ -286,9 +440,9 @@ std::string format_signal_dump(const RankSnapshot& rank, int signal_number) {
   Lines lines(fmt::format("[{}] ERROR: ", rank.rank));
   lines.add(0, std::string(kSignalDumpHeadline));
   const std::string duration = tenths(rank.seconds) + " s";
-  const std::string doing = rank.state == RankState::Polling
+  const std::string doing = rank.state == RankState::Polling && rank.threads.size() <= 1
                                 ? fmt::format("polling with MPI call, without progress for {}:", duration)
-                                : state_text(rank.state, duration);
+                                : state_text(rank.state, duration, rank.threads.size());
   lines.add(kDescription, fmt::format("rank {} (host {}, pid {}) received {} while {}", rank.rank, rank.host,
                                       rank.pid, signal_name(signal_number), doing));
   add_class_body(lines, RankClass{{rank.rank}, &rank, {&rank}});

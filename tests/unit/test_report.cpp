@@ -27,6 +27,21 @@ std::vector<Frame> exchange_stack() {
   return {{"exchange", kProgram, 14, "recv_recv"}, {"main", kProgram, 25, "recv_recv"}};
 }
 
+ThreadSnapshot recv_thread(int id, int source, double seconds, std::vector<Frame> stack = exchange_stack()) {
+  ThreadSnapshot thread;
+  thread.id = id;
+  thread.state = RankState::Blocked;
+  thread.seconds = seconds;
+  thread.function = "MPI_Recv";
+  thread.call = fmt::format("MPI_Recv(..., source={}, ...)", source);
+  thread.wait_mode = WaitMode::All;
+  thread.waits_for = {source};
+  thread.wait_reason = fmt::format("MPI_Recv from rank {}", source);
+  thread.stack = std::move(stack);
+  return thread;
+}
+
+// A rank of one thread, blocked in a receive from `source`.
 RankSnapshot recv_from(int rank, int source, double seconds, std::vector<Frame> stack = exchange_stack()) {
   RankSnapshot snapshot;
   snapshot.rank = rank;
@@ -34,12 +49,7 @@ RankSnapshot recv_from(int rank, int source, double seconds, std::vector<Frame> 
   snapshot.pid = 1000 + rank;
   snapshot.state = RankState::Blocked;
   snapshot.seconds = seconds;
-  snapshot.function = "MPI_Recv";
-  snapshot.call = fmt::format("MPI_Recv(..., source={}, ...)", source);
-  snapshot.wait_mode = WaitMode::All;
-  snapshot.waits_for = {source};
-  snapshot.wait_reason = fmt::format("MPI_Recv from rank {}", source);
-  snapshot.stack = std::move(stack);
+  snapshot.threads = {recv_thread(0, source, seconds, std::move(stack))};
   return snapshot;
 }
 
@@ -48,8 +58,16 @@ RankSnapshot running(int rank) {
   snapshot.rank = rank;
   snapshot.host = "node2";
   snapshot.pid = 2000 + rank;
-  snapshot.stack = {{"compute", "/src/x.c", 40, "x"}, {"main", "/src/x.c", 9, "x"}};
+  ThreadSnapshot thread;
+  thread.stack = {{"compute", "/src/x.c", 40, "x"}, {"main", "/src/x.c", 9, "x"}};
+  snapshot.threads = {thread};
   return snapshot;
+}
+
+// The thread of one rank's only thread.
+ThreadSnapshot& only(RankSnapshot& rank) {
+  REQUIRE(rank.threads.size() == 1);
+  return rank.threads.front();
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -97,9 +115,62 @@ Report recv_recv_report() {
   report.threshold_seconds = 5;
   report.ranks = {recv_from(0, 1, 5.2), recv_from(1, 0, 5.2, {{"main", kProgram, 30, "recv_recv"}}),
                   recv_from(2, 0, 5.1, behind), recv_from(3, 1, 5.14, behind)};
-  report.ranks[0].call =
+  report.rule = "every rank of the cycle waits in a call that cannot return before the next rank acts";
+  only(report.ranks[0]).call =
       "MPI_Recv(buf=0x7ffd5b2c, count=1, datatype=MPI_INT, source=1, tag=0, comm=MPI_COMM_WORLD, status=0x7ffd5b30)";
   report.core = {{0, 1}, {0, 1, 0}, {2, 3}};
+  report.arcs = {{{0, 0}, 1}, {{1, 0}, 0}, {{2, 0}, 0}, {{3, 0}, 1}};
+  return report;
+}
+
+const std::string kThreads = "/src/tests/programs/threads.c";
+
+// A cycle that holds only if MPI_Bcast synchronizes: rank 0, the root, may
+// wait for rank 1 to enter the broadcast, while rank 1's thread 1 waits to
+// receive from rank 0. Rank 1's thread 0 waits in a barrier for rank 2,
+// which runs.
+Report unsafe_report() {
+  Report report;
+  report.check = Check::Unsafe;
+  report.threshold_seconds = 5;
+  report.partial = true;
+  report.rule = "the cycle holds only if MPI_Bcast synchronizes; no progress in 2 looks 0.3 s apart";
+
+  RankSnapshot root;
+  root.rank = 0;
+  root.host = "node1";
+  root.pid = 1000;
+  root.state = RankState::Blocked;
+  root.seconds = 5;
+  root.activity = 41;
+  root.collectives = {{7, 1}};
+  ThreadSnapshot bcast;
+  bcast.state = RankState::Blocked;
+  bcast.seconds = 5;
+  bcast.function = "MPI_Bcast";
+  bcast.call = "MPI_Bcast(root=0, comm=MPI_COMM_WORLD)";
+  bcast.possibly_waits_for = {1};
+  bcast.wait_reason = "MPI_Bcast root, rank 1 not in it yet";
+  bcast.collective = {7, 1, "MPI_Bcast", 0, 0};
+  bcast.stack = {{"broadcast", kThreads, 20, "threads"}, {"main", kThreads, 30, "threads"}};
+  root.threads = {bcast};
+
+  RankSnapshot two_threads = recv_from(1, 0, 5);
+  two_threads.activity = 18446744073709551615ull;
+  ThreadSnapshot barrier = only(two_threads);
+  barrier.function = "MPI_Barrier";
+  barrier.call = "MPI_Barrier(comm=workers)";
+  barrier.waits_for = {2};
+  barrier.wait_reason = "MPI_Barrier, rank 2 missing";
+  barrier.collective = {18446744073709551615ull, 4, "MPI_Barrier", -1, 0};
+  barrier.stack = {{"sync_workers", kThreads, 12, "threads"}};
+  ThreadSnapshot receive = recv_thread(1, 0, 5, {{"listen", kThreads, 8, "threads"}});
+  receive.messages = {{false, 0, 3, 1}};
+  two_threads.threads = {barrier, receive};
+
+  report.ranks = {root, two_threads, running(2)};
+  report.core = {{0, 1}, {0, 1, 0}, {}};
+  report.arcs = {{{0, 0}, 1, WaitMode::All, true}, {{1, 0}, 2}, {{1, 1}, 0}};
   return report;
 }
 
@@ -113,7 +184,7 @@ TEST_CASE("compress_ranks writes runs as ranges", "[report]") {
   CHECK(compress_ranks({5, 3, 4, 3, 9}) == "3-5,9");
 }
 
-TEST_CASE("merge_stacks groups ranks by state, function and stack", "[report]") {
+TEST_CASE("merge_stacks groups ranks by state and each thread's state, function and stack", "[report]") {
   const DeadlockCore no_core;
 
   SECTION("equal stacks merge and calls may differ") {
@@ -128,11 +199,26 @@ TEST_CASE("merge_stacks groups ranks by state, function and stack", "[report]") 
 
   SECTION("a different frame, function or state splits") {
     std::vector<RankSnapshot> ranks = {recv_from(0, 1, 5), recv_from(1, 0, 5), recv_from(2, 0, 5),
-                                       recv_from(3, 0, 5)};
-    ranks[1].stack[1].line = 26;
-    ranks[2].function = "MPI_Ssend";
+                                       recv_from(3, 0, 5), recv_from(4, 0, 5)};
+    only(ranks[1]).stack[1].line = 26;
+    only(ranks[2]).function = "MPI_Ssend";
     ranks[3].state = RankState::Finalizing;
-    CHECK(merge_stacks(ranks, no_core).size() == 4);
+    only(ranks[4]).state = RankState::Finalizing;
+    CHECK(merge_stacks(ranks, no_core).size() == 5);
+  }
+
+  SECTION("ranks of several threads merge when every thread matches") {
+    std::vector<RankSnapshot> ranks;
+    for (int rank = 0; rank < 5; ++rank) {
+      ranks.push_back(recv_from(rank, 0, 5));
+      ranks.back().threads.push_back(recv_thread(1, rank, 5, {{"worker", "/src/w.c", 3, "w"}}));
+    }
+    ranks[2].threads[1].stack[0].line = 4;    // the second thread elsewhere
+    ranks[3].threads[1].id = 2;               // another thread
+    ranks[4].threads.pop_back();              // one thread fewer
+    const auto classes = merge_stacks(ranks, no_core);
+    REQUIRE(classes.size() == 4);
+    CHECK(classes[0].ranks == std::vector<int>{0, 1});
   }
 
   SECTION("classes holding core ranks come first, each group by lowest rank") {
@@ -148,7 +234,7 @@ TEST_CASE("merge_stacks groups ranks by state, function and stack", "[report]") 
   SECTION("1024 ranks in two places give two classes") {
     std::vector<RankSnapshot> ranks;
     for (int rank = 0; rank < 1024; ++rank) ranks.push_back(recv_from(rank, 0, 5));
-    ranks[512].stack[0].line = 99;
+    only(ranks[512]).stack[0].line = 99;
     const auto classes = merge_stacks(ranks, DeadlockCore{{512}, {}, {}});
     REQUIRE(classes.size() == 2);
     CHECK(classes[0].ranks == std::vector<int>{512});
@@ -160,14 +246,24 @@ TEST_CASE("merge_stacks groups ranks by state, function and stack", "[report]") 
 TEST_CASE("a snapshot survives serialization exactly", "[report]") {
   RankSnapshot snapshot = recv_from(7, 3, 1.0 / 3);
   snapshot.host = std::string("odd\0host\n;12:\xff\xfe", 15);
-  snapshot.call = "MPI_Waitany(count=3, ...)\n";
   snapshot.state = RankState::Polling;
-  snapshot.wait_mode = WaitMode::Any;
-  snapshot.waits_for = {3, -1, 2147483647};
-  snapshot.collective_key = 0xFFFFFFFFFFFFFFFFull;
-  snapshot.converted_send = true;
-  snapshot.messages = {{true, 3, 7, 0xFFFFFFFFFFFFFFFFull}, {false, PendingMessage::kAny, PendingMessage::kAny, 1}};
-  snapshot.stack.push_back({"", "", 0, ""});
+  snapshot.activity = 0xFFFFFFFFFFFFFFFFull;
+  snapshot.collectives = {{0xFFFFFFFFFFFFFFFFull, 3}, {1, 0}};
+  ThreadSnapshot& first = only(snapshot);
+  first.call = "MPI_Waitany(count=3, ...)\n";
+  first.state = RankState::Polling;
+  first.wait_mode = WaitMode::Any;
+  first.waits_for = {3, -1, 2147483647};
+  first.possibly_waits_for = {-2147483647 - 1, 4};
+  first.collective = {0xFFFFFFFFFFFFFFFFull, 18446744073709551615ull, "MPI_Bcast", 2, -17};
+  first.converted_send = true;
+  first.messages = {{true, 3, 7, 0xFFFFFFFFFFFFFFFFull}, {false, PendingMessage::kAny, PendingMessage::kAny, 1}};
+  first.stack.push_back({"", "", 0, ""});
+  ThreadSnapshot second = recv_thread(5, 1, 2.5e-300, {});
+  second.state = RankState::Finalizing;
+  second.wait_reason = std::string("a\0;:b", 5);
+  snapshot.threads.push_back(second);
+  snapshot.threads.push_back(ThreadSnapshot{});
   CHECK(deserialize(serialize(snapshot)) == snapshot);
 
   const RankSnapshot empty;
@@ -175,27 +271,43 @@ TEST_CASE("a snapshot survives serialization exactly", "[report]") {
 }
 
 TEST_CASE("deserialize rejects damaged input with a message", "[report]") {
-  const std::string bytes = serialize(recv_from(1, 0, 2.5));
+  RankSnapshot snapshot = recv_from(1, 0, 2.5);
+  snapshot.threads.push_back(recv_thread(1, 0, 2.5));
+  snapshot.threads[1].possibly_waits_for = {2};
+  snapshot.threads[1].collective = {9, 1, "MPI_Bcast", 0, 0};
+  snapshot.threads[1].messages = {{true, 0, 1, 9}};
+  snapshot.collectives = {{9, 1}};
+  const std::string bytes = serialize(snapshot);
 
   SECTION("every truncation is caught") {
     for (std::size_t length = 0; length < bytes.size(); ++length) {
       CAPTURE(length);
       CHECK_THROWS_AS(deserialize(std::string_view(bytes).substr(0, length)), std::invalid_argument);
     }
-    CHECK_THROWS_WITH(deserialize(bytes.substr(0, bytes.size() - 3)), Catch::Contains("truncated") &&
-                                                                         Catch::Contains("stack.module"));
+    CHECK_THROWS_WITH(deserialize(bytes.substr(0, bytes.size() - 2)), Catch::Contains("truncated") &&
+                                                                         Catch::Contains("collectives.entered"));
   }
   SECTION("garbage, a bad field and trailing bytes") {
     CHECK_THROWS_WITH(deserialize("hello"), Catch::Contains("does not start with"));
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/2;0;0:0;0;0;"), Catch::Contains("does not start with"));
     std::string bad_state = bytes;
     const std::string state_field = "node11001;1;";  // host, pid, state
     REQUIRE(bad_state.find(state_field) != std::string::npos);
     bad_state.replace(bad_state.find(state_field), state_field.size(), "node11001;9;");
     CHECK_THROWS_WITH(deserialize(bad_state), Catch::Contains("\"state\"") && Catch::Contains("no value 9"));
+    std::string bad_mode = bytes;
+    const std::string mode_field = "MPI_Recv(..., source=0, ...)1;";  // a thread's call, wait_mode
+    REQUIRE(bad_mode.find(mode_field) != std::string::npos);
+    bad_mode.replace(bad_mode.find(mode_field), mode_field.size(), "MPI_Recv(..., source=0, ...)3;");
+    CHECK_THROWS_WITH(deserialize(bad_mode), Catch::Contains("\"threads.wait_mode\"") &&
+                                                 Catch::Contains("no value 3"));
     CHECK_THROWS_WITH(deserialize(bytes + "x"), Catch::Contains("1 unexpected bytes"));
-    // rank, host, pid, state, seconds, function, call, wait_mode, then a count no input can hold
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/2;0;0:0;0;0;0:0:2;999999999999;"),
-                      Catch::Contains("\"waits_for\""));
+    // rank, host, pid, state, seconds, activity, then a count no input can hold
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/3;0;0:0;0;0;0;999999999999;"),
+                      Catch::Contains("\"threads\""));
+    // ... one thread: id, state, seconds, function, call, wait_mode, waits_for, then possibly_waits_for
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/3;0;0:0;0;0;0;1;0;1;0;0:0:1;0;x;"),
+                      Catch::Contains("\"threads.possibly_waits_for\"") && Catch::Contains("not a number"));
   }
 }
 
@@ -204,6 +316,14 @@ TEST_CASE("state and wait mode names", "[report]") {
   CHECK(std::string(to_string(RankState::Polling)) == "polling");
   CHECK(std::string(to_string(WaitMode::Any)) == "any");
   CHECK(std::string(check_name(Check::NoProgress)) == "GLOBAL:DEADLOCK:NO_PROGRESS");
+  CHECK(std::string(check_name(Check::Unsafe)) == "GLOBAL:DEADLOCK:UNSAFE");
+}
+
+TEST_CASE("HARD and POTENTIAL are fatal, the others warnings", "[report]") {
+  CHECK(is_fatal(Check::DeadlockHard));
+  CHECK(is_fatal(Check::DeadlockPotential));
+  CHECK_FALSE(is_fatal(Check::NoProgress));
+  CHECK_FALSE(is_fatal(Check::Unsafe));
 }
 
 TEST_CASE("format_text prints ITC's hard deadlock report", "[report]") {
@@ -211,6 +331,7 @@ TEST_CASE("format_text prints ITC's hard deadlock report", "[report]") {
       "[0] ERROR: GLOBAL:DEADLOCK:HARD: fatal error\n"
       "[0] ERROR:    Application aborted because no progress was observed for over 0:05 minutes (DEADLOCK-TIMEOUT 5s):\n"
       "[0] ERROR:    every rank is blocked in an MPI call, waiting for another rank.\n"
+      "[0] ERROR:    rule: every rank of the cycle waits in a call that cannot return before the next rank acts\n"
       "[0] ERROR:    deadlock: rank 0 -> rank 1 -> rank 0 (rank 0: MPI_Recv from rank 1; rank 1: MPI_Recv from rank 0)\n"
       "[0] ERROR:    blocked behind the deadlock: ranks 2-3\n"
       "[0] ERROR:    [0] blocked for 5.2 s in MPI call:\n"
@@ -270,9 +391,9 @@ TEST_CASE("format_text of a potential deadlock lists the converted sends", "[rep
   report.threshold_seconds = 5;
   for (int rank = 0; rank < 2; ++rank) {
     RankSnapshot send = recv_from(rank, 1 - rank, 5.5);
-    send.function = "MPI_Send";
-    send.call = fmt::format("MPI_Send(dest={})", 1 - rank);
-    send.converted_send = true;
+    only(send).function = "MPI_Send";
+    only(send).call = fmt::format("MPI_Send(dest={})", 1 - rank);
+    only(send).converted_send = true;
     report.ranks.push_back(send);
   }
   report.ranks.push_back(recv_from(2, 0, 5.5));
@@ -297,8 +418,9 @@ TEST_CASE("format_text of no progress is a warning about polling ranks", "[repor
   for (int rank = 0; rank < 3; ++rank) {
     RankSnapshot polling = recv_from(rank, 0, 12);
     polling.state = RankState::Polling;
-    polling.function = "MPI_Test";
-    polling.call = "MPI_Test(request=0x1, flag=0x2, status=0x3)";
+    only(polling).state = RankState::Polling;
+    only(polling).function = "MPI_Test";
+    only(polling).call = "MPI_Test(request=0x1, flag=0x2, status=0x3)";
     report.ranks.push_back(polling);
   }
   const std::string text = format_text(report);
@@ -318,9 +440,9 @@ TEST_CASE("format_text of 1024 ranks in a barrier stays short", "[report]") {
   report.threshold_seconds = 5;
   for (int rank = 0; rank < 1024; ++rank) {
     RankSnapshot barrier = recv_from(rank, 512, 5.0 + (rank % 4) * 0.1);
-    barrier.function = "MPI_Barrier";
-    barrier.call = "MPI_Barrier(comm=MPI_COMM_WORLD)";
-    barrier.wait_reason = "MPI_Barrier, rank 512 missing";
+    only(barrier).function = "MPI_Barrier";
+    only(barrier).call = "MPI_Barrier(comm=MPI_COMM_WORLD)";
+    only(barrier).wait_reason = "MPI_Barrier, rank 512 missing";
     report.ranks.push_back(barrier);
   }
   report.ranks[512] = recv_from(512, 0, 5.3, {{"main", "/src/b.c", 7, "b"}});
@@ -344,9 +466,8 @@ TEST_CASE("format_text bounds long lists", "[report]") {
   for (int rank = 0; rank < 20; ++rank) report.core.cycle.push_back(rank);
   report.core.cycle.push_back(0);
   report.core.core = report.core.cycle;
-  report.ranks[0].stack.resize(40, Frame{"deep", "", 0, "libdeep.so"});
-  report.ranks[1].stack.clear();
-  for (int rank = 2; rank < 20; ++rank) report.ranks[rank].stack.clear();
+  only(report.ranks[0]).stack.resize(40, Frame{"deep", "", 0, "libdeep.so"});
+  for (int rank = 1; rank < 20; ++rank) only(report.ranks[rank]).stack.clear();
   const std::string text = format_text(report);
   CHECK(has_line(text, "[0] ERROR:    deadlock: rank 0 -> rank 1 -> rank 2 -> rank 3 -> rank 4 -> rank 5 -> rank 6 "
                        "-> rank 7 -> ... (12 more ranks) -> rank 0 (rank 0: MPI_Recv from rank 1; rank 1: MPI_Recv "
@@ -368,10 +489,10 @@ TEST_CASE("format_text describes AND and OR waits", "[report]") {
   Report report;
   report.threshold_seconds = 5;
   RankSnapshot waitall = recv_from(0, 1, 5);
-  waitall.waits_for = {3, 1, 2};
+  only(waitall).waits_for = {3, 1, 2};
   RankSnapshot any = recv_from(1, 0, 5, {{"other", "", 0, ""}});
-  any.wait_mode = WaitMode::Any;
-  any.waits_for = {0, 2, 3};
+  only(any).wait_mode = WaitMode::Any;
+  only(any).waits_for = {0, 2, 3};
   report.ranks = {waitall, any};
   report.core = {{0, 1, 2}, {}, {}};
   const std::string text = format_text(report);
@@ -385,8 +506,8 @@ TEST_CASE("format_signal_dump tells what the rank was doing", "[report]") {
   RankSnapshot rank = recv_from(3, 1, 2.1, {{"main", "/src/x.c", 10, "x"}});
   rank.host = "node1";
   rank.pid = 1234;
-  rank.call = "MPI_Recv(...)";
-  rank.waits_for.clear();
+  only(rank).call = "MPI_Recv(...)";
+  only(rank).waits_for.clear();
   CHECK(format_signal_dump(rank, SIGTERM) ==
         "[3] ERROR: LOCAL:EXIT:SIGNAL: fatal error\n"
         "[3] ERROR:    rank 3 (host node1, pid 1234) received SIGTERM while blocked for 2.1 s in MPI call:\n"
@@ -395,9 +516,82 @@ TEST_CASE("format_signal_dump tells what the rank was doing", "[report]") {
   CHECK(lines_of(format_signal_dump(running(4), SIGINT))[1] ==
         "[4] ERROR:    rank 4 (host node2, pid 2004) received SIGINT while running outside MPI, now at:");
   rank.state = RankState::Polling;
+  only(rank).state = RankState::Polling;
   CHECK(lines_of(format_signal_dump(rank, SIGTERM))[1] ==
         "[3] ERROR:    rank 3 (host node1, pid 1234) received SIGTERM while polling with MPI call, without progress "
         "for 2.1 s:");
+}
+
+TEST_CASE("format_text of an unsafe cycle is a warning that names the possible wait", "[report]") {
+  const std::string expected =
+      "[0] WARNING: GLOBAL:DEADLOCK:UNSAFE: warning\n"
+      "[0] WARNING:    no progress was observed for over 0:05 minutes (DEADLOCK-TIMEOUT 5s); the program goes on.\n"
+      "[0] WARNING:    the ranks wait in a cycle that needs a wait only some MPI implementations make: rank 0 in "
+      "MPI_Bcast waits for rank 1 (if MPI_Bcast synchronizes)\n"
+      "[0] WARNING:    rule: the cycle holds only if MPI_Bcast synchronizes; no progress in 2 looks 0.3 s apart\n"
+      "[0] WARNING:    deadlock: rank 0 -> rank 1 -> rank 0 (rank 0: MPI_Bcast root, rank 1 not in it yet; "
+      "rank 1 thread 1: MPI_Recv from rank 0)\n"
+      "[0] WARNING:    [0] blocked for 5.0 s in MPI call:\n"
+      "[0] WARNING:       MPI_Bcast(root=0, comm=MPI_COMM_WORLD)\n"
+      "[0] WARNING:       may also wait for: rank 1 (if MPI_Bcast synchronizes)\n"
+      "[0] WARNING:       broadcast (/src/tests/programs/threads.c:20)\n"
+      "[0] WARNING:       main (/src/tests/programs/threads.c:30)\n"
+      "[0] WARNING:    [1] blocked for 5.0 s in MPI calls of 2 threads:\n"
+      "[0] WARNING:       thread 0: MPI_Barrier(comm=workers)\n"
+      "[0] WARNING:          waits for: rank 2\n"
+      "[0] WARNING:          sync_workers (/src/tests/programs/threads.c:12)\n"
+      "[0] WARNING:       thread 1: MPI_Recv(..., source=0, ...)\n"
+      "[0] WARNING:          waits for: rank 0\n"
+      "[0] WARNING:          listen (/src/tests/programs/threads.c:8)\n"
+      "[0] WARNING:    [2] running outside MPI, now at:\n"
+      "[0] WARNING:       compute (/src/x.c:40)\n"
+      "[0] WARNING:       main (/src/x.c:9)\n"
+      "[0] INFO: GLOBAL:DEADLOCK:UNSAFE: found 1 time (0 errors + 1 warning), 0 reports were suppressed\n";
+  CHECK(format_text(unsafe_report()) == expected);
+}
+
+TEST_CASE("format_text without a possible arc in the core says the analysis named none", "[report]") {
+  Report report = unsafe_report();
+  report.arcs[0].possible = false;
+  CHECK(has_line(format_text(report), "[0] WARNING:    the ranks wait in a cycle that needs a wait only some MPI "
+                                      "implementations make: (the analysis named none)"));
+}
+
+TEST_CASE("format_text merges ranks of several threads and lists calls that differ", "[report]") {
+  Report report;
+  report.threshold_seconds = 5;
+  for (int rank = 0; rank < 3; ++rank) {
+    RankSnapshot snapshot = recv_from(rank, (rank + 1) % 3, 6);
+    ThreadSnapshot worker = recv_thread(1, (rank + 2) % 3, 6, {{"worker", kThreads, 40, "threads"}});
+    worker.possibly_waits_for = {rank == 2 ? 0 : 2};
+    worker.collective.function = "MPI_Allreduce";
+    snapshot.threads.push_back(worker);
+    report.ranks.push_back(snapshot);
+  }
+  const std::string text = format_text(report);
+  CHECK(has_line(text, "[0] ERROR:    [ranks 0-2 (3 ranks)] blocked for 6.0 s in MPI calls of 2 threads:"));
+  CHECK(has_line(text, "[0] ERROR:       thread 0:"));
+  CHECK(has_line(text, "[0] ERROR:          [0] MPI_Recv(..., source=1, ...)"));
+  CHECK(has_line(text, "[0] ERROR:          [1] MPI_Recv(..., source=2, ...)"));
+  CHECK(has_line(text, "[0] ERROR:          [2] MPI_Recv(..., source=0, ...)"));
+  CHECK(has_line(text, "[0] ERROR:          waits for: [0] rank 1; [1] rank 2; [2] rank 0"));
+  CHECK(has_line(text, "[0] ERROR:       thread 1:"));
+  CHECK(has_line(text, "[0] ERROR:          may also wait for: [0] rank 2 (if MPI_Allreduce synchronizes); "
+                       "[1] rank 2 (if MPI_Allreduce synchronizes); [2] rank 0 (if MPI_Allreduce synchronizes)"));
+  CHECK(has_line(text, "[0] ERROR:          worker (/src/tests/programs/threads.c:40)"));
+}
+
+TEST_CASE("format_signal_dump writes every thread of the rank", "[report]") {
+  CHECK(format_signal_dump(unsafe_report().ranks[1], SIGTERM) ==
+        "[1] ERROR: LOCAL:EXIT:SIGNAL: fatal error\n"
+        "[1] ERROR:    rank 1 (host node1, pid 1001) received SIGTERM while blocked for 5.0 s in MPI calls of 2 "
+        "threads:\n"
+        "[1] ERROR:       thread 0: MPI_Barrier(comm=workers)\n"
+        "[1] ERROR:          waits for: rank 2\n"
+        "[1] ERROR:          sync_workers (/src/tests/programs/threads.c:12)\n"
+        "[1] ERROR:       thread 1: MPI_Recv(..., source=0, ...)\n"
+        "[1] ERROR:          waits for: rank 0\n"
+        "[1] ERROR:          listen (/src/tests/programs/threads.c:8)\n");
 }
 
 TEST_CASE("json_quote escapes what JSON must and keeps valid UTF-8", "[report]") {
@@ -413,12 +607,16 @@ TEST_CASE("format_json writes the documented schema", "[report]") {
   report.ranks[1].host = "bad\"host\xff";
   const std::string json = format_json(report);
   CHECK(json_well_formed(json));
-  CHECK(json.starts_with(R"({"schema":"mpisentry-report/1","check":"GLOBAL:DEADLOCK:HARD","severity":"error",)"
-                         R"("threshold_seconds":5,"threshold_key":"DEADLOCK-TIMEOUT","partial":false,)"
-                         R"("core":{"ranks":[0,1],"cycle":[0,1,0],"blocked_behind":[2,3]},"ranks":[)"));
-  CHECK(json.find(R"({"rank":0,"host":"node1","pid":1000,"state":"blocked","seconds":5.2,"function":"MPI_Recv",)")
-        != std::string::npos);
-  CHECK(json.find(R"("wait_mode":"all","waits_for":[1],"wait_reason":"MPI_Recv from rank 1","converted_send":false,)"
+  CHECK(json.starts_with(R"({"schema":"mpisentry-report/2","check":"GLOBAL:DEADLOCK:HARD","severity":"error",)"
+                         R"("rule":"every rank of the cycle waits in a call that cannot return before the next rank )"
+                         R"(acts","threshold_seconds":5,"threshold_key":"DEADLOCK-TIMEOUT","partial":false,)"
+                         R"("core":{"ranks":[0,1],"cycle":[0,1,0],"blocked_behind":[2,3]},)"
+                         "\n"
+                         R"("arcs":[{"from":{"rank":0,"thread":0},"to":1,"mode":"all","possible":false},)"));
+  CHECK(json.find(R"({"rank":0,"host":"node1","pid":1000,"state":"blocked","seconds":5.2,"activity":0,)"
+                  R"("threads":[{"id":0,"state":"blocked","seconds":5.2,"function":"MPI_Recv",)") != std::string::npos);
+  CHECK(json.find(R"("wait_mode":"all","waits_for":[1],"possibly_waits_for":[],"wait_reason":"MPI_Recv from rank 1",)"
+                  R"("collective":null,"converted_send":false,"messages":[],)"
                   R"("stack":[{"function":"exchange","file":"/src/tests/programs/recv_recv.c","line":14,)"
                   R"("module":"recv_recv"},)") != std::string::npos);
   CHECK(json.find(R"("host":"bad\"host\u00ff")") != std::string::npos);
@@ -434,6 +632,36 @@ TEST_CASE("format_json writes the documented schema", "[report]") {
   CHECK(warning.find(R"("seconds":null)") != std::string::npos);
 }
 
+TEST_CASE("format_json writes threads, possible waits, collectives and the arcs used", "[report]") {
+  const std::string json = format_json(unsafe_report());
+  CHECK(json_well_formed(json));
+  CHECK(json.find(R"("check":"GLOBAL:DEADLOCK:UNSAFE","severity":"warning",)") != std::string::npos);
+  CHECK(json.find(R"("rule":"the cycle holds only if MPI_Bcast synchronizes; no progress in 2 looks 0.3 s apart",)")
+        != std::string::npos);
+  CHECK(json.find(R"("partial":true,)") != std::string::npos);
+  CHECK(json.find("\n"
+                  R"("arcs":[{"from":{"rank":0,"thread":0},"to":1,"mode":"all","possible":true},)"
+                  R"({"from":{"rank":1,"thread":0},"to":2,"mode":"all","possible":false},)"
+                  R"({"from":{"rank":1,"thread":1},"to":0,"mode":"all","possible":false}],)"
+                  "\n") != std::string::npos);
+  CHECK(json.find(R"("wait_mode":"none","waits_for":[],"possibly_waits_for":[1],)"
+                  R"("wait_reason":"MPI_Bcast root, rank 1 not in it yet",)"
+                  R"("collective":{"comm_id":"7","sequence":1,"function":"MPI_Bcast","root":0,"op":0},)")
+        != std::string::npos);
+  CHECK(json.find(R"("collectives":[{"comm_id":"7","entered":1}]})") != std::string::npos);
+  CHECK(json.find(R"({"rank":1,"host":"node1","pid":1001,"state":"blocked","seconds":5,)"
+                  R"("activity":18446744073709551615,"threads":[{"id":0,"state":"blocked",)") != std::string::npos);
+  CHECK(json.find(R"("collective":{"comm_id":"18446744073709551615","sequence":4,"function":"MPI_Barrier",)"
+                  R"("root":-1,"op":0},)") != std::string::npos);
+  CHECK(json.find(R"({"id":1,"state":"blocked","seconds":5,"function":"MPI_Recv",)") != std::string::npos);
+  CHECK(json.find(R"("messages":[{"send":false,"peer":0,"tag":3,"comm_id":"1"}],)"
+                  R"("stack":[{"function":"listen","file":"/src/tests/programs/threads.c","line":8,)"
+                  R"("module":"threads"}]}],"collectives":[]},)") != std::string::npos);
+  CHECK(json.find(R"("classes":[{"ranks":"0","rank_list":[0],"representative":0},)"
+                  R"({"ranks":"1","rank_list":[1],"representative":1},{"ranks":"2","rank_list":[2],)"
+                  R"("representative":2}]})") != std::string::npos);
+}
+
 TEST_CASE("the validity check itself rejects broken JSON", "[report]") {
   CHECK_FALSE(json_well_formed(R"({"a":[1,2})"));
   CHECK_FALSE(json_well_formed(R"({"a":"b})"));
@@ -441,14 +669,17 @@ TEST_CASE("the validity check itself rejects broken JSON", "[report]") {
   CHECK(json_well_formed(R"({"a":"[\"}"})"));
 }
 
-TEST_CASE("format_dot draws the wait-for graph", "[report]") {
+TEST_CASE("format_dot draws the arcs the analysis used", "[report]") {
   Report report = recv_recv_report();
   RankSnapshot any = recv_from(4, 0, 5);
-  any.wait_mode = WaitMode::Any;
-  any.waits_for = {0, 1};
-  any.wait_reason = "MPI_Recv from any source";
+  only(any).wait_mode = WaitMode::Any;
+  only(any).waits_for = {0, 1};
+  only(any).wait_reason = "MPI_Recv from any source";
   report.ranks.push_back(any);
   report.ranks.push_back(running(5));
+  report.arcs.pop_back();  // rank 3 still waits for rank 1, but the analysis dropped the arc
+  report.arcs.push_back({{4, 0}, 0, WaitMode::Any});
+  report.arcs.push_back({{4, 0}, 1, WaitMode::Any});
   const std::string dot = format_dot(report);
   CHECK(dot.starts_with("digraph mpisentry {\n  label=\"GLOBAL:DEADLOCK:HARD\";\n"));
   CHECK(dot.ends_with("}\n"));
@@ -459,7 +690,21 @@ TEST_CASE("format_dot draws the wait-for graph", "[report]") {
         std::string::npos);
   CHECK(dot.find(R"(  r2 -> r0 [label="MPI_Recv from rank 0", style="solid"];)") != std::string::npos);
   CHECK(dot.find(R"(  r4 -> r1 [label="MPI_Recv from any source", style="dashed"];)") != std::string::npos);
+  CHECK(dot.find("r3 ->") == std::string::npos);
   CHECK(dot_quote("a\"b\\c\x01\xff") == R"("a\"b\\c??")");
+}
+
+TEST_CASE("format_dot draws possible waits dotted and lists a rank's threads", "[report]") {
+  const std::string dot = format_dot(unsafe_report());
+  CHECK(dot.starts_with("digraph mpisentry {\n  label=\"GLOBAL:DEADLOCK:UNSAFE\";\n"));
+  CHECK(dot.find(R"(  r1 [label="rank 1\nthread 0: MPI_Barrier\nthread 1: MPI_Recv\nblocked", color="red", )"
+                 R"(style="bold"];)") != std::string::npos);
+  CHECK(dot.find(R"(  r0 -> r1 [label="MPI_Bcast root, rank 1 not in it yet", style="dotted,bold", color="red"];)")
+        != std::string::npos);
+  CHECK(dot.find(R"(  r1 -> r0 [label="thread 1: MPI_Recv from rank 0", style="solid,bold", color="red"];)") !=
+        std::string::npos);
+  CHECK(dot.find(R"(  r1 -> r2 [label="thread 0: MPI_Barrier, rank 2 missing", style="solid"];)") !=
+        std::string::npos);
 }
 
 TEST_CASE("write_file writes, appends and names the path on failure", "[report]") {
