@@ -80,10 +80,20 @@ void check_writable(const std::string& path) {
                std::strerror(errno));
 }
 
+std::string_view thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+  }
+}
+
 class Monitor {
  public:
-  explicit Monitor(const config::Settings& settings)
+  Monitor(const config::Settings& settings, int program_thread_level)
       : settings_(settings),
+        program_thread_level_(program_thread_level),
         describer_(channel_.rank()),
         decider_(Thresholds{settings.deadlock_timeout, settings.deadlock_warning,
                             settings.check_hard || settings.check_potential, settings.check_no_progress}) {
@@ -216,6 +226,7 @@ class Monitor {
 
   LocalStatus observe() {
     const Threads threads = sample_threads();
+    check_thread_level(threads.samples);
     const LocalStatus status = observer_.observe(threads.samples, Clock::now(), untracked_threads());
     std::unordered_map<int, double> thread_seconds;
     for (const ThreadState::Sample& sample : threads.samples)
@@ -224,6 +235,30 @@ class Monitor {
     status_ = status;
     thread_seconds_ = std::move(thread_seconds);
     return status;
+  }
+
+  // A program that calls MPI from threads its thread level does not allow
+  // gets MPI's own behaviour, and one notice.
+  void check_thread_level(const std::vector<ThreadState::Sample>& samples) {
+    if (thread_level_noticed_ || program_thread_level_ == MPI_THREAD_MULTIPLE) return;
+    const ThreadState::Sample* other = nullptr;
+    int inside = 0;
+    for (const ThreadState::Sample& sample : samples) {
+      if (sample.id != 0 && !other) other = &sample;
+      inside += sample.in_call ? 1 : 0;
+    }
+    if (program_thread_level_ <= MPI_THREAD_FUNNELED && other) {
+      log::warn("the program runs at {}, yet thread {} (tid {}) called {}: only the thread that initialized "
+                "MPI may call it at this level; ask MPI_Init_thread for MPI_THREAD_MULTIPLE",
+                thread_level_name(program_thread_level_), other->id, other->tid,
+                function_info(other->call.function).name);
+      thread_level_noticed_ = true;
+    } else if (program_thread_level_ == MPI_THREAD_SERIALIZED && inside > 1) {
+      log::warn("the program runs at MPI_THREAD_SERIALIZED, yet {} threads were inside MPI at once: at this level "
+                "they must take turns; ask MPI_Init_thread for MPI_THREAD_MULTIPLE",
+                inside);
+      thread_level_noticed_ = true;
+    }
   }
 
   // This rank as the last tick observed it, every thread's call read now.
@@ -483,6 +518,8 @@ class Monitor {
   }
 
   config::Settings settings_;
+  int program_thread_level_;
+  bool thread_level_noticed_ = false;
   Channel channel_;
   Describer describer_;
   Observer observer_;
@@ -513,18 +550,9 @@ class Monitor {
 // thread runs, and a joinable std::thread would then terminate it.
 Monitor* running_monitor = nullptr;
 
-std::string_view thread_level_name(int level) {
-  switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    default: return "MPI_THREAD_MULTIPLE";
-  }
-}
-
 }  // namespace
 
-Started start(int granted_thread_level) {
+Started start(int granted_thread_level, int program_thread_level) {
   int rank = 0, size = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -551,7 +579,7 @@ Started start(int granted_thread_level) {
   }
 
   const config::Settings& settings = loaded.settings;
-  running_monitor = new Monitor(settings);
+  running_monitor = new Monitor(settings, program_thread_level);
   stacks::install_capture_signal();
   termination::install([](int signal_number, const stacks::RawStack& stack) {
     running_monitor->write_signal_dump(signal_number, stack);

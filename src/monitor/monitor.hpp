@@ -12,7 +12,9 @@ struct Started {
 
 // After PMPI_Init_thread: reads the settings (a bad config ends the run here,
 // before the program's own code), then starts the thread.
-Started start(int granted_thread_level);
+// `program_thread_level`: the level the program was told it has, against
+// which its threads' calls are checked.
+Started start(int granted_thread_level, int program_thread_level);
 
 // In MPI_Finalize, before PMPI_Finalize: waits until every rank is finalizing,
 // stops the thread after the same last round on every rank, frees the

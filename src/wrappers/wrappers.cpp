@@ -237,7 +237,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   program_thread_level = std::min(required, granted);
   requests().set_concurrent_writers(program_thread_level == MPI_THREAD_MULTIPLE);
   if (provided) *provided = program_thread_level;
-  const monitor::Started started = monitor::start(granted);
+  const monitor::Started started = monitor::start(granted, program_thread_level);
   monitor_running = started.running;
   potential_mode = started.potential_mode;
   patient_waits = started.running && more_ranks_than_cores();
