@@ -23,17 +23,17 @@ struct CorrectRuns {
 };
 
 // Runs `program <seconds> <variant...>` twice: without the checker and with
-// 0 seconds of computation (quick), then with the checker, kDeadlockOptions,
-// kLongComputation and `env`. The program's output must not depend on the
+// 0 seconds of computation (quick), then with the checker, kDeadlockOptions
+// and kLongComputation. The program's output must not depend on the
 // computation's length. The plain run must succeed.
 CorrectRuns run_without_then_with(const Workspace& workspace, int ranks, const Program& program,
-                                  const std::vector<std::string>& variant, const Environment& env = {}) {
+                                  const std::vector<std::string>& variant) {
   std::vector<std::string> plain_args{"0"};
   plain_args.insert(plain_args.end(), variant.begin(), variant.end());
   std::vector<std::string> checked_args{kLongComputation};
   checked_args.insert(checked_args.end(), variant.begin(), variant.end());
   CorrectRuns runs{run_job(workspace, plain_command(ranks, program, plain_args)),
-                   run_job(workspace, checked_command(workspace, ranks, program, kDeadlockOptions, checked_args), env)};
+                   run_checked(workspace, ranks, program, kDeadlockOptions, checked_args)};
   INFO("without the checker:\n" << describe(runs.plain));
   REQUIRE(runs.plain.succeeded());
   return runs;
