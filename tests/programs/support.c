@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int world_rank(void) {
@@ -32,6 +33,14 @@ int world_rank_checked(int min_ranks, int max_ranks) {
   return rank;
 }
 
+void require_thread_multiple(int provided) {
+  if (provided == MPI_THREAD_MULTIPLE) return;
+  if (world_rank() == 0)
+    fprintf(stderr, "%s: needs MPI_THREAD_MULTIPLE, MPI provides level %d\n", program_invocation_short_name,
+            provided);
+  abort_job();
+}
+
 /* Every rank checks its arguments, rank 0 alone says what is wrong. */
 double seconds_argument(int argc, char** argv, int index, const char* meaning) {
   if (index >= argc) {
@@ -49,6 +58,18 @@ double seconds_argument(int argc, char** argv, int index, const char* meaning) {
     abort_job();
   }
   return seconds;
+}
+
+int variant_argument(int argc, char** argv, int index, const char* meaning, const char* const names[], int count) {
+  for (int i = 0; index < argc && i < count; ++i)
+    if (strcmp(argv[index], names[i]) == 0) return i;
+  if (world_rank() == 0) {
+    fprintf(stderr, "%s: argument %d (%s) must be one of:", program_invocation_short_name, index, meaning);
+    for (int i = 0; i < count; ++i) fprintf(stderr, " %s", names[i]);
+    fprintf(stderr, "; got %s\n", index < argc ? argv[index] : "nothing");
+  }
+  abort_job();
+  return -1;
 }
 
 double now_seconds(void) {

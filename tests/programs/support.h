@@ -13,9 +13,16 @@ extern "C" {
  * (max_ranks 0). */
 int world_rank_checked(int min_ranks, int max_ranks);
 
+/* Aborts the job unless MPI_Init_thread provided MPI_THREAD_MULTIPLE. */
+void require_thread_multiple(int provided);
+
 /* argv[index] as a number of seconds >= 0; aborts the job naming `meaning`
  * when it is missing or not a number. */
 double seconds_argument(int argc, char** argv, int index, const char* meaning);
+
+/* The index in names[0..count) of argv[index]; aborts the job naming
+ * `meaning` and the accepted names when it is missing or none of them. */
+int variant_argument(int argc, char** argv, int index, const char* meaning, const char* const names[], int count);
 
 /* Seconds on a monotonic clock, for bounding loops. */
 double now_seconds(void);

@@ -1,0 +1,224 @@
+// Trust: correct programs shaped like deadlocks (a rank computes while the
+// others wait on requests, collectives and threads that look like cycles)
+// must run to their end unchanged, and true deadlocks of the same shapes must
+// be reported with the right cycle.
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "report_text.hpp"
+#include "scenario.hpp"
+
+using namespace harness;
+
+namespace {
+
+// The computation's length: well past the timeout, so that a checker that
+// took waiting for a busy rank as a deadlock would report one.
+const std::string kLongComputation = std::to_string(3 * kDeadlockTimeoutSeconds);
+
+struct CorrectRuns {
+  JobResult plain;    // without the checker and without the computation
+  JobResult checked;  // with the checker and the long computation
+};
+
+// Runs `program <seconds> <variant...>` twice: without the checker and with
+// 0 seconds of computation (quick), then with the checker, kDeadlockOptions
+// and kLongComputation. The program's output must not depend on the
+// computation's length. The plain run must succeed.
+CorrectRuns run_without_then_with(const Workspace& workspace, int ranks, const Program& program,
+                                  const std::vector<std::string>& variant) {
+  std::vector<std::string> plain_args{"0"};
+  plain_args.insert(plain_args.end(), variant.begin(), variant.end());
+  std::vector<std::string> checked_args{kLongComputation};
+  checked_args.insert(checked_args.end(), variant.begin(), variant.end());
+  CorrectRuns runs{run_job(workspace, plain_command(ranks, program, plain_args)),
+                   run_checked(workspace, ranks, program, kDeadlockOptions, checked_args)};
+  INFO("without the checker:\n" << describe(runs.plain));
+  REQUIRE(runs.plain.succeeded());
+  return runs;
+}
+
+// The checked run is clean (no error, no global warning, no report) and
+// printed what the plain run printed.
+void check_correct(int ranks, const Program& program, const std::vector<std::string>& variant = {}) {
+  Workspace workspace;
+  const CorrectRuns runs = run_without_then_with(workspace, ranks, program, variant);
+  check_clean_run(runs.checked, workspace);
+  INFO(describe(runs.checked));
+  CHECK(runs.checked.out == runs.plain.out);
+}
+
+// The checked run ended by itself with status 0 and the plain run's output,
+// and no error verdict: warnings are allowed.
+void check_completes_without_error(const CorrectRuns& runs) {
+  INFO(describe(runs.checked));
+  REQUIRE_FALSE(runs.checked.timed_out);
+  CHECK(runs.checked.succeeded());
+  CHECK(runs.checked.err.find("ERROR:") == std::string::npos);
+  CHECK(runs.checked.out == runs.plain.out);
+}
+
+// The report's line "deadlock: rank a -> rank b -> ... (reasons)", or "".
+std::string cycle_line(const std::string& report) {
+  const std::size_t start = report.find("deadlock: rank ");
+  if (start == std::string::npos) return "";
+  return report.substr(start, report.find('\n', start) - start);
+}
+
+// The report's cycle goes through exactly `ranks` (in some rotation) and
+// names no other rank.
+void check_cycle(const JobResult& result, const std::vector<int>& ranks) {
+  const std::string line = cycle_line(result.report.value_or(""));
+  INFO("cycle line: " << line);
+  std::vector<std::string> rotations;
+  for (std::size_t first = 0; first < ranks.size(); ++first) {
+    std::string path;
+    for (std::size_t i = 0; i <= ranks.size(); ++i)
+      path += (i == 0 ? "rank " : " -> rank ") + std::to_string(ranks[(first + i) % ranks.size()]);
+    rotations.push_back(regex_escape(path) + " \\(");
+  }
+  std::string pattern = "deadlock: (";
+  for (std::size_t i = 0; i < rotations.size(); ++i) pattern += (i == 0 ? "" : "|") + rotations[i];
+  CHECK(any_line_matches(line, pattern + ")"));
+  for (int rank = 0; rank < 8; ++rank) {
+    if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end()) continue;
+    INFO("rank " << rank << " is not in the cycle");
+    CHECK_FALSE(any_line_matches(line, "rank " + std::to_string(rank) + "\\b"));
+  }
+}
+
+}  // namespace
+
+// ---- Correct programs: a rank computes for 3x the timeout, others wait ----
+
+TEST_CASE("halo_late: neighbours of a late rank wait in Waitall with a 1 MB send pending", "[trust][clean]") {
+  check_correct(4, TEST_PROGRAM(halo_late));
+}
+
+TEST_CASE("waitall_done: a completed request next to one from a computing rank", "[trust][clean]") {
+  const std::string completion = GENERATE(as<std::string>{}, "waitall", "waitany", "waitsome", "testall", "testsome");
+  INFO("rank 0 completes its requests with " << completion);
+  check_correct(3, TEST_PROGRAM(waitall_done), {completion});
+}
+
+TEST_CASE("persistent_inactive: inactive persistent requests in a Waitall", "[trust][clean]") {
+  check_correct(3, TEST_PROGRAM(persistent_inactive));
+}
+
+TEST_CASE("sendrecv_half: a Sendrecv with one half done waits for a computing rank", "[trust][clean]") {
+  const std::string pending = GENERATE(as<std::string>{}, "send_pending", "recv_pending");
+  INFO("the pending half: " << pending);
+  check_correct(3, TEST_PROGRAM(sendrecv_half), {pending});
+}
+
+TEST_CASE("handle_reuse: MPI_Comm_idup's request reuses a completed receive's handle", "[trust][clean]") {
+  check_correct(3, TEST_PROGRAM(handle_reuse), {"idup"});
+}
+
+TEST_CASE("handle_reuse: a generalized request completed by a thread", "[trust][clean]") {
+  check_correct(2, TEST_PROGRAM(handle_reuse), {"grequest"});
+}
+
+TEST_CASE("bcast_leaf: a leaf leaves MPI_Bcast before a later rank enters it", "[trust][clean]") {
+  // Unsafe by the standard: a warning (GLOBAL:DEADLOCK:UNSAFE) is allowed,
+  // an error is not.
+  Workspace workspace;
+  check_completes_without_error(run_without_then_with(workspace, 3, TEST_PROGRAM(bcast_leaf), {}));
+}
+
+TEST_CASE("collective_sequence: consecutive collectives while a rank computes", "[trust][clean]") {
+  const std::string collectives = GENERATE(as<std::string>{}, "reduce_bcast", "split");
+  INFO("collectives: " << collectives);
+  check_correct(3, TEST_PROGRAM(collective_sequence), {collectives});
+}
+
+TEST_CASE("comm_thread: a thread waits in MPI while the main thread computes", "[trust][clean]") {
+  const std::string role = GENERATE(as<std::string>{}, "listener", "thread_recv");
+  INFO("the thread's role: " << role);
+  check_correct(2, TEST_PROGRAM(comm_thread), {role});
+}
+
+TEST_CASE("slow_op: every rank waits for an Iallreduce whose user operation sleeps", "[trust][clean]") {
+  // A warning after DEADLOCK-WARNING is allowed, an abort is not.
+  Workspace workspace;
+  check_completes_without_error(run_without_then_with(workspace, 2, TEST_PROGRAM(slow_op), {}));
+}
+
+TEST_CASE("bad_input: null requests, null peers, zero counts and returned errors as without the checker",
+          "[trust][clean]") {
+  // 4 ranks are more than the test machine's cores: the wrappers then wait
+  // patiently (nonblocking calls and tests) by default. "default" leaves
+  // MPISENTRY_PATIENT_WAITS unset.
+  const int ranks = GENERATE(2, 4);
+  const std::string patient_waits = GENERATE(as<std::string>{}, "default", "on", "off");
+  INFO(ranks << " ranks, MPISENTRY_PATIENT_WAITS " << patient_waits);
+  const Program program = TEST_PROGRAM(bad_input);
+  Workspace workspace;
+  const JobResult plain = run_job(workspace, plain_command(ranks, program));
+  INFO("without the checker:\n" << describe(plain));
+  REQUIRE(plain.succeeded());
+  CHECK(plain.out.find("Recv of 4 ints into 1: MPI_ERR_TRUNCATE\n") != std::string::npos);
+  CHECK(plain.out.find("rank 99 in Send: MPI_ERR_RANK") != std::string::npos);
+  Environment env;
+  if (patient_waits != "default") env.emplace_back("MPISENTRY_PATIENT_WAITS", patient_waits);
+  const JobResult checked = run_job(workspace, checked_command(workspace, ranks, program, kDeadlockOptions), env);
+  check_clean_run(checked, workspace);
+  INFO(describe(checked));
+  CHECK(checked.out == plain.out);
+}
+
+// ---- True deadlocks of the same shapes ----
+
+TEST_CASE("waitall_cycle: the pending request of a Waitall is in a cycle, the other is done", "[trust][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(waitall_cycle);
+  const JobResult result = run_checked(workspace, 3, program, kDeadlockOptions);
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Waitall\(.*source=2\b)"}, {2, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"gather_from_both", "wait_for_rank_0"}});
+  // The completed receive's source, rank 1, is in no cycle.
+  check_cycle(result, {0, 2});
+}
+
+TEST_CASE("sendrecv_cycle: the 1 MB send half of a Sendrecv is in a cycle, the receive half is done",
+          "[trust][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(sendrecv_cycle);
+  const JobResult result = run_checked(workspace, 3, program, kDeadlockOptions);
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Sendrecv\(.*dest=2\b)"}, {2, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"exchange", "wait_for_rank_0"}});
+  check_cycle(result, {0, 2});
+}
+
+TEST_CASE("bcast_root_cycle: the root of a Bcast waits for a leaf in the Bcast", "[trust][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(bcast_root_cycle);
+  const JobResult result = run_checked(workspace, 3, program, kDeadlockOptions);
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Recv\(.*source=2\b)"}, {1, R"(MPI_Bcast\(.*root=0\b)"},
+                            {2, R"(MPI_Bcast\(.*root=0\b)"}},
+                  .blocking_functions = {"broadcast", "wait_for_rank_2"}});
+  check_cycle(result, {0, 2});
+}
+
+TEST_CASE("reused_handle_cycle: a Wait on a reused request handle is in a cycle", "[trust][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(reused_handle_cycle);
+  const JobResult result = run_checked(workspace, 3, program, kDeadlockOptions);
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Wait\(request=MPI_Irecv\(.*source=2\b)"}, {2, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"receive_from", "wait_for_rank_0"}});
+  check_cycle(result, {0, 2});
+}
+
+TEST_CASE("thread_cycle: every thread of both ranks waits in MPI_Recv for the other rank", "[trust][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(thread_cycle);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions);
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"wait_for_other_rank"}});
+  check_cycle(result, {0, 1});
+}
