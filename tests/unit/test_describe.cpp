@@ -358,7 +358,6 @@ TEST_CASE("Barrier and Allreduce with data wait definitely for every other membe
     CHECK(w.collective.sequence == 3);
     CHECK(w.collective.function == function_info(call.function).name);
     CHECK(w.collective.root == -1);
-    CHECK(w.collective.op == 0);  // no operation: MPI_OP_NULL
   }
   SECTION("an Allreduce of no data may return at once: possible waits only") {
     const Waits w = waits(collective(FunctionId::Allreduce, 0));
@@ -367,11 +366,14 @@ TEST_CASE("Barrier and Allreduce with data wait definitely for every other membe
     CHECK(w.possible == Ranks{0, 2, 3});
     CHECK_THAT(w.reason, Contains("only where MPI makes it synchronize"));
   }
-  SECTION("the operation is recorded for matching") {
+  SECTION("the operation is recorded for matching; 0 when there is none") {
     CallRecord sum = collective(FunctionId::Allreduce, 4);
     sum.op = MPI_SUM;
+    CallRecord max = sum;
+    max.op = MPI_MAX;
     CHECK(waits(sum).collective.op != 0);
-    CHECK(waits(sum).collective.op != waits(collective(FunctionId::Allreduce, 4)).collective.op);
+    CHECK(waits(sum).collective.op != waits(max).collective.op);
+    CHECK(waits(collective(FunctionId::Barrier, 0)).collective.op == 0);  // MPI_OP_NULL
   }
 }
 
@@ -472,6 +474,13 @@ TEST_CASE("on an inter-communicator, peers are ranks of the remote group", "[des
   }
   SECTION("the other ranks of the root's group take no part") {
     check_no_wait(waits(rooted(FunctionId::Bcast, MPI_PROC_NULL, 4, inter_id)));
+  }
+  SECTION("a Barrier waits definitely for the remote group only") {
+    // MPI: "A process may return from the call before all processes in its own group have entered the call."
+    const Waits w = waits(collective(FunctionId::Barrier, 0, inter_id));
+    CHECK(w.mode == WaitMode::All);
+    CHECK(w.definite == Ranks{2, 3});
+    CHECK(w.possible == Ranks{0});
   }
   SECTION("a Gather root (MPI_ROOT) needs the data of the remote group, not of its own group") {
     const Waits w = waits(rooted(FunctionId::Gather, MPI_ROOT, 4, inter_id));
