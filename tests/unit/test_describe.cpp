@@ -81,6 +81,10 @@ RequestView complete(const CallRecord& start, int handle) { return request(start
 RequestView null_request() { return {MPI_REQUEST_NULL, false, {}, RequestState::Unknown}; }
 // The request table has no entry for it (started before it was seen, or overwritten).
 RequestView not_in_table(int handle) { return {static_cast<MPI_Request>(handle), false, {}, RequestState::Unknown}; }
+// Not in the table: whatever `started` holds is not this request's start.
+RequestView stale(const CallRecord& start, int handle) {
+  return {static_cast<MPI_Request>(handle), false, start, RequestState::Incomplete};
+}
 // Known, but not asked: the signal-dump thread never asks MPI.
 RequestView not_asked(const CallRecord& start, int handle) { return request(start, RequestState::Unknown, handle); }
 
@@ -237,11 +241,12 @@ TEST_CASE("Wait and Waitall wait (AND) for the peers of their incomplete point-t
         incomplete(isend(2), 10),          complete(irecv(3), 11),
         complete(persistent_send, 12),     // an inactive persistent request
         null_request(),                    incomplete(persistent_recv, 13),
-        not_in_table(14),                  not_asked(irecv(3), 15)};
+        not_in_table(14),                  not_asked(irecv(3), 15),
+        stale(irecv(3), 16)};
     const Waits w = waits(on_requests(FunctionId::Waitall, views), views);
     CHECK(w.mode == WaitMode::All);
     CHECK(w.definite == Ranks{0, 2});
-    CHECK_THAT(w.reason, Contains("2 of its 7 requests still incomplete"));
+    CHECK_THAT(w.reason, Contains("2 of its 8 requests still incomplete"));
     CHECK(w.messages == std::vector<PendingMessage>{{true, 2, 5, world_id}, {false, 0, 5, world_id}});
   }
   SECTION("an active persistent send waits like a send") {
@@ -308,6 +313,8 @@ TEST_CASE("Waitany and Waitsome wait (OR) for any incomplete request's peer, unl
       SECTION("a request not in the table: it may complete the call, so no wait") {
         const std::vector<RequestView> views{incomplete(isend(2), 10), not_in_table(11)};
         check_no_wait(waits(on_requests(function, views), views));
+        const std::vector<RequestView> with_stale{incomplete(isend(2), 10), stale(irecv(2), 11)};
+        check_no_wait(waits(on_requests(function, with_stale), with_stale));
       }
       SECTION("a request not asked about: no wait") {
         const std::vector<RequestView> views{incomplete(isend(2), 10), not_asked(irecv(3), 11)};
