@@ -10,19 +10,21 @@ using namespace std::chrono_literals;
 
 namespace {
 
-Activity::Sample in_call(FunctionId function, std::uint64_t entered, std::uint64_t progress,
-                         CallShape shape = CallShape::Receive) {
-  Activity::Sample sample;
+ThreadState::Sample in_call(FunctionId function, std::uint64_t entered, std::uint64_t progress,
+                            CallShape shape = CallShape::Receive, int thread = 0) {
+  ThreadState::Sample sample;
   sample.call.function = function;
   sample.call.shape = shape;
   sample.in_call = true;
   sample.entered = entered;
   sample.progress = progress;
+  sample.id = thread;
   return sample;
 }
 
-Activity::Sample outside(std::uint64_t entered, std::uint64_t progress, FunctionId last = FunctionId::Test) {
-  Activity::Sample sample = in_call(last, entered, progress);
+ThreadState::Sample outside(std::uint64_t entered, std::uint64_t progress, FunctionId last = FunctionId::Test,
+                            int thread = 0) {
+  ThreadState::Sample sample = in_call(last, entered, progress, CallShape::Receive, thread);
   sample.in_call = false;
   return sample;
 }
@@ -31,10 +33,11 @@ const Clock::time_point t0{};
 
 Thresholds thresholds() { return Thresholds{3s, 10s, true, true}; }
 
-Summary reduce(const std::vector<LocalStatus>& ranks) {
-  Summary total = summarize(ranks.front(), 0, 3s);
+Summary reduce(const std::vector<LocalStatus>& ranks, const std::vector<Step>& steps = {}) {
+  const auto step_of = [&](std::size_t rank) { return rank < steps.size() ? steps[rank] : Step::None; };
+  Summary total = summarize(ranks.front(), 0, 3s, step_of(0));
   for (std::size_t rank = 1; rank < ranks.size(); ++rank)
-    combine(summarize(ranks[rank], static_cast<int>(rank), 3s), total);
+    combine(summarize(ranks[rank], static_cast<int>(rank), 3s, step_of(rank)), total);
   return total;
 }
 
@@ -63,18 +66,22 @@ LocalStatus finalizing() {
 
 TEST_CASE("a rank blocked in one call accumulates blocked time from the first tick that saw it", "[rules]") {
   Observer observer;
-  CHECK(observer.observe(in_call(FunctionId::Recv, 5, 2), t0).blocked_seconds == 0);
-  const LocalStatus later = observer.observe(in_call(FunctionId::Recv, 5, 2), t0 + 4s);
+  CHECK(observer.observe({in_call(FunctionId::Recv, 5, 2)}, t0).blocked_seconds == 0);
+  const LocalStatus later = observer.observe({in_call(FunctionId::Recv, 5, 2)}, t0 + 4s);
   CHECK(later.blocked_seconds == Approx(4.0));
-  CHECK(later.call_number == 5);
+  CHECK(later.call_number != 0);
   CHECK_FALSE(later.polling);
+  // The next blocking call is timed from its own start, under another number.
+  const LocalStatus next = observer.observe({in_call(FunctionId::Recv, 6, 3)}, t0 + 5s);
+  CHECK(next.blocked_seconds == 0);
+  CHECK(next.call_number != later.call_number);
 }
 
 TEST_CASE("a rank whose blocking calls return is never blocked for long", "[rules]") {
   Observer observer;
   for (int tick = 0; tick < 50; ++tick) {
     const auto calls = static_cast<std::uint64_t>(tick * 10);
-    const LocalStatus status = observer.observe(in_call(FunctionId::Recv, calls, calls), t0 + tick * 100ms);
+    const LocalStatus status = observer.observe({in_call(FunctionId::Recv, calls, calls)}, t0 + tick * 100ms);
     CHECK(status.blocked_seconds == 0);
     CHECK(status.stalled_seconds < 0.2);
   }
@@ -82,8 +89,8 @@ TEST_CASE("a rank whose blocking calls return is never blocked for long", "[rule
 
 TEST_CASE("a rank that computes outside MPI is neither blocked nor stalled", "[rules]") {
   Observer observer;
-  observer.observe(outside(7, 7, FunctionId::Recv), t0);
-  const LocalStatus status = observer.observe(outside(7, 7, FunctionId::Recv), t0 + 10min);
+  observer.observe({outside(7, 7, FunctionId::Recv)}, t0);
+  const LocalStatus status = observer.observe({outside(7, 7, FunctionId::Recv)}, t0 + 10min);
   CHECK(status.blocked_seconds == 0);
   CHECK(status.stalled_seconds == 0);
   CHECK_FALSE(status.polling);
@@ -91,25 +98,86 @@ TEST_CASE("a rank that computes outside MPI is neither blocked nor stalled", "[r
 
 TEST_CASE("a polling loop that completes nothing stalls; its stall starts when polling starts", "[rules]") {
   Observer observer;
-  observer.observe(outside(1, 1), t0);
-  observer.observe(outside(1, 1), t0 + 30s);  // computing: no stall
+  observer.observe({outside(1, 1)}, t0);
+  observer.observe({outside(1, 1)}, t0 + 30s);  // computing: no stall
   LocalStatus status;
   for (int tick = 1; tick <= 20; ++tick)
-    status = observer.observe(outside(1 + static_cast<std::uint64_t>(tick) * 100, 1), t0 + 30s + tick * 100ms);
+    status = observer.observe({outside(1 + static_cast<std::uint64_t>(tick) * 100, 1)}, t0 + 30s + tick * 100ms);
   CHECK(status.polling);
   CHECK(status.stalled_seconds == Approx(2.0));
   CHECK(status.blocked_seconds == 0);
 
-  const LocalStatus progressed = observer.observe(outside(5000, 2), t0 + 33s);
+  const LocalStatus progressed = observer.observe({outside(5000, 2)}, t0 + 33s);
   CHECK(progressed.stalled_seconds == 0);
 }
 
 TEST_CASE("a rank in MPI_Finalize counts as blocked and finalizing", "[rules]") {
   Observer observer;
-  observer.observe(in_call(FunctionId::Finalize, 9, 9, CallShape::Finalize), t0);
-  const LocalStatus status = observer.observe(in_call(FunctionId::Finalize, 9, 9, CallShape::Finalize), t0 + 2s);
+  observer.observe({in_call(FunctionId::Finalize, 9, 9, CallShape::Finalize)}, t0);
+  const LocalStatus status = observer.observe({in_call(FunctionId::Finalize, 9, 9, CallShape::Finalize)}, t0 + 2s);
   CHECK(status.finalizing);
   CHECK(status.blocked_seconds == Approx(2.0));
+}
+
+TEST_CASE("a rank with two threads is blocked only while both are", "[rules]") {
+  Observer observer;
+  const auto recv = in_call(FunctionId::Recv, 3, 1, CallShape::Receive, 0);
+  observer.observe({recv, outside(4, 4, FunctionId::Test, 1)}, t0);
+  LocalStatus status = observer.observe({recv, outside(4, 4, FunctionId::Test, 1)}, t0 + 4s);
+  CHECK(status.blocked_seconds == 0);
+  CHECK(status.call_number == 0);
+  CHECK(observer.blocked_seconds(0) == Approx(4.0));
+  CHECK(observer.blocked_seconds(1) == 0);
+
+  // Thread 1 enters a barrier at 4 s: the rank is blocked since then, the
+  // time of the thread that entered last.
+  const auto barrier = in_call(FunctionId::Barrier, 5, 4, CallShape::Collective, 1);
+  observer.observe({recv, barrier}, t0 + 4s);
+  status = observer.observe({recv, barrier}, t0 + 7s);
+  CHECK(status.blocked_seconds == Approx(3.0));
+  CHECK(status.call_number != 0);
+  CHECK(observer.blocked_seconds(0) == Approx(7.0));
+  CHECK(observer.blocked_seconds(1) == Approx(3.0));
+  CHECK(observer.blocked_seconds(2) == 0);  // no such thread
+
+  SECTION("a thread in a polling call keeps the rank from being blocked") {
+    const LocalStatus polled =
+        observer.observe({recv, in_call(FunctionId::Test, 6, 4, CallShape::Requests, 1)}, t0 + 8s);
+    CHECK(polled.blocked_seconds == 0);
+    CHECK(observer.blocked_seconds(1) == 0);
+  }
+  SECTION("a thread that leaves its call stops being timed, and is timed afresh in its next") {
+    observer.observe({recv, outside(5, 5, FunctionId::Barrier, 1)}, t0 + 8s);
+    CHECK(observer.blocked_seconds(1) == 0);
+    const auto next_barrier = in_call(FunctionId::Barrier, 6, 5, CallShape::Collective, 1);
+    observer.observe({recv, next_barrier}, t0 + 9s);
+    CHECK(observer.observe({recv, next_barrier}, t0 + 10s).blocked_seconds == Approx(1.0));
+  }
+}
+
+TEST_CASE("a rank with a thread blocked and another computing outside MPI is not polling", "[rules]") {
+  // A progress thread waits in MPI_Recv for a shutdown message while the
+  // main thread computes without calling MPI.
+  Observer observer;
+  const auto recv = in_call(FunctionId::Recv, 3, 1, CallShape::Receive, 1);
+  observer.observe({outside(9, 9, FunctionId::Bcast, 0), recv}, t0);
+  const LocalStatus status = observer.observe({outside(9, 9, FunctionId::Bcast, 0), recv}, t0 + 10min);
+  CHECK(status.blocked_seconds == 0);
+  CHECK_FALSE(status.polling);
+}
+
+TEST_CASE("a rank with a thread the checker cannot see is never blocked", "[rules]") {
+  Observer observer;
+  observer.observe({in_call(FunctionId::Recv, 5, 2)}, t0, true);
+  const LocalStatus status = observer.observe({in_call(FunctionId::Recv, 5, 2)}, t0 + 1h, true);
+  CHECK(status.blocked_seconds == 0);
+  CHECK_FALSE(status.finalizing);
+}
+
+TEST_CASE("a rank with no thread that called MPI is not blocked", "[rules]") {
+  Observer observer;
+  observer.observe({}, t0);
+  CHECK(observer.observe({}, t0 + 1h).blocked_seconds == 0);
 }
 
 TEST_CASE("the summary combines minimum blocked time and sums", "[rules]") {
@@ -141,6 +209,63 @@ TEST_CASE("ranks waiting for a computing rank are judged, not every tick, and ne
 TEST_CASE("ranks blocked for less than the timeout are not judged", "[rules]") {
   Decider decider(thresholds());
   CHECK(decider.decide(reduce({blocked(2.9), blocked(2.9)})) == Action::None);
+}
+
+TEST_CASE("the step rank 0 asks for combines with MAX and is what every rank does next", "[rules]") {
+  const Summary none = reduce({blocked(5), blocked(5)});
+  CHECK(none.step == static_cast<std::int64_t>(Step::None));
+  const Summary second = reduce({blocked(5), blocked(5)}, {Step::SecondLook, Step::None});
+  CHECK(second.step == static_cast<std::int64_t>(Step::SecondLook));
+  const Summary report = reduce({blocked(5), blocked(5), blocked(5)}, {Step::None, Step::Report, Step::SecondLook});
+  CHECK(report.step == static_cast<std::int64_t>(Step::Report));
+
+  Decider decider(thresholds());
+  CHECK(decider.decide(none) == Action::CheckDeadlock);
+  CHECK(decider.decide(second) == Action::SecondLook);
+  CHECK(decider.decide(report) == Action::Report);
+  // Whatever the ranks' times: a step is not judged again.
+  CHECK(decider.decide(reduce({LocalStatus{}, polling(20)}, {Step::SecondLook})) == Action::SecondLook);
+  CHECK(decider.decide(reduce({LocalStatus{}, LocalStatus{}}, {Step::None, Step::Report})) == Action::Report);
+  // Every rank finalizing ends the monitors even so.
+  CHECK(decider.decide(reduce({finalizing(), finalizing()}, {Step::Report})) == Action::Stop);
+}
+
+TEST_CASE("a rank 0 that asked for a look is given a round at the next tick", "[rules]") {
+  Decider decider(thresholds());
+  constexpr auto tick = 100ms;
+  const Summary calm = reduce({LocalStatus{}, LocalStatus{}});
+  decider.decide(reduce({blocked(5), blocked(5)}));
+  CHECK(decider.ticks_until_next_round(calm, tick) == 1);
+  decider.decide(reduce({blocked(5), blocked(5)}, {Step::SecondLook}));
+  CHECK(decider.ticks_until_next_round(calm, tick) == 1);
+  decider.decide(calm);
+  CHECK(decider.ticks_until_next_round(calm, tick) == 10);
+}
+
+TEST_CASE("every rank blocked past DEADLOCK-WARNING is judged once more, for the slow warning", "[rules]") {
+  Decider decider(thresholds());
+  CHECK(decider.decide(reduce({blocked(4), blocked(4)})) == Action::CheckDeadlock);
+  CHECK(decider.decide(reduce({blocked(9), blocked(9.5)})) == Action::None);
+  CHECK(decider.decide(reduce({blocked(10), blocked(10.5)})) == Action::CheckDeadlock);
+  for (int tick = 0; tick < 20; ++tick) CHECK(decider.decide(reduce({blocked(11), blocked(12)})) == Action::None);
+
+  SECTION("and again after the ranks moved on and passed it anew") {
+    CHECK(decider.decide(reduce({blocked(0.1, 2), blocked(0.1, 2)})) == Action::None);
+    CHECK(decider.decide(reduce({blocked(4, 2), blocked(4, 2)})) == Action::CheckDeadlock);
+    CHECK(decider.decide(reduce({blocked(10, 2), blocked(10, 2)})) == Action::CheckDeadlock);
+  }
+  SECTION("not while one rank is blocked for less") {
+    Decider fresh(thresholds());
+    CHECK(fresh.decide(reduce({blocked(11), blocked(11), LocalStatus{}})) == Action::CheckDeadlock);
+    CHECK(fresh.decide(reduce({blocked(20), blocked(20), blocked(9)})) == Action::CheckDeadlock);  // a third long-blocked rank
+    CHECK(fresh.decide(reduce({blocked(21), blocked(21), blocked(9.9)})) == Action::None);
+    CHECK(fresh.decide(reduce({blocked(21), blocked(21), blocked(10)})) == Action::CheckDeadlock);
+  }
+  SECTION("not with the deadlock checks off") {
+    Decider off(Thresholds{3s, 10s, false, true});
+    CHECK(off.decide(reduce({blocked(4), blocked(4)})) == Action::None);
+    CHECK(off.decide(reduce({blocked(11), blocked(11)})) == Action::None);
+  }
 }
 
 TEST_CASE("no-progress warns once per stall, only when a rank polls", "[rules]") {

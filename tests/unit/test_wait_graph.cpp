@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <utility>
@@ -6,43 +7,82 @@
 
 #include "monitor/wait_graph.hpp"
 
+using mpisentry::CollectiveCount;
 using mpisentry::DeadlockCore;
+using mpisentry::PendingMessage;
 using mpisentry::RankSnapshot;
 using mpisentry::RankState;
+using mpisentry::ThreadRef;
+using mpisentry::ThreadSnapshot;
+using mpisentry::WaitArc;
 using mpisentry::WaitMode;
+using mpisentry::waitgraph::collectives_entered;
 using mpisentry::waitgraph::effective_arcs;
 using mpisentry::waitgraph::find_deadlock;
+using mpisentry::waitgraph::Options;
 
 namespace {
 
 constexpr double min_stuck = 1.0;
 constexpr double long_stuck = 5.0;
+const Options definite_only{min_stuck, false};
+const Options with_possible{min_stuck, true};
 
-RankSnapshot blocked(WaitMode mode, std::vector<int> waits_for, double seconds = long_stuck) {
+ThreadSnapshot thread_in(RankState state, WaitMode mode, std::vector<int> waits_for, int id = 0,
+                         double seconds = long_stuck) {
+  ThreadSnapshot thread;
+  thread.id = id;
+  thread.state = state;
+  thread.seconds = seconds;
+  thread.wait_mode = mode;
+  thread.waits_for = std::move(waits_for);
+  return thread;
+}
+ThreadSnapshot blocked_thread(WaitMode mode, std::vector<int> waits_for, int id = 0) {
+  return thread_in(RankState::Blocked, mode, std::move(waits_for), id);
+}
+ThreadSnapshot running_thread(int id) { return thread_in(RankState::Running, WaitMode::None, {}, id, 0); }
+
+// A rank of `threads`, its state as the monitor derives it: Finalizing when a
+// thread is, Blocked when every thread waits, else Polling or Running.
+RankSnapshot rank_of(std::vector<ThreadSnapshot> threads) {
   RankSnapshot rank;
-  rank.state = RankState::Blocked;
-  rank.seconds = seconds;
-  rank.wait_mode = mode;
-  rank.waits_for = std::move(waits_for);
+  const auto any = [&](RankState state) {
+    return std::any_of(threads.begin(), threads.end(), [state](const ThreadSnapshot& t) { return t.state == state; });
+  };
+  const bool all_waiting = std::all_of(threads.begin(), threads.end(), [](const ThreadSnapshot& t) {
+    return t.state == RankState::Blocked || t.state == RankState::Finalizing;
+  });
+  rank.state = any(RankState::Finalizing) ? RankState::Finalizing
+               : all_waiting              ? RankState::Blocked
+               : any(RankState::Polling)  ? RankState::Polling
+                                          : RankState::Running;
+  if (rank.state == RankState::Blocked || rank.state == RankState::Finalizing) {
+    rank.seconds = threads.front().seconds;
+    for (const ThreadSnapshot& t : threads) rank.seconds = std::min(rank.seconds, t.seconds);
+  }
+  rank.threads = std::move(threads);
   return rank;
 }
 
+RankSnapshot blocked(WaitMode mode, std::vector<int> waits_for, double seconds = long_stuck) {
+  return rank_of({thread_in(RankState::Blocked, mode, std::move(waits_for), 0, seconds)});
+}
 RankSnapshot waits_for_all(std::vector<int> targets) { return blocked(WaitMode::All, std::move(targets)); }
 RankSnapshot waits_for_any(std::vector<int> targets) { return blocked(WaitMode::Any, std::move(targets)); }
 
-RankSnapshot in_collective(std::uint64_t key, std::vector<int> members) {
+// In the `sequence`-th collective on communicator `comm_id`, waiting for its members.
+RankSnapshot in_collective(std::uint64_t comm_id, std::vector<int> members, std::uint64_t sequence = 1) {
   RankSnapshot rank = waits_for_all(std::move(members));
-  rank.collective_key = key;
+  rank.threads.front().collective = {comm_id, sequence, "MPI_Barrier", -1, 0};
+  rank.collectives = {{comm_id, sequence}};
   return rank;
 }
 
 RankSnapshot with_state(RankState state) {
-  RankSnapshot rank;
-  rank.state = state;
-  rank.seconds = long_stuck;
-  return rank;
+  return rank_of({thread_in(state, WaitMode::None, {}, 0, long_stuck)});
 }
-RankSnapshot running() { return with_state(RankState::Running); }
+RankSnapshot running() { return rank_of({running_thread(0)}); }
 RankSnapshot finalizing() { return with_state(RankState::Finalizing); }
 
 // Numbers the snapshots by their position, as the monitor gathers them.
@@ -63,86 +103,87 @@ DeadlockCore deadlock(std::vector<int> core, std::vector<int> cycle, std::vector
 
 const DeadlockCore no_deadlock{};
 
+WaitArc arc(int rank, int thread, int to, WaitMode mode = WaitMode::All, bool possible = false) {
+  return {ThreadRef{rank, thread}, to, mode, possible};
+}
+
 }  // namespace
 
 TEST_CASE("an empty job has no arcs and no deadlock") {
-  CHECK(find_deadlock({}, min_stuck) == no_deadlock);
-  CHECK(effective_arcs({}).empty());
+  CHECK(find_deadlock({}, definite_only) == no_deadlock);
+  CHECK(effective_arcs({}, definite_only).empty());
 }
 
 TEST_CASE("two ranks receiving from each other form an AND cycle") {
   const auto ranks = job({waits_for_all({1}), waits_for_all({0})});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1}, {0, 1, 0}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1}, {0, 1, 0}));
 }
 
 TEST_CASE("a ring of synchronous sends 0->1->2->0 is one cycle in wait order") {
   const auto ranks = job({waits_for_all({1}), waits_for_all({2}), waits_for_all({0})});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1, 2}, {0, 1, 2, 0}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1, 2}, {0, 1, 2, 0}));
 }
 
 TEST_CASE("the cycle starts at the core's lowest rank and follows the arcs") {
   const auto ranks = job({running(), waits_for_all({3}), waits_for_all({1}), waits_for_all({2})});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({1, 2, 3}, {1, 3, 2, 1}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({1, 2, 3}, {1, 3, 2, 1}));
 }
 
 TEST_CASE("a rank waiting for the cycle is blocked behind it, not in the core") {
   const auto ranks = job({waits_for_all({1}), waits_for_all({0}), running(), waits_for_all({0})});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1}, {0, 1, 0}, {3}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1}, {0, 1, 0}, {3}));
 }
 
 TEST_CASE("an ANY_SOURCE receive whose every option is stuck is an OR knot") {
   const auto ranks = job({waits_for_any({1, 2}), waits_for_all({0}), waits_for_all({0})});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1, 2}, {0, 1, 0}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1, 2}, {0, 1, 0}));
 }
 
 TEST_CASE("an OR knot of ranks that all wait for any other still gives one cycle") {
   const auto ranks = job({waits_for_any({1, 2}), waits_for_any({2, 0}), waits_for_any({0, 1})});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1, 2}, {0, 1, 0}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1, 2}, {0, 1, 0}));
 }
 
 TEST_CASE("an ANY_SOURCE receive with one running option is no deadlock") {
   const auto ranks = job({waits_for_any({1, 2}), waits_for_all({0}), running()});
-  CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+  CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
 }
 
 TEST_CASE("an OR rank released through one option is not in the core its other option is in") {
   const auto ranks = job({waits_for_any({1, 2}), waits_for_all({0, 3}), running(), waits_for_all({1})});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({1, 3}, {1, 3, 1}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({1, 3}, {1, 3, 1}));
 }
 
 TEST_CASE("a partial deadlock among some ranks is found while the others run") {
   const auto ranks =
       job({waits_for_all({1}), waits_for_all({2}), waits_for_all({0}), running(), running(), running()});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1, 2}, {0, 1, 2, 0}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1, 2}, {0, 1, 2, 0}));
 }
 
 TEST_CASE("a rank waiting for a running rank is never in the deadlock") {
   const auto ranks = job({waits_for_all({1}), waits_for_all({0}), waits_for_all({3}), running()});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1}, {0, 1, 0}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1}, {0, 1, 0}));
 }
 
 TEST_CASE("a polling rank is free") {
-  RankSnapshot polling = with_state(RankState::Polling);
-  polling.wait_mode = WaitMode::All;
-  polling.waits_for = {0};
-  const auto ranks = job({waits_for_all({1}), polling});
-  CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+  const auto ranks = job({waits_for_all({1}), rank_of({thread_in(RankState::Polling, WaitMode::All, {0})})});
+  CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
 }
 
 TEST_CASE("ranks stuck for less than the minimum count as free") {
   SECTION("in the cycle") {
     const auto ranks = job({waits_for_all({1}), blocked(WaitMode::All, {0}, min_stuck / 2)});
-    CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
   }
   SECTION("exactly the minimum counts as stuck") {
     const auto ranks = job({waits_for_all({1}), blocked(WaitMode::All, {0}, min_stuck)});
-    CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1}, {0, 1, 0}));
+    CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1}, {0, 1, 0}));
   }
   SECTION("a Finalizing rank") {
     RankSnapshot new_in_finalize = finalizing();
     new_in_finalize.seconds = 0;
     const auto ranks = job({new_in_finalize, waits_for_all({0})});
-    CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
   }
 }
 
@@ -151,116 +192,254 @@ TEST_CASE("a barrier with one rank missing") {
   SECTION("the missing rank is running: no deadlock") {
     const auto ranks =
         job({in_collective(7, members), in_collective(7, members), in_collective(7, members), running()});
-    CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
   }
   SECTION("the missing rank receives from a rank in the barrier: they form the core") {
     const auto ranks = job({in_collective(7, members), in_collective(7, members), in_collective(7, members),
                             waits_for_all({0})});
-    CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 3}, {0, 3, 0}, {1, 2}));
+    CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 3}, {0, 3, 0}, {1, 2}));
   }
-  SECTION("the missing rank is in another collective on the same members") {
+  SECTION("the missing rank is in a collective on another communicator of the same members") {
     const auto ranks = job({in_collective(7, members), in_collective(7, members), in_collective(7, members),
                             in_collective(8, members)});
-    CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1, 2, 3}, {0, 3, 0}));
+    CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1, 2, 3}, {0, 3, 0}));
   }
 }
 
 TEST_CASE("all ranks in the same barrier are no deadlock") {
   const std::vector<int> members = ranks_from(0, 2);
   const auto ranks = job({in_collective(7, members), in_collective(7, members), in_collective(7, members)});
-  CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+  CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
+  CHECK(effective_arcs(ranks, with_possible).empty());
+}
+
+TEST_CASE("collective members count as arrived by sequence number, per communicator") {
+  // Rank 1 is in collective #3 on communicator 7 (members 0..3); rank 0 is in
+  // it too. Rank 2 has entered 4 collectives on it, rank 3 only 2 (and 9 on
+  // another communicator).
+  constexpr std::uint64_t comm = 7;
+  const std::vector<int> members = ranks_from(0, 3);
+  RankSnapshot rank2 = waits_for_all({3});
+  rank2.collectives = {{comm, 4}};
+  RankSnapshot rank3 = waits_for_all({1});
+  rank3.collectives = {{comm, 2}, {comm + 1, 9}};
+  const auto ranks = job({in_collective(comm, members, 3), in_collective(comm, members, 3), rank2, rank3});
+  CHECK(collectives_entered(ranks[3], comm) == 2);
+  CHECK(collectives_entered(ranks[3], comm + 1) == 9);
+  CHECK(collectives_entered(ranks[3], comm + 2) == 0);
+  const std::vector<WaitArc> arcs = effective_arcs(ranks, definite_only);
+  CHECK(arcs == std::vector<WaitArc>{arc(0, 0, 3), arc(1, 0, 3), arc(2, 0, 3), arc(3, 0, 1)});
+  // Rank 3 waits for rank 1, which waits for rank 3 only: rank 2 is not held up by rank 1's collective.
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({1, 3}, {1, 3, 1}, {0, 2}));
+
+  SECTION("once rank 3 has entered collective #3 too, nobody waits for it") {
+    auto arrived = ranks;
+    arrived[3].collectives = {{comm, 3}, {comm + 1, 9}};
+    CHECK(effective_arcs(arrived, definite_only) == std::vector<WaitArc>{arc(2, 0, 3), arc(3, 0, 1)});
+    CHECK(find_deadlock(arrived, definite_only) == no_deadlock);
+  }
 }
 
 TEST_CASE("Finalize waits for every rank not in Finalize") {
   SECTION("a rank receiving from a Finalizing rank") {
     const auto ranks = job({finalizing(), waits_for_all({0})});
-    CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1}, {0, 1, 0}));
+    CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1}, {0, 1, 0}));
   }
   SECTION("several Finalizing ranks and one receiving from the last") {
     const auto ranks = job({finalizing(), finalizing(), finalizing(), waits_for_all({2})});
-    CHECK(find_deadlock(ranks, min_stuck) == deadlock({2, 3}, {2, 3, 2}, {0, 1}));
+    CHECK(find_deadlock(ranks, definite_only) == deadlock({2, 3}, {2, 3, 2}, {0, 1}));
   }
   SECTION("every rank in Finalize") {
     const auto ranks = job({finalizing(), finalizing()});
-    CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
   }
   SECTION("a rank still running") {
     const auto ranks = job({finalizing(), running()});
-    CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
   }
 }
 
 TEST_CASE("Waitall needs every request, Waitany one of them") {
   SECTION("Waitall with one target running still deadlocks on the other") {
     const auto ranks = job({waits_for_all({1, 2}), waits_for_all({0}), running()});
-    CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1}, {0, 1, 0}));
+    CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1}, {0, 1, 0}));
   }
   SECTION("Waitany with one target running is released") {
     const auto ranks = job({waits_for_any({1, 2}), waits_for_all({0}), running()});
-    CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
   }
 }
 
 TEST_CASE("a blocking send to oneself is a self-arc cycle") {
   const auto ranks = job({waits_for_all({0}), running()});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({0}, {0, 0}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0}, {0, 0}));
 }
 
 TEST_CASE("a rank with a self-arc and a longer cycle gives the self-arc") {
   const auto ranks = job({waits_for_all({1, 0}), waits_for_all({0})});
-  CHECK(find_deadlock(ranks, min_stuck) == deadlock({0, 1}, {0, 0}));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1}, {0, 0}));
 }
 
 TEST_CASE("a stuck rank that waits for nothing known is released") {
   SECTION("mode None") {
     const auto ranks = job({blocked(WaitMode::None, {}), waits_for_all({0})});
-    CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
   }
   SECTION("only out-of-range targets") {
     const auto ranks = job({waits_for_any({-1, 2}), waits_for_all({0})});
-    CHECK(find_deadlock(ranks, min_stuck) == no_deadlock);
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
   }
 }
 
-TEST_CASE("effective arcs apply the collective and Finalize rules") {
+TEST_CASE("a rank can act while one of its threads can") {
+  SECTION("one thread blocked in a cycle, another running: no deadlock") {
+    const auto ranks =
+        job({rank_of({blocked_thread(WaitMode::All, {1}, 0), running_thread(1)}), waits_for_all({0})});
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
+  }
+  SECTION("one thread blocked in a cycle, another polling: no deadlock") {
+    const auto ranks = job({rank_of({blocked_thread(WaitMode::All, {1}, 0),
+                                     thread_in(RankState::Polling, WaitMode::All, {1}, 1)}),
+                            waits_for_all({0})});
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
+  }
+  SECTION("every thread blocked on the cycle: deadlock") {
+    const auto ranks = job({rank_of({blocked_thread(WaitMode::All, {1}, 0), blocked_thread(WaitMode::All, {1}, 1)}),
+                            waits_for_all({0})});
+    CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1}, {0, 1, 0}));
+  }
+  SECTION("every thread blocked, one of them waiting for a running rank: released through it") {
+    const auto ranks = job({rank_of({blocked_thread(WaitMode::All, {1}, 0), blocked_thread(WaitMode::All, {2}, 1)}),
+                            waits_for_all({0}), running()});
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
+  }
+  SECTION("a thread receiving from its own rank while another thread runs: released") {
+    const auto ranks = job({rank_of({blocked_thread(WaitMode::All, {0}, 0), running_thread(1)}), waits_for_all({0})});
+    CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
+  }
+  SECTION("a thread receiving from its own rank while the other waits for it too: a self-cycle") {
+    const auto ranks = job({rank_of({blocked_thread(WaitMode::All, {0}, 0), blocked_thread(WaitMode::All, {0}, 1)}),
+                            running()});
+    CHECK(find_deadlock(ranks, definite_only) == deadlock({0}, {0, 0}));
+  }
+}
+
+namespace {
+
+constexpr std::uint64_t world_id = 1;
+
+RankSnapshot sending(int to, int tag) {
+  RankSnapshot rank = waits_for_all({to});
+  rank.threads.front().messages = {{true, to, tag, world_id}};
+  return rank;
+}
+
+RankSnapshot receiving(int from, int tag) {
+  RankSnapshot rank = waits_for_all({from});
+  rank.threads.front().messages = {{false, from, tag, world_id}};
+  return rank;
+}
+
+}  // namespace
+
+TEST_CASE("a send and the receive that matches it are a transfer under way, not a deadlock") {
+  CHECK(find_deadlock(job({sending(1, 5), receiving(0, 5)}), definite_only) == no_deadlock);
+  RankSnapshot any_source = receiving(0, 5);
+  any_source.threads.front().messages.front().peer = PendingMessage::kAny;
+  any_source.threads.front().messages.front().tag = PendingMessage::kAny;
+  CHECK(find_deadlock(job({sending(1, 5), any_source}), definite_only) == no_deadlock);
+  CHECK(effective_arcs(job({sending(1, 5), receiving(0, 5)}), definite_only).empty());
+}
+
+TEST_CASE("a transfer under way between two threads of one rank is no self-deadlock") {
+  RankSnapshot both = rank_of({blocked_thread(WaitMode::All, {0}, 0), blocked_thread(WaitMode::All, {0}, 1)});
+  both.threads[0].messages = {{true, 0, 5, world_id}};
+  both.threads[1].messages = {{false, 0, 5, world_id}};
+  CHECK(find_deadlock(job({both, running()}), definite_only) == no_deadlock);
+  CHECK(effective_arcs(job({both, running()}), definite_only).empty());
+  SECTION("with different tags they still wait for each other") {
+    both.threads[1].messages.front().tag = 6;
+    CHECK(find_deadlock(job({both, running()}), definite_only) == deadlock({0}, {0, 0}));
+  }
+}
+
+TEST_CASE("a send and a receive that do not match still deadlock") {
+  SECTION("tags differ") {
+    CHECK(find_deadlock(job({sending(1, 5), receiving(0, 6)}), definite_only) == deadlock({0, 1}, {0, 1, 0}));
+  }
+  SECTION("communicators differ") {
+    RankSnapshot other_comm = receiving(0, 5);
+    other_comm.threads.front().messages.front().comm_id = world_id + 1;
+    CHECK(find_deadlock(job({sending(1, 5), other_comm}), definite_only) == deadlock({0, 1}, {0, 1, 0}));
+  }
+  SECTION("two sends head to head") {
+    CHECK(find_deadlock(job({sending(1, 5), sending(0, 5)}), definite_only) == deadlock({0, 1}, {0, 1, 0}));
+  }
+}
+
+TEST_CASE("possible waits count only with with_possible_waits") {
+  // Rank 0 is a Bcast leaf: definitely waits for its running root, rank 2,
+  // possibly for the other leaf, rank 1, which receives from rank 0.
+  RankSnapshot leaf = waits_for_all({2});
+  leaf.threads.front().possibly_waits_for = {1};
+  const auto ranks = job({leaf, waits_for_all({0}), running()});
+  CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
+  CHECK(find_deadlock(ranks, with_possible) == deadlock({0, 1}, {0, 1, 0}));
+  CHECK(effective_arcs(ranks, definite_only) == std::vector<WaitArc>{arc(0, 0, 2), arc(1, 0, 0)});
+  CHECK(effective_arcs(ranks, with_possible) ==
+        std::vector<WaitArc>{arc(0, 0, 2), arc(0, 0, 1, WaitMode::All, true), arc(1, 0, 0)});
+
+  SECTION("a thread with possible waits only (a Bcast root) waits AND for them") {
+    RankSnapshot root = blocked(WaitMode::None, {});
+    root.threads.front().possibly_waits_for = {1};
+    const auto only_possible = job({root, waits_for_all({0})});
+    CHECK(find_deadlock(only_possible, definite_only) == no_deadlock);
+    CHECK(find_deadlock(only_possible, with_possible) == deadlock({0, 1}, {0, 1, 0}));
+  }
+  SECTION("an OR wait is not made AND by possible waits") {
+    RankSnapshot any = waits_for_any({1, 2});
+    any.threads.front().possibly_waits_for = {1};
+    const auto ors = job({any, waits_for_all({0}), running()});
+    CHECK(find_deadlock(ors, with_possible) == no_deadlock);
+  }
+  SECTION("possible waits on members that arrived drop out") {
+    RankSnapshot in_bcast = in_collective(7, {2});
+    in_bcast.threads.front().possibly_waits_for = {1};
+    RankSnapshot other_leaf = waits_for_all({0});
+    other_leaf.collectives = {{7, 1}};
+    const auto arrived = job({in_bcast, other_leaf, running()});
+    CHECK(effective_arcs(arrived, with_possible) == std::vector<WaitArc>{arc(0, 0, 2), arc(1, 0, 0)});
+    CHECK(find_deadlock(arrived, with_possible) == no_deadlock);
+  }
+}
+
+TEST_CASE("effective arcs name the thread, mode and kind of each wait") {
   const std::vector<int> members = ranks_from(0, 2);
   SECTION("collective members drop the members that arrived") {
-    const auto arcs = effective_arcs(job({in_collective(7, members), in_collective(7, members), running()}));
-    REQUIRE(arcs.size() == 3);
-    CHECK(arcs[0].mode == WaitMode::All);
-    CHECK(arcs[0].targets == std::vector<int>{2});
-    CHECK(arcs[1].targets == std::vector<int>{2});
-    CHECK(arcs[2].mode == WaitMode::None);
-    CHECK(arcs[2].targets.empty());
-  }
-  SECTION("a collective every member reached waits for nothing") {
-    const auto arcs = effective_arcs(job({in_collective(7, {0, 1}), in_collective(7, {0, 1})}));
-    CHECK(arcs[0].mode == WaitMode::None);
-    CHECK(arcs[0].targets.empty());
+    CHECK(effective_arcs(job({in_collective(7, members), in_collective(7, members), running()}), definite_only) ==
+          std::vector<WaitArc>{arc(0, 0, 2), arc(1, 0, 2)});
   }
   SECTION("a rank outside the collective keeps its arcs to the members") {
-    const auto arcs =
-        effective_arcs(job({in_collective(7, members), waits_for_all({0}), in_collective(7, members)}));
-    CHECK(arcs[1].mode == WaitMode::All);
-    CHECK(arcs[1].targets == std::vector<int>{0});
+    CHECK(effective_arcs(job({in_collective(7, members), waits_for_all({0}), in_collective(7, members)}),
+                         definite_only) == std::vector<WaitArc>{arc(0, 0, 1), arc(1, 0, 0), arc(2, 0, 1)});
   }
   SECTION("Finalizing ranks wait for every rank not Finalizing") {
-    const auto arcs = effective_arcs(job({finalizing(), waits_for_any({0, 3}), finalizing(), running()}));
-    CHECK(arcs[0].mode == WaitMode::All);
-    CHECK(arcs[0].targets == std::vector<int>{1, 3});
-    CHECK(arcs[2].targets == std::vector<int>{1, 3});
-    CHECK(arcs[1].mode == WaitMode::Any);
-    CHECK(arcs[1].targets == std::vector<int>{0, 3});
+    CHECK(effective_arcs(job({finalizing(), waits_for_any({0, 3}), finalizing(), running()}), definite_only) ==
+          std::vector<WaitArc>{arc(0, 0, 1), arc(0, 0, 3), arc(1, 0, 0, WaitMode::Any), arc(1, 0, 3, WaitMode::Any),
+                               arc(2, 0, 1), arc(2, 0, 3)});
   }
-  SECTION("a rank waiting for nothing known has no targets") {
-    const auto arcs = effective_arcs(job({blocked(WaitMode::None, {1}), running()}));
-    CHECK(arcs[0].mode == WaitMode::None);
-    CHECK(arcs[0].targets.empty());
+  SECTION("threads other than the first are named by their id") {
+    const auto ranks = job({rank_of({running_thread(0), blocked_thread(WaitMode::Any, {1}, 4)}), running()});
+    CHECK(effective_arcs(ranks, definite_only) == std::vector<WaitArc>{arc(0, 4, 1, WaitMode::Any)});
+  }
+  SECTION("running and polling threads, and waits for nothing known, have no arcs") {
+    const auto ranks = job({blocked(WaitMode::None, {}), rank_of({thread_in(RankState::Polling, WaitMode::All, {0})}),
+                            running()});
+    CHECK(effective_arcs(ranks, definite_only).empty());
   }
   SECTION("out-of-range targets are ignored") {
-    const auto arcs = effective_arcs(job({waits_for_all({-2, 1, 5}), running()}));
-    CHECK(arcs[0].mode == WaitMode::All);
-    CHECK(arcs[0].targets == std::vector<int>{1});
+    CHECK(effective_arcs(job({waits_for_all({-2, 1, 5}), running()}), definite_only) ==
+          std::vector<WaitArc>{arc(0, 0, 1)});
   }
 }
 
@@ -269,7 +448,7 @@ TEST_CASE("a 1024-rank barrier with the last rank receiving from rank 0") {
   const std::vector<int> members = ranks_from(0, size - 1);
   std::vector<RankSnapshot> ranks(size - 1, in_collective(42, members));
   ranks.push_back(waits_for_all({0}));
-  CHECK(find_deadlock(job(std::move(ranks)), min_stuck) ==
+  CHECK(find_deadlock(job(std::move(ranks)), definite_only) ==
         deadlock({0, size - 1}, {0, size - 1, 0}, ranks_from(1, size - 2)));
 }
 
@@ -282,7 +461,7 @@ TEST_CASE("a ring of 100000 ranks with a long chain behind it needs no recursion
   for (int rank = ring; rank < ring + chain; ++rank) ranks.push_back(waits_for_all({rank - 1}));
   std::vector<int> cycle = ranks_from(0, ring - 1);
   cycle.push_back(0);
-  CHECK(find_deadlock(job(std::move(ranks)), min_stuck) ==
+  CHECK(find_deadlock(job(std::move(ranks)), definite_only) ==
         deadlock(ranks_from(0, ring - 1), cycle, ranks_from(ring, ring + chain - 1)));
 }
 
@@ -293,48 +472,6 @@ TEST_CASE("half the ranks of a large job in Finalize, one receiving from rank 0,
   std::vector<RankSnapshot> ranks(receiver, finalizing());
   ranks.push_back(waits_for_all({0}));
   for (int rank = receiver + 1; rank < size; ++rank) ranks.push_back(running());
-  CHECK(find_deadlock(job(std::move(ranks)), min_stuck) ==
+  CHECK(find_deadlock(job(std::move(ranks)), definite_only) ==
         deadlock({0, receiver}, {0, receiver, 0}, ranks_from(1, receiver - 1)));
-}
-
-namespace {
-
-using mpisentry::PendingMessage;
-constexpr std::uint64_t world_key = 77;
-
-RankSnapshot sending(int to, int tag) {
-  RankSnapshot rank = waits_for_all({to});
-  rank.messages = {{true, to, tag, world_key}};
-  return rank;
-}
-
-RankSnapshot receiving(int from, int tag) {
-  RankSnapshot rank = waits_for_all({from});
-  rank.messages = {{false, from, tag, world_key}};
-  return rank;
-}
-
-}  // namespace
-
-TEST_CASE("a send and the receive that matches it are a transfer under way, not a deadlock") {
-  CHECK(find_deadlock(job({sending(1, 5), receiving(0, 5)}), min_stuck) == no_deadlock);
-  RankSnapshot any_source = receiving(0, 5);
-  any_source.messages.front().peer = PendingMessage::kAny;
-  any_source.messages.front().tag = PendingMessage::kAny;
-  CHECK(find_deadlock(job({sending(1, 5), any_source}), min_stuck) == no_deadlock);
-  CHECK(effective_arcs(job({sending(1, 5), receiving(0, 5)}))[0].mode == WaitMode::None);
-}
-
-TEST_CASE("a send and a receive that do not match still deadlock") {
-  SECTION("tags differ") {
-    CHECK(find_deadlock(job({sending(1, 5), receiving(0, 6)}), min_stuck) == deadlock({0, 1}, {0, 1, 0}));
-  }
-  SECTION("communicators differ") {
-    RankSnapshot other_comm = receiving(0, 5);
-    other_comm.messages.front().comm_key = world_key + 1;
-    CHECK(find_deadlock(job({sending(1, 5), other_comm}), min_stuck) == deadlock({0, 1}, {0, 1, 0}));
-  }
-  SECTION("two sends head to head") {
-    CHECK(find_deadlock(job({sending(1, 5), sending(0, 5)}), min_stuck) == deadlock({0, 1}, {0, 1, 0}));
-  }
 }

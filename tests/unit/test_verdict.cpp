@@ -1,0 +1,218 @@
+// Which rule fires on the ranks' snapshots (judge), and whether a second
+// look confirms it (confirms).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "monitor/verdict.hpp"
+
+using namespace mpisentry;
+using namespace mpisentry::monitor;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr double timeout = 3;
+constexpr double warning = 10;
+const JudgeSettings settings{timeout, warning};
+constexpr double stuck = 5;  // past DEADLOCK-TIMEOUT, not yet DEADLOCK-WARNING
+constexpr std::uint64_t world_id = 1;
+
+// A rank whose only thread is blocked for `seconds` in `function`.
+RankSnapshot blocked(const char* function, WaitMode mode, std::vector<int> waits_for, double seconds = stuck) {
+  ThreadSnapshot thread;
+  thread.state = RankState::Blocked;
+  thread.seconds = seconds;
+  thread.function = function;
+  thread.wait_mode = mode;
+  thread.waits_for = std::move(waits_for);
+  RankSnapshot rank;
+  rank.state = RankState::Blocked;
+  rank.seconds = seconds;
+  rank.threads = {thread};
+  return rank;
+}
+RankSnapshot receiving(int from, double seconds = stuck) {
+  return blocked("MPI_Recv", WaitMode::All, {from}, seconds);
+}
+
+RankSnapshot running() {
+  RankSnapshot rank;
+  rank.threads = {ThreadSnapshot{}};
+  return rank;
+}
+
+// In the `sequence`-th collective on MPI_COMM_WORLD, with the waits derive_waits gives it.
+RankSnapshot in_collective(const char* function, std::vector<int> definite, std::vector<int> possible,
+                           std::uint64_t sequence = 1, int root = -1, double seconds = stuck) {
+  RankSnapshot rank = blocked(function, definite.empty() ? WaitMode::None : WaitMode::All, std::move(definite), seconds);
+  rank.threads.front().possibly_waits_for = std::move(possible);
+  rank.threads.front().collective = {world_id, sequence, function, root, 0};
+  rank.collectives = {{world_id, sequence}};
+  return rank;
+}
+// A Bcast from `root` on ranks 0..2, as `me` calls it.
+RankSnapshot in_bcast(int me, int root, std::uint64_t sequence = 1) {
+  std::vector<int> others;
+  for (int rank = 0; rank < 3; ++rank)
+    if (rank != me && rank != root) others.push_back(rank);
+  if (me == root) return in_collective("MPI_Bcast", {}, others, sequence, root);
+  return in_collective("MPI_Bcast", {root}, others, sequence, root);
+}
+
+std::vector<RankSnapshot> job(std::vector<RankSnapshot> ranks) {
+  for (std::size_t index = 0; index < ranks.size(); ++index) {
+    ranks[index].rank = static_cast<int>(index);
+    ranks[index].activity = 100 + index;
+  }
+  return ranks;
+}
+
+}  // namespace
+
+TEST_CASE("a cycle of definite waits is HARD", "[verdict]") {
+  SECTION("every rank in it") {
+    const Verdict verdict = judge(job({receiving(1), receiving(0)}), settings);
+    CHECK(verdict.kind == Verdict::Kind::Hard);
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+    CHECK(verdict.involved == std::vector<int>{0, 1});
+    CHECK_FALSE(verdict.partial);
+    CHECK_FALSE(verdict.with_possible_waits);
+    CHECK_THAT(verdict.rule, Contains("every MPI implementation"));
+  }
+  SECTION("while other ranks run, with a rank blocked behind it") {
+    const Verdict verdict = judge(job({receiving(1), receiving(0), running(), receiving(0)}), settings);
+    CHECK(verdict.kind == Verdict::Kind::Hard);
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {3}});
+    CHECK(verdict.involved == std::vector<int>{0, 1, 3});
+    CHECK(verdict.partial);
+  }
+}
+
+TEST_CASE("ranks blocked for less than DEADLOCK-TIMEOUT are not judged stuck", "[verdict]") {
+  SECTION("a rank that waits for the cycle is not behind it yet") {
+    const Verdict verdict = judge(job({receiving(1), receiving(0), receiving(0, timeout / 2)}), settings);
+    CHECK(verdict.kind == Verdict::Kind::Hard);
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+    CHECK(verdict.involved == std::vector<int>{0, 1});
+    CHECK(verdict.partial);
+  }
+  SECTION("a rank of the cycle: no verdict") {
+    const Verdict verdict = judge(job({receiving(1), receiving(0, timeout / 2)}), settings);
+    CHECK(verdict.kind == Verdict::Kind::None);
+    CHECK(verdict.core.empty());
+  }
+}
+
+TEST_CASE("a cycle through a Bcast leaf's wait for another leaf, with the root running, is Unsafe", "[verdict]") {
+  // Rank 0 is a leaf of a Bcast from rank 2, which still runs; rank 1 receives
+  // from rank 0 before it joins the Bcast.
+  RankSnapshot leaf = in_bcast(0, 2);
+  const Verdict verdict = judge(job({leaf, receiving(0), running()}), settings);
+  CHECK(verdict.kind == Verdict::Kind::Unsafe);
+  CHECK(verdict.with_possible_waits);
+  CHECK(verdict.partial);
+  CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+  CHECK(verdict.involved == std::vector<int>{0, 1});
+  CHECK_THAT(verdict.rule, Contains("rank 0's MPI_Bcast waits for rank 1 only where MPI_Bcast synchronizes"));
+}
+
+TEST_CASE("every rank in the same collective with matching arguments is Slow, after DEADLOCK-WARNING only",
+          "[verdict]") {
+  const auto all_in_barrier = [](double seconds) {
+    return job({in_collective("MPI_Barrier", {1, 2}, {}, 4, -1, seconds),
+                in_collective("MPI_Barrier", {0, 2}, {}, 4, -1, seconds),
+                in_collective("MPI_Barrier", {0, 1}, {}, 4, -1, seconds)});
+  };
+  SECTION("before DEADLOCK-WARNING: no verdict") {
+    const Verdict verdict = judge(all_in_barrier(warning - 1), settings);
+    CHECK(verdict.kind == Verdict::Kind::None);
+    CHECK_FALSE(verdict.partial);
+  }
+  SECTION("after it: a warning that the run is slow, never HARD") {
+    const Verdict verdict = judge(all_in_barrier(warning + 1), settings);
+    CHECK(verdict.kind == Verdict::Kind::Slow);
+    CHECK(verdict.core.empty());
+    CHECK(verdict.involved == std::vector<int>{0, 1, 2});
+    CHECK_THAT(verdict.rule, Contains("collectives that every member has joined with matching arguments"));
+  }
+  SECTION("the same for a Bcast every rank has joined") {
+    CHECK(judge(job({in_bcast(0, 0), in_bcast(1, 0), in_bcast(2, 0)}), settings).kind == Verdict::Kind::None);
+    auto slow = job({in_bcast(0, 0), in_bcast(1, 0), in_bcast(2, 0)});
+    for (RankSnapshot& rank : slow) rank.seconds = rank.threads.front().seconds = warning;
+    CHECK(judge(slow, settings).kind == Verdict::Kind::Slow);
+  }
+}
+
+TEST_CASE("every rank in collective #k of a communicator, with different roots, is HARD naming both",
+          "[verdict]") {
+  // Ranks 0 and 2 call MPI_Bcast from root 0, rank 1 from root 1, as their second collective.
+  const Verdict verdict = judge(job({in_bcast(0, 0, 2), in_bcast(1, 1, 2), in_bcast(2, 0, 2)}), settings);
+  CHECK(verdict.kind == Verdict::Kind::Hard);
+  CHECK_FALSE(verdict.with_possible_waits);
+  CHECK(verdict.involved == std::vector<int>{0, 1, 2});
+  CHECK_THAT(verdict.rule, Contains("MPI_Bcast with root 0") && Contains("MPI_Bcast with root 1") &&
+                               Contains("collective #2"));
+  SECTION("or different functions") {
+    RankSnapshot reduce = in_bcast(1, 1, 2);
+    reduce.threads.front().collective.function = "MPI_Reduce";
+    reduce.threads.front().collective.root = 0;
+    const Verdict other = judge(job({in_bcast(0, 0, 2), reduce, in_bcast(2, 0, 2)}), settings);
+    CHECK(other.kind == Verdict::Kind::Hard);
+    CHECK_THAT(other.rule, Contains("MPI_Reduce"));
+  }
+  SECTION("not while a rank runs: it may still be fine") {
+    CHECK(judge(job({in_bcast(0, 0, 2), in_bcast(1, 1, 2), running()}), settings).kind != Verdict::Kind::Hard);
+  }
+}
+
+TEST_CASE("every rank blocked, a collective on some and a receive on another, is HARD through possible waits",
+          "[verdict]") {
+  // Ranks 0 (root) and 1 are in a Bcast; rank 2 receives from rank 0 instead
+  // of joining it. No definite wait closes a cycle: the leaf's root has arrived.
+  const Verdict verdict = judge(job({in_bcast(0, 0), in_bcast(1, 0), receiving(0)}), settings);
+  CHECK(verdict.kind == Verdict::Kind::Hard);
+  CHECK(verdict.with_possible_waits);
+  CHECK_FALSE(verdict.partial);
+  CHECK(verdict.core == DeadlockCore{{0, 2}, {0, 2, 0}, {1}});
+  CHECK(verdict.involved == std::vector<int>{0, 1, 2});
+  CHECK_THAT(verdict.rule, Contains("no call can complete") &&
+                               Contains("rank 0's MPI_Bcast waits for rank 2 only where MPI_Bcast synchronizes"));
+}
+
+TEST_CASE("a second look confirms only the same verdict with no activity on the ranks it involves", "[verdict]") {
+  const auto first_look = job({receiving(1), receiving(0), running()});
+  const Verdict first = judge(first_look, settings);
+  REQUIRE(first.kind == Verdict::Kind::Hard);
+  SECTION("nothing changed") { CHECK(confirms(first, first_look, judge(first_look, settings), first_look)); }
+  SECTION("a rank outside the verdict moved on") {
+    auto second_look = first_look;
+    second_look[2].activity += 1;
+    CHECK(confirms(first, first_look, judge(second_look, settings), second_look));
+  }
+  SECTION("an involved rank entered, started or completed something") {
+    auto second_look = first_look;
+    second_look[1].activity += 1;
+    CHECK_FALSE(confirms(first, first_look, judge(second_look, settings), second_look));
+  }
+  SECTION("another core") {
+    const auto second_look = job({receiving(2), receiving(2), receiving(1)});
+    const Verdict second = judge(second_look, settings);
+    REQUIRE(second.kind == Verdict::Kind::Hard);
+    REQUIRE(second.core != first.core);
+    CHECK_FALSE(confirms(first, first_look, second, second_look));
+  }
+  SECTION("another kind") {
+    const auto second_look = job({in_bcast(0, 2), receiving(0), running()});
+    const Verdict second = judge(second_look, settings);
+    REQUIRE(second.kind == Verdict::Kind::Unsafe);
+    CHECK_FALSE(confirms(first, first_look, second, second_look));
+  }
+  SECTION("no verdict confirms nothing") {
+    const auto calm = job({running(), running(), running()});
+    CHECK_FALSE(confirms(judge(calm, settings), calm, judge(calm, settings), calm));
+  }
+}
