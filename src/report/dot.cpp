@@ -1,7 +1,6 @@
 // The wait-for graph as Graphviz input, drawn as MUST draws its deadlock
 // graph: one node per rank, the arcs the analysis used, AND waits solid, OR
 // waits dashed, possible waits dotted, the deadlock core in red.
-#include <algorithm>
 #include <iterator>
 #include <unordered_set>
 
@@ -42,12 +41,9 @@ std::string node_style(const RankSnapshot& rank, bool in_core) {
 
 // The waiting thread's reason, "thread 1: " first in a rank of several threads.
 std::string arc_label(const Report& report, const WaitArc& arc) {
-  const auto rank = std::find_if(report.ranks.begin(), report.ranks.end(),
-                                 [&](const RankSnapshot& snapshot) { return snapshot.rank == arc.from.rank; });
-  if (rank == report.ranks.end()) return {};
-  const auto thread = std::find_if(rank->threads.begin(), rank->threads.end(),
-                                   [&](const ThreadSnapshot& candidate) { return candidate.id == arc.from.thread; });
-  if (thread == rank->threads.end()) return {};
+  const RankSnapshot* rank = find_rank(report.ranks, arc.from.rank);
+  const ThreadSnapshot* thread = rank == nullptr ? nullptr : find_thread(*rank, arc.from.thread);
+  if (thread == nullptr) return {};
   if (rank->threads.size() == 1) return thread->wait_reason;
   return fmt::format("thread {}: {}", thread->id, thread->wait_reason);
 }

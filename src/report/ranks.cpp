@@ -34,6 +34,18 @@ struct SameClassLess {
 
 }  // namespace
 
+const RankSnapshot* find_rank(const std::vector<RankSnapshot>& ranks, int rank) {
+  const auto found = std::find_if(ranks.begin(), ranks.end(),
+                                  [&](const RankSnapshot& snapshot) { return snapshot.rank == rank; });
+  return found == ranks.end() ? nullptr : &*found;
+}
+
+const ThreadSnapshot* find_thread(const RankSnapshot& rank, int id) {
+  const auto found = std::find_if(rank.threads.begin(), rank.threads.end(),
+                                  [&](const ThreadSnapshot& thread) { return thread.id == id; });
+  return found == rank.threads.end() ? nullptr : &*found;
+}
+
 std::string compress_ranks(std::vector<int> ranks) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());

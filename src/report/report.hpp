@@ -43,6 +43,10 @@ struct RankClass {
   std::vector<const RankSnapshot*> members;      // in the order of ranks
 };
 
+// The snapshot of `rank`, or of thread `id` of a rank; nullptr when absent.
+const RankSnapshot* find_rank(const std::vector<RankSnapshot>& ranks, int rank);
+const ThreadSnapshot* find_thread(const RankSnapshot& rank, int id);
+
 // "0-511,513-1023"; input need not be sorted; duplicates are ignored.
 std::string compress_ranks(std::vector<int> ranks);
 

@@ -267,12 +267,6 @@ void add_class(Lines& lines, const RankClass& rank_class) {
   add_class_body(lines, rank_class);
 }
 
-const RankSnapshot* find_rank(const Report& report, int rank) {
-  const auto found = std::find_if(report.ranks.begin(), report.ranks.end(),
-                                  [&](const RankSnapshot& snapshot) { return snapshot.rank == rank; });
-  return found == report.ranks.end() ? nullptr : &*found;
-}
-
 // "rank 0" or, for a rank of several threads, "rank 0 thread 1".
 std::string thread_name(const RankSnapshot& rank, int thread) {
   return rank.threads.size() > 1 ? fmt::format("rank {} thread {}", rank.rank, thread) : fmt::format("rank {}", rank.rank);
@@ -282,7 +276,7 @@ std::string thread_name(const RankSnapshot& rank, int thread) {
 // whose arc the analysis followed to `next`, else of its first thread that
 // gives one.
 std::string wait_reason_in_cycle(const Report& report, int rank, int next) {
-  const RankSnapshot* snapshot = find_rank(report, rank);
+  const RankSnapshot* snapshot = find_rank(report.ranks, rank);
   if (snapshot == nullptr) return fmt::format("rank {}: (unknown)", rank);
   const auto arc = std::find_if(report.arcs.begin(), report.arcs.end(), [&](const WaitArc& candidate) {
     return candidate.from.rank == rank && candidate.to == next;
@@ -366,11 +360,9 @@ std::string possible_waits_used(const Report& report) {
     const bool in_core = std::find(core.begin(), core.end(), arc.from.rank) != core.end() &&
                          std::find(core.begin(), core.end(), arc.to) != core.end();
     if (!core.empty() && !in_core) continue;
-    const RankSnapshot* rank = find_rank(report, arc.from.rank);
-    const auto thread = rank == nullptr ? std::vector<ThreadSnapshot>::const_iterator{}
-                                        : std::find_if(rank->threads.begin(), rank->threads.end(),
-                                                       [&](const ThreadSnapshot& t) { return t.id == arc.from.thread; });
-    if (rank == nullptr || thread == rank->threads.end()) {
+    const RankSnapshot* rank = find_rank(report.ranks, arc.from.rank);
+    const ThreadSnapshot* thread = rank == nullptr ? nullptr : find_thread(*rank, arc.from.thread);
+    if (thread == nullptr) {
       waits.push_back(fmt::format("rank {} waits for rank {}", arc.from.rank, arc.to));
       continue;
     }

@@ -243,6 +243,17 @@ TEST_CASE("merge_stacks groups ranks by state and each thread's state, function 
   }
 }
 
+TEST_CASE("find_rank and find_thread look up by number, not position", "[report]") {
+  const Report report = unsafe_report();
+  REQUIRE(find_rank(report.ranks, 1) == &report.ranks[1]);
+  CHECK(find_rank(report.ranks, 3) == nullptr);
+  CHECK(find_thread(report.ranks[1], 1) == &report.ranks[1].threads[1]);
+  CHECK(find_thread(report.ranks[1], 2) == nullptr);
+  RankSnapshot gap = report.ranks[1];
+  gap.threads[1].id = 4;
+  CHECK(find_thread(gap, 4) == &gap.threads[1]);
+}
+
 TEST_CASE("a snapshot survives serialization exactly", "[report]") {
   RankSnapshot snapshot = recv_from(7, 3, 1.0 / 3);
   snapshot.host = std::string("odd\0host\n;12:\xff\xfe", 15);
