@@ -204,8 +204,8 @@ class Monitor {
   std::vector<stacks::FrameAddress> locate_stack() const {
     const Activity::Sample now = sample();
     stacks::RawStack raw;
-    const pthread_t thread = now.in_call ? now.call.thread : main_thread_;
-    if (!stacks::capture_thread(thread, raw, kStackTimeout)) return {};
+    if (now.in_call && !pthread_equal(now.call.thread, main_thread_)) return {};  // its kernel id is not recorded
+    if (!stacks::capture_thread(main_tid_, raw, kStackTimeout)) return {};
     return stacks::locate(raw);
   }
 
@@ -341,6 +341,7 @@ class Monitor {
   Observer observer_;
   Decider decider_;
   pthread_t main_thread_;
+  pid_t main_tid_ = gettid();  // constructed on the main thread
   std::string report_path_;
   int reports_written_ = 0;
   stacks::Symbolizer symbolizer_;  // rank 0's, for every rank's frames

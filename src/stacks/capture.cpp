@@ -2,7 +2,9 @@
 // thread and does nothing but unw_backtrace into a buffer that is allocated
 // before, then publishes the result through an atomic.
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -39,7 +41,7 @@ std::atomic<const void*> signal_trampoline{nullptr};
 struct CaptureRequest {
   std::atomic<unsigned> armed{0};  // generation the next handler run serves; 0: none
   std::atomic<unsigned> done{0};   // generation of the last capture written
-  std::atomic<pthread_t> target{};
+  std::atomic<pid_t> target{0};  // kernel thread id
   void* pcs[RawStack::kMaxFrames + kSignalFrames];
   int depth = 0;
 };
@@ -48,9 +50,9 @@ CaptureRequest request;
 void on_capture_signal(int, siginfo_t*, void*) {
   const int saved_errno = errno;
   unsigned generation = request.armed.load(std::memory_order_acquire);
-  // pthread_self only reads the thread pointer: safe here. Signals from
-  // anyone else, or after the requester gave up, find nothing to serve.
-  if (generation != 0 && pthread_equal(request.target.load(std::memory_order_relaxed), pthread_self()) &&
+  // A raw gettid is async-signal-safe. Signals from anyone else, to another
+  // thread, or after the requester gave up find nothing to serve.
+  if (generation != 0 && request.target.load(std::memory_order_relaxed) == static_cast<pid_t>(syscall(SYS_gettid)) &&
       request.armed.compare_exchange_strong(generation, 0, std::memory_order_acq_rel)) {
     request.depth = unw_backtrace(request.pcs, RawStack::kMaxFrames + kSignalFrames);
     request.done.store(generation, std::memory_order_release);
@@ -96,6 +98,44 @@ int wanted_signal() {
   return SIGRTMIN + kDefaultSignalOffset;
 }
 
+bool install_handler(int sig) {
+  struct sigaction action {};
+  action.sa_sigaction = on_capture_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  struct sigaction installed {};
+  if (sigaction(sig, &action, nullptr) != 0 || sigaction(sig, nullptr, &installed) != 0) {
+    log::error("cannot install the stack capture handler for signal {}: {}; reports will show no call stacks",
+               sig, std::strerror(errno));
+    return false;
+  }
+  signal_trampoline.store(reinterpret_cast<const void*>(installed.sa_restorer));
+  capture_signal_number.store(sig);
+  return true;
+}
+
+bool handler_is_ours(int sig) {
+  struct sigaction current {};
+  return sigaction(sig, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+         current.sa_sigaction == on_capture_signal;
+}
+
+// The program installed its own handler for our signal after we did: it
+// keeps it, and the capture moves to another free real-time signal. Returns
+// the signal now in use; 0 when there is none.
+int move_away_from(int taken) {
+  int sig = first_free_signal(taken + 1);
+  if (sig == 0) sig = first_free_signal(SIGRTMIN);
+  if (sig == 0 || !install_handler(sig)) {
+    log::error("the program installed a handler for signal {}, the stack capture signal, and no other real-time "
+               "signal is free; reports will show no call stacks", taken);
+    capture_signal_number.store(0);
+    return 0;
+  }
+  log::warn("the program installed a handler for signal {}; capturing stacks with signal {} from now on", taken, sig);
+  return sig;
+}
+
 }  // namespace
 
 std::optional<int> parse_signal(std::string_view text) {
@@ -131,28 +171,12 @@ bool install_capture_signal() {
     return false;
   }
   if (sig != wanted) log::warn("signal {} already has a handler; capturing stacks with signal {}", wanted, sig);
-
-  struct sigaction action {};
-  action.sa_sigaction = on_capture_signal;
-  action.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  struct sigaction installed {};
-  if (sigaction(sig, &action, nullptr) != 0 || sigaction(sig, nullptr, &installed) != 0) {
-    log::error("cannot install the stack capture handler for signal {}: {}; reports will show no call stacks",
-               sig, std::strerror(errno));
-    return false;
-  }
-  signal_trampoline.store(reinterpret_cast<const void*>(installed.sa_restorer));
-  capture_signal_number.store(sig);
-  return true;
+  return install_handler(sig);
 }
 
 int capture_signal() { return capture_signal_number.load(); }
 
-bool capture_thread(pthread_t thread, RawStack& out, std::chrono::milliseconds timeout) {
-  const int sig = capture_signal_number.load();
-  if (sig == 0) return false;
-
+bool capture_thread(pid_t tid, RawStack& out, std::chrono::milliseconds timeout) {
   static std::mutex one_capture_at_a_time;
   static unsigned last_generation = 0;
   // A handler that had started when an earlier request timed out may still be
@@ -160,6 +184,9 @@ bool capture_thread(pthread_t thread, RawStack& out, std::chrono::milliseconds t
   // thread holds): the buffer is not ours until it finished.
   static unsigned unfinished_generation = 0;
   const std::lock_guard lock(one_capture_at_a_time);
+  int sig = capture_signal_number.load();
+  if (sig == 0) return false;
+  if (!handler_is_ours(sig) && (sig = move_away_from(sig)) == 0) return false;
 
   if (unfinished_generation != 0) {
     if (request.done.load(std::memory_order_acquire) != unfinished_generation) return false;
@@ -168,9 +195,11 @@ bool capture_thread(pthread_t thread, RawStack& out, std::chrono::milliseconds t
   if (++last_generation == 0) ++last_generation;  // 0 means "not armed"
   const unsigned generation = last_generation;
 
-  request.target.store(thread, std::memory_order_relaxed);
+  request.target.store(tid, std::memory_order_relaxed);
   request.armed.store(generation, std::memory_order_release);
-  if (pthread_kill(thread, sig) != 0) {
+  // tgkill, unlike pthread_kill, is safe for a thread that has exited: the
+  // id is checked against this process and ESRCH comes back.
+  if (syscall(SYS_tgkill, getpid(), tid, sig) != 0) {
     request.armed.store(0, std::memory_order_relaxed);
     return false;
   }

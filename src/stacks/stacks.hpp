@@ -2,7 +2,7 @@
 // (libbacktrace with inlined frames, slow the first time: report time only).
 #pragma once
 
-#include <pthread.h>
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstddef>
@@ -39,9 +39,14 @@ int capture_signal();
 // "SIGRTMIN"); nothing when it is neither or out of range.
 std::optional<int> parse_signal(std::string_view text);
 
-// From another thread: interrupts `thread` with the capture signal and copies
-// its stack. False when it did not answer within `timeout`.
-bool capture_thread(pthread_t thread, RawStack& out, std::chrono::milliseconds timeout);
+// From another thread of this process: interrupts the thread with kernel id
+// `tid` (gettid()) with the capture signal and copies its stack. False when
+// it did not answer within `timeout`, or has exited (no signal is sent to a
+// thread id that may have been reused by another process). Should the
+// program have installed a handler of its own for the capture signal since,
+// the capture moves to another free real-time signal and the program keeps
+// its handler.
+bool capture_thread(pid_t tid, RawStack& out, std::chrono::milliseconds timeout);
 
 // The calling thread's own stack, without this function's frame.
 // Async-signal-safe: for use inside a signal handler (the SIGTERM dump); there
