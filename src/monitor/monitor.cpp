@@ -38,7 +38,7 @@ constexpr auto kStackTimeout = 1000ms;
 constexpr int kAbortExitCode = 1;
 constexpr auto kStderrDrainLimit = 2s;
 constexpr auto kStderrForwarding = 100ms;  // from the launcher's proxy on to mpiexec
-constexpr auto kSignalDumpWait = 2500ms;  // batch systems wait longer than this before SIGKILL
+constexpr auto kSignalDumpWait = termination::kMaxDumpTime - 300ms;  // the handler waits no longer
 
 double to_seconds(std::chrono::microseconds d) { return std::chrono::duration<double>(d).count(); }
 
