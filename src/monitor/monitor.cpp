@@ -406,7 +406,7 @@ Started start(int granted_thread_level) {
               config::format_duration(settings.deadlock_timeout), config::format_duration(settings.deadlock_warning),
               settings.check_potential ? ", standard sends made synchronous (GLOBAL:DEADLOCK:POTENTIAL)" : "",
               running_monitor->report_path());
-  return {true, settings.check_potential};
+  return {true, settings.check_potential, settings};
 }
 
 void stop() {

@@ -9,6 +9,7 @@
 
 #include "monitor/monitor.hpp"
 #include "wrappers/call_record.hpp"
+#include "wrappers/delay_injection.hpp"
 #include "wrappers/patient_wait.hpp"
 
 #define MPISENTRY_API extern "C" __attribute__((visibility("default")))
@@ -112,11 +113,13 @@ using namespace mpisentry;
 // it, record its end.
 #define MPISENTRY_WAITING_WRAPPER(name, params, describe, converted, forward, progressed) \
   MPISENTRY_API int MPI_##name params {                                                \
+    delay_injection::around_call(true);                                                \
     CallRecord record = describe;                                                      \
     record.converted_send = converted;                                                 \
     enter(record, FunctionId::name, __builtin_return_address(0));                      \
     const int result = forward;                                                        \
     activity().leave(progressed);                                                      \
+    delay_injection::around_call(false);                                               \
     return result;                                                                     \
   }
 
@@ -124,6 +127,7 @@ using namespace mpisentry;
 // waits to come.
 #define MPISENTRY_START_WRAPPER(name, params, describe, converted, forward, request) \
   MPISENTRY_API int MPI_##name params {                                           \
+    delay_injection::around_call(true);                                           \
     const int result = forward;                                                   \
     if (result == MPI_SUCCESS) {                                                  \
       CallRecord record = describe;                                               \
@@ -133,6 +137,7 @@ using namespace mpisentry;
       requests().remember(*(request), record);                                    \
     }                                                                             \
     activity().count_start();                                                     \
+    delay_injection::around_call(false);                                          \
     return result;                                                                \
   }
 
@@ -192,7 +197,11 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   const monitor::Started started = monitor::start(granted);
   monitor_running = started.running;
   potential_mode = started.potential_mode;
-  patient_waits = started.running && more_ranks_than_cores();
+  const std::string& patient = started.settings.patient_waits;  // PATIENT-WAITS: auto, on or off
+  patient_waits = started.running && (patient == "on" || (patient == "auto" && more_ranks_than_cores()));
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  delay_injection::configure(started.settings.inject_delays, rank);
   return result;
 }
 
