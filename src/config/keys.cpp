@@ -138,7 +138,7 @@ std::string value_syntax(const Key& key) {
                         [](IntegerMember integer) { return std::to_string(integer.min) + ".." + std::to_string(integer.max); },
                         [](std::string Settings::*) -> std::string { return "PATH"; },
                         [](ChoiceMember choice) { return std::string(choice.words); },
-                        [](DelayInjection Settings::*) -> std::string { return "off|SEED,PERCENT,TIME"; },
+                        [](DelayInjection Settings::*) -> std::string { return "off|SEED,PERCENT,DELAY"; },
                     },
                     key.member);
 }
