@@ -18,6 +18,8 @@ constexpr Key key_table[] = {
 #define MPISENTRY_INTEGER(name, member, default_value, min, max, help) \
   {name, IntegerMember{&Settings::member, min, max}, help},
 #define MPISENTRY_PATH(name, member, help) {name, &Settings::member, help},
+#define MPISENTRY_CHOICE(name, member, default_word, words, help) {name, ChoiceMember{&Settings::member, words}, help},
+#define MPISENTRY_DELAYS(name, member, help) {name, &Settings::member, help},
 #define MPISENTRY_CHECK(check, member, default_on, help)
 #include "config/flags.def"
 };
@@ -26,6 +28,8 @@ constexpr Check check_table[] = {
 #define MPISENTRY_DURATION(name, member, default_value, help)
 #define MPISENTRY_INTEGER(name, member, default_value, min, max, help)
 #define MPISENTRY_PATH(name, member, help)
+#define MPISENTRY_CHOICE(name, member, default_word, words, help)
+#define MPISENTRY_DELAYS(name, member, help)
 #define MPISENTRY_CHECK(check, member, default_on, help) {check, &Settings::member, help},
 #include "config/flags.def"
 };
@@ -57,6 +61,19 @@ bool parse_integer(std::string_view text, IntegerMember integer, int& out, std::
   }
   out = value;
   return true;
+}
+
+bool parse_choice(std::string_view text, ChoiceMember choice, std::string& out, std::string& error) {
+  const std::vector<std::string_view> words = split(choice.words, "|");
+  for (const std::string_view word : words) {
+    if (equals_ignoring_case(text, word)) {
+      out = word;
+      return true;
+    }
+  }
+  error = quoted(text) + ": not one of";
+  for (const std::string_view word : words) error += std::string(word == words.front() ? " " : ", ") + std::string(word);
+  return false;
 }
 
 std::string quoted_if_needed(const std::string& text) {
@@ -96,6 +113,10 @@ bool parse_value(const Key& key, std::string_view value, Settings& settings, std
                           settings.*member = value;
                           return true;
                         },
+                        [&](ChoiceMember choice) { return parse_choice(value, choice, settings.*choice.member, error); },
+                        [&](DelayInjection Settings::*member) {
+                          return parse_delay_injection(value, settings.*member, error);
+                        },
                     },
                     key.member);
 }
@@ -105,6 +126,8 @@ std::string value_text(const Key& key, const Settings& settings) {
                         [&](Duration Settings::*member) { return format_duration(settings.*member); },
                         [&](IntegerMember integer) { return std::to_string(settings.*integer.member); },
                         [&](std::string Settings::*member) { return quoted_if_needed(settings.*member); },
+                        [&](ChoiceMember choice) { return settings.*choice.member; },
+                        [&](DelayInjection Settings::*member) { return format_delay_injection(settings.*member); },
                     },
                     key.member);
 }
@@ -114,6 +137,8 @@ std::string value_syntax(const Key& key) {
                         [](Duration Settings::*) -> std::string { return "TIME"; },
                         [](IntegerMember integer) { return std::to_string(integer.min) + ".." + std::to_string(integer.max); },
                         [](std::string Settings::*) -> std::string { return "PATH"; },
+                        [](ChoiceMember choice) { return std::string(choice.words); },
+                        [](DelayInjection Settings::*) -> std::string { return "off|SEED,PERCENT,DELAY"; },
                     },
                     key.member);
 }

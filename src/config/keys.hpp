@@ -18,8 +18,15 @@ struct IntegerMember {
   int max;
 };
 
+// One of a few words, kept in the member as the table spells it.
+struct ChoiceMember {
+  std::string Settings::*member;
+  std::string_view words;  // "auto|on|off"
+};
+
 // The Settings member a key sets; its type is the key's kind.
-using Member = std::variant<Duration Settings::*, IntegerMember, std::string Settings::*>;
+using Member = std::variant<Duration Settings::*, IntegerMember, std::string Settings::*, ChoiceMember,
+                            DelayInjection Settings::*>;
 
 // A key that takes one value: "DEADLOCK-TIMEOUT 1m".
 struct Key {
@@ -58,7 +65,7 @@ bool parse_value(const Key& key, std::string_view value, Settings& settings, std
 
 // A key's value in `settings` as config-file text: "1m", "2", "\"\"".
 std::string value_text(const Key& key, const Settings& settings);
-// What the value looks like, for help texts: "TIME", "0..5", "PATH".
+// What the value looks like, for help texts: "TIME", "0..5", "PATH", "auto|on|off".
 std::string value_syntax(const Key& key);
 
 // One config line per key and check, with its default:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -14,12 +15,23 @@ namespace mpisentry::config {
 
 using Duration = std::chrono::microseconds;
 
+// INJECT-DELAYS: "off", or "SEED,PERCENT,DELAY".
+struct DelayInjection {
+  bool on = false;
+  std::uint64_t seed = 0;
+  double percent = 0;  // of the calls, 0 to 100
+  Duration delay{};
+  bool operator==(const DelayInjection&) const = default;
+};
+
 // One member per row of flags.def, which gives each its type, default and
 // meaning: deadlock_timeout, verbose, report_file, check_hard, ...
 struct Settings {
 #define MPISENTRY_DURATION(name, member, default_value, help) Duration member = default_value;
 #define MPISENTRY_INTEGER(name, member, default_value, min, max, help) int member = default_value;
 #define MPISENTRY_PATH(name, member, help) std::string member;
+#define MPISENTRY_CHOICE(name, member, default_word, words, help) std::string member = default_word;
+#define MPISENTRY_DELAYS(name, member, help) DelayInjection member;
 #define MPISENTRY_CHECK(check, member, default_on, help) bool member = default_on;
 #include "config/flags.def"
   bool operator==(const Settings&) const = default;
@@ -66,5 +78,12 @@ void apply_setting(std::string_view key, std::string_view value, std::string_vie
 bool parse_duration(std::string_view text, Duration& out, std::string& error);
 // The shortest text that parse_duration reads back exactly: "90s", "250l", "1w+1c".
 std::string format_duration(Duration d);
+
+// INJECT-DELAYS' syntax: "off" or "SEED,PERCENT,DELAY" (7,5,300l: seed 7,
+// 5 % of calls, 300 ms); DELAY in the time syntax. On error leaves `out` as
+// it was and says what is wrong in `error`.
+bool parse_delay_injection(std::string_view text, DelayInjection& out, std::string& error);
+// The text parse_delay_injection reads back: "off", "7,5,300l".
+std::string format_delay_injection(const DelayInjection& injection);
 
 }  // namespace mpisentry::config

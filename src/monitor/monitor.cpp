@@ -45,7 +45,7 @@ constexpr auto kStackTimeout = 1000ms;
 constexpr int kAbortExitCode = 1;
 constexpr auto kStderrDrainLimit = 2s;
 constexpr auto kStderrForwarding = 100ms;  // from the launcher's proxy on to mpiexec
-constexpr auto kSignalDumpWait = 2500ms;  // batch systems wait longer than this before SIGKILL
+constexpr auto kSignalDumpWait = termination::kMaxDumpTime - 300ms;  // the handler waits no longer
 
 double to_seconds(std::chrono::microseconds d) { return std::chrono::duration<double>(d).count(); }
 
@@ -590,7 +590,7 @@ Started start(int granted_thread_level, int program_thread_level) {
               config::format_duration(settings.deadlock_timeout), config::format_duration(settings.deadlock_warning),
               settings.check_potential ? ", standard sends made synchronous (GLOBAL:DEADLOCK:POTENTIAL)" : "",
               running_monitor->report_path());
-  return {true, settings.check_potential};
+  return {true, settings.check_potential, settings};
 }
 
 void stop() {

@@ -3,11 +3,14 @@
 // Called only from the MPI_Init*/MPI_Finalize wrappers.
 #pragma once
 
+#include "config/settings.hpp"
+
 namespace mpisentry::monitor {
 
 struct Started {
   bool running = false;         // false: MPI gave less than MPI_THREAD_MULTIPLE, nothing is checked
   bool potential_mode = false;  // standard sends are to be made synchronous
+  config::Settings settings;    // when running
 };
 
 // After PMPI_Init_thread: reads the settings (a bad config ends the run here,

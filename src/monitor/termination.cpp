@@ -7,14 +7,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 namespace mpisentry::monitor::termination {
 namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT};
-constexpr int kMaxWaitMs = 3000;  // the dump writer's own deadline is shorter
-constexpr int kLingerMs = 300;
+constexpr std::chrono::milliseconds kLinger{300};
 
 struct sigaction program_actions[2];  // the program's handlers, by index_of(signal)
 
@@ -22,27 +22,37 @@ DumpWriter dump_writer;
 int wake_pipe[2] = {-1, -1};
 stacks::RawStack dump_stack;
 std::atomic<int> dump_signal{0};
-std::atomic<bool> dump_claimed{false};
+// Set by the first termination signal's handler: from then on the signals'
+// dispositions are the program's (and the default actions') alone.
+std::atomic<bool> terminating{false};
 std::atomic<bool> dump_written{false};
 
 int index_of(int signal_number) { return signal_number == SIGTERM ? 0 : 1; }
 
-void sleep_one_millisecond() {
-  timespec pause{0, 1000 * 1000};
-  nanosleep(&pause, nullptr);
+// Sleeps until `done()` or `limit` has passed, by the clock: a loaded machine
+// stretches every sleep. Async-signal-safe when done() is.
+template <typename Done>
+void wait_up_to(std::chrono::milliseconds limit, Done done) {
+  const auto now_ms = [] {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec * 1000LL + now.tv_nsec / 1'000'000;
+  };
+  const long long deadline = now_ms() + limit.count();
+  const timespec pause{0, 1'000'000};
+  while (!done() && now_ms() < deadline) nanosleep(&pause, nullptr);
 }
 
-// Async-signal-safe only: capture, a pipe write, sleeps, sigaction, raise.
+// Async-signal-safe only: capture, a pipe write, the clock, sleeps, sigaction, raise.
 void on_termination(int signal_number, siginfo_t* info, void* context) {
   const int saved_errno = errno;
-  bool expected = false;
-  if (dump_claimed.compare_exchange_strong(expected, true)) {
+  const bool first = !terminating.exchange(true, std::memory_order_acq_rel);
+  if (first) {
     stacks::capture_current(dump_stack);
     dump_signal.store(signal_number, std::memory_order_release);
     const char wake = 1;
     if (write(wake_pipe[1], &wake, 1) == 1)
-      for (int waited = 0; waited < kMaxWaitMs && !dump_written.load(std::memory_order_acquire); ++waited)
-        sleep_one_millisecond();
+      wait_up_to(kMaxDumpTime, [] { return dump_written.load(std::memory_order_acquire); });
   }
   const struct sigaction& program = program_actions[index_of(signal_number)];
   if ((program.sa_flags & SA_SIGINFO) && program.sa_sigaction) {
@@ -57,7 +67,7 @@ void on_termination(int signal_number, siginfo_t* info, void* context) {
   // A handler that re-raised left its signal pending until we return. The
   // first rank to exit makes the launcher kill the others: give their
   // handlers time to run first.
-  for (int waited = 0; waited < kLingerMs; ++waited) sleep_one_millisecond();
+  if (first) wait_up_to(kLinger, [] { return false; });
   errno = saved_errno;
 }
 
@@ -72,7 +82,14 @@ void take_signal(int signal_number) {
   handler.sa_sigaction = &on_termination;
   handler.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&handler.sa_mask);
-  sigaction(signal_number, &handler, &program_actions[index_of(signal_number)]);
+  struct sigaction replaced {};
+  sigaction(signal_number, &handler, &replaced);
+  // A signal that arrived meanwhile may have set SIG_DFL to end the process:
+  // hand the disposition back rather than take the signal again.
+  if (terminating.load(std::memory_order_acquire))
+    sigaction(signal_number, &replaced, nullptr);
+  else
+    program_actions[index_of(signal_number)] = replaced;
 }
 
 void write_dumps() {
@@ -99,7 +116,7 @@ void install(DumpWriter writer) {
 }
 
 void keep_handlers_first() {
-  if (wake_pipe[0] < 0) return;
+  if (wake_pipe[0] < 0 || terminating.load(std::memory_order_acquire)) return;
   for (int signal_number : kSignals) take_signal(signal_number);
 }
 

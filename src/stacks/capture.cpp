@@ -98,6 +98,44 @@ int wanted_signal() {
   return SIGRTMIN + kDefaultSignalOffset;
 }
 
+bool install_handler(int sig) {
+  struct sigaction action {};
+  action.sa_sigaction = on_capture_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  struct sigaction installed {};
+  if (sigaction(sig, &action, nullptr) != 0 || sigaction(sig, nullptr, &installed) != 0) {
+    log::error("cannot install the stack capture handler for signal {}: {}; reports will show no call stacks",
+               sig, std::strerror(errno));
+    return false;
+  }
+  signal_trampoline.store(reinterpret_cast<const void*>(installed.sa_restorer));
+  capture_signal_number.store(sig);
+  return true;
+}
+
+bool handler_is_ours(int sig) {
+  struct sigaction current {};
+  return sigaction(sig, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+         current.sa_sigaction == on_capture_signal;
+}
+
+// The program installed its own handler for our signal after we did: it
+// keeps it, and the capture moves to another free real-time signal. Returns
+// the signal now in use; 0 when there is none.
+int move_away_from(int taken) {
+  int sig = first_free_signal(taken + 1);
+  if (sig == 0) sig = first_free_signal(SIGRTMIN);
+  if (sig == 0 || !install_handler(sig)) {
+    log::error("the program installed a handler for signal {}, the stack capture signal, and no other real-time "
+               "signal is free; reports will show no call stacks", taken);
+    capture_signal_number.store(0);
+    return 0;
+  }
+  log::warn("the program installed a handler for signal {}; capturing stacks with signal {} from now on", taken, sig);
+  return sig;
+}
+
 }  // namespace
 
 std::optional<int> parse_signal(std::string_view text) {
@@ -133,28 +171,12 @@ bool install_capture_signal() {
     return false;
   }
   if (sig != wanted) log::warn("signal {} already has a handler; capturing stacks with signal {}", wanted, sig);
-
-  struct sigaction action {};
-  action.sa_sigaction = on_capture_signal;
-  action.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  struct sigaction installed {};
-  if (sigaction(sig, &action, nullptr) != 0 || sigaction(sig, nullptr, &installed) != 0) {
-    log::error("cannot install the stack capture handler for signal {}: {}; reports will show no call stacks",
-               sig, std::strerror(errno));
-    return false;
-  }
-  signal_trampoline.store(reinterpret_cast<const void*>(installed.sa_restorer));
-  capture_signal_number.store(sig);
-  return true;
+  return install_handler(sig);
 }
 
 int capture_signal() { return capture_signal_number.load(); }
 
 bool capture_thread(pid_t tid, RawStack& out, std::chrono::milliseconds timeout) {
-  const int sig = capture_signal_number.load();
-  if (sig == 0) return false;
-
   static std::mutex one_capture_at_a_time;
   static unsigned last_generation = 0;
   // A handler that had started when an earlier request timed out may still be
@@ -162,6 +184,9 @@ bool capture_thread(pid_t tid, RawStack& out, std::chrono::milliseconds timeout)
   // thread holds): the buffer is not ours until it finished.
   static unsigned unfinished_generation = 0;
   const std::lock_guard lock(one_capture_at_a_time);
+  int sig = capture_signal_number.load();
+  if (sig == 0) return false;
+  if (!handler_is_ours(sig) && (sig = move_away_from(sig)) == 0) return false;
 
   if (unfinished_generation != 0) {
     if (request.done.load(std::memory_order_acquire) != unfinished_generation) return false;

@@ -42,7 +42,10 @@ std::optional<int> parse_signal(std::string_view text);
 // From another thread of this process: interrupts the thread with kernel id
 // `tid` (gettid()) with the capture signal and copies its stack. False when
 // it did not answer within `timeout`, or has exited (no signal is sent to a
-// thread id that may have been reused by another process).
+// thread id that may have been reused by another process). Should the
+// program have installed a handler of its own for the capture signal since,
+// the capture moves to another free real-time signal and the program keeps
+// its handler.
 bool capture_thread(pid_t tid, RawStack& out, std::chrono::milliseconds timeout);
 
 // The calling thread's own stack, without this function's frame.

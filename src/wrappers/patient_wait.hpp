@@ -1,9 +1,9 @@
 // Blocking point-to-point calls done as a nonblocking start and tests, for
 // jobs with more ranks on a node than cores. There MPICH's blocking calls
 // busy-poll while holding its lock, and the monitor threads get neither CPU
-// nor lock: rounds took 40 ms at 8 ranks on 2 cores (see the MPICH probe
-// notes). A patient wait spins about 2 ms, as MPICH would, then sleeps with
-// growing pauses, so a rank that really waits gives its core away. Blocking
+// nor lock: rounds took 40 ms at 8 ranks on 2 cores. A patient wait spins
+// about 2 ms, as MPICH would, then sleeps with growing pauses, so a rank
+// that really waits gives its core away. Blocking
 // and nonblocking point-to-point operations match each other, so this is
 // invisible to the other ranks; collectives are never converted.
 #pragma once
@@ -39,13 +39,51 @@ int until_done(Test&& test) {
   }
 }
 
+// Completes a started request: tests it until done. Should a test fail
+// while the request is still active, the request is cancelled and freed, so
+// that it cannot take a later message.
+inline int complete(MPI_Request& request, MPI_Status* status) {
+  const int tested = until_done([&](int* done) { return PMPI_Test(&request, done, status); });
+  if (tested != MPI_SUCCESS && request != MPI_REQUEST_NULL) {
+    PMPI_Cancel(&request);
+    PMPI_Request_free(&request);
+  }
+  return tested;
+}
+
 // start(args..., &request), then tests the request until it completes.
+// MPICH 4.0 raises a failed request's error (a truncated message, say) in
+// MPI_Test on MPI_COMM_WORLD's error handler, where the blocking call would
+// raise it on its communicator's: receives go through receive_when_ready.
 template <typename Start, typename... Args>
 int start_then_wait(Start start, MPI_Status* status, Args... args) {
   MPI_Request request = MPI_REQUEST_NULL;
   const int started = start(args..., &request);
   if (started != MPI_SUCCESS) return started;
-  return until_done([&](int* done) { return PMPI_Test(&request, done, status); });
+  return complete(request, status);
+}
+
+// A blocking receive made patient: probes until a matching message has
+// arrived, then receive() (the blocking call itself) takes it, so that
+// errors, their codes and the error handler called are the blocking call's.
+template <typename Receive>
+int receive_when_ready(int source, int tag, MPI_Comm comm, Receive receive) {
+  const int probed =
+      until_done([&](int* ready) { return PMPI_Iprobe(source, tag, comm, ready, MPI_STATUS_IGNORE); });
+  return probed != MPI_SUCCESS ? probed : receive();
+}
+
+// MPI_Sendrecv made patient: start_send(&request) starts the send, the
+// receive goes as in receive_when_ready, then the send is completed. The
+// receive's error comes first, as it is the likelier one.
+template <typename StartSend, typename Receive>
+int send_while_receiving(StartSend start_send, int source, int tag, MPI_Comm comm, Receive receive) {
+  MPI_Request send = MPI_REQUEST_NULL;
+  const int started = start_send(&send);
+  if (started != MPI_SUCCESS) return started;
+  const int received = receive_when_ready(source, tag, comm, receive);
+  const int sent = complete(send, MPI_STATUS_IGNORE);
+  return received != MPI_SUCCESS ? received : sent;
 }
 
 }  // namespace mpisentry

@@ -10,6 +10,7 @@
 #include "monitor/monitor.hpp"
 #include "wrappers/call_record.hpp"
 #include "wrappers/communicators.hpp"
+#include "wrappers/delay_injection.hpp"
 #include "wrappers/patient_wait.hpp"
 #include "wrappers/thread_state.hpp"
 
@@ -145,12 +146,14 @@ using namespace mpisentry;
 // it, record its end.
 #define MPISENTRY_WAITING_WRAPPER(name, params, describe, converted, forward, progressed, created) \
   MPISENTRY_API int MPI_##name params {                                                         \
+    delay_injection::around_call(true);                                                         \
     CallRecord record = describe;                                                               \
     record.converted_send = converted;                                                          \
     ThreadState& self = enter(record, FunctionId::name, __builtin_return_address(0));           \
     const int result = forward;                                                                 \
     if (result == MPI_SUCCESS) created;                                                         \
     self.leave(progressed);                                                                     \
+    delay_injection::around_call(false);                                                        \
     return result;                                                                              \
   }
 
@@ -158,6 +161,7 @@ using namespace mpisentry;
 // its communicator's id, for the waits to come.
 #define MPISENTRY_START_WRAPPER(name, params, describe, converted, forward, request, created) \
   MPISENTRY_API int MPI_##name params {                                                    \
+    delay_injection::around_call(true);                                                    \
     const int result = forward;                                                            \
     if (result == MPI_SUCCESS) {                                                           \
       CallRecord record = describe;                                                        \
@@ -169,6 +173,7 @@ using namespace mpisentry;
       created;                                                                             \
     }                                                                                      \
     this_thread_state().count_start();                                                     \
+    delay_injection::around_call(false);                                                   \
     return result;                                                                         \
   }
 
@@ -240,7 +245,9 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   const monitor::Started started = monitor::start(granted, program_thread_level);
   monitor_running = started.running;
   potential_mode = started.potential_mode;
-  patient_waits = started.running && more_ranks_than_cores();
+  const std::string& patient = started.settings.patient_waits;  // PATIENT-WAITS: auto, on or off
+  patient_waits = started.running && (patient == "on" || (patient == "auto" && more_ranks_than_cores()));
+  delay_injection::configure(started.settings.inject_delays, world_rank);
   return result;
 }
 

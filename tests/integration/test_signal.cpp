@@ -1,5 +1,6 @@
 // A job ended from outside with SIGTERM: every rank appends its blocked call
 // and stack to the report file, and the program's own handler still runs.
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <thread>
@@ -21,6 +22,11 @@ const std::vector<std::string> kLongTimeout = {"--deadlock-timeout", "60s"};
 constexpr Seconds kBlockedBeforeSignal{4};
 // How long the ranks may take to write their sections.
 constexpr Seconds kDumpTime{10};
+// How long a signalled job may take to end: the dump's 2 s, the handlers'
+// linger, mpiexec's clean-up, and room for a loaded machine.
+constexpr Seconds kEndAfterSignal{20};
+// A job that outlives this was not ended by the signal.
+constexpr Seconds kSignalledJobTimeout{60};
 
 std::string dump_header(int rank) {
   return "[" + std::to_string(rank) + "] ERROR: LOCAL:EXIT:SIGNAL: fatal error";
@@ -63,7 +69,52 @@ void check_rank_dumps(const JobResult& result) {
   }
 }
 
+struct Ending {
+  JobResult result;
+  Seconds after_signal{};
+};
+
+// Starts `command`, sends SIGTERM to its process group once rank 0 said
+// "ready" and `before_signal` passed, and waits for the job to end.
+Ending end_by_sigterm(const Workspace& workspace, const std::vector<std::string>& command, Seconds before_signal) {
+  Job job(workspace, command, {}, kSignalledJobTimeout);
+  REQUIRE(job.wait_for_text(workspace.stdout_path(), "ready", kJobTimeout));
+  std::this_thread::sleep_for(before_signal);
+  const auto signalled = std::chrono::steady_clock::now();
+  job.signal_group(SIGTERM);
+  Ending ending{job.finish()};
+  ending.after_signal = std::chrono::steady_clock::now() - signalled;
+  return ending;
+}
+
 }  // namespace
+
+TEST_CASE("sigterm_compute: a computing rank and a blocked rank end by SIGTERM as without the checker",
+          "[signal]") {
+  const Program program = TEST_PROGRAM(sigterm_compute);
+  Workspace plain_workspace;
+  const Ending plain = end_by_sigterm(plain_workspace, plain_command(2, program), Seconds{1});
+  INFO("without the checker:\n" << describe(plain.result));
+  REQUIRE_FALSE(plain.result.timed_out);
+
+  Workspace workspace;
+  const Ending checked =
+      end_by_sigterm(workspace, checked_command(workspace, 2, program, kLongTimeout), kBlockedBeforeSignal);
+  INFO(describe(checked.result));
+  REQUIRE_FALSE(checked.result.timed_out);
+  CHECK(checked.after_signal < kEndAfterSignal);
+  CHECK(checked.result.exit_status == plain.result.exit_status);
+  CHECK(checked.result.signal == plain.result.signal);
+
+  REQUIRE(checked.result.report.has_value());
+  const std::string& report = *checked.result.report;
+  CHECK(report.find(dump_header(0)) != std::string::npos);
+  CHECK(report.find(dump_header(1)) != std::string::npos);
+  CHECK(any_line_matches(report, R"(^\[0\] .*compute_forever)"));
+  const std::vector<int> lines = marker_lines(program.source);
+  REQUIRE(lines.size() == 1);
+  CHECK(any_line_matches(report, R"(^\[1\] .*)" + frame_pattern("wait_for_rank_0", program.source, lines[0])));
+}
 
 TEST_CASE("sigterm_hang: on SIGTERM every rank dumps its blocked call", "[signal]") {
   Workspace workspace;
@@ -82,4 +133,15 @@ TEST_CASE("sigterm_hang: the program's own SIGTERM handler still runs", "[signal
   // Every rank waits until all dumps are written, then all run their own
   // handlers at once, before mpiexec kills what is left.
   CHECK(markers == kRanks);
+}
+
+TEST_CASE("rtsignal_taken: a program's own handler for the capture signal runs, and stacks still come",
+          "[signal][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(rtsignal_taken);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions);
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Recv\()"}, {1, R"(MPI_Recv\()"}}, .blocking_functions = {"exchange"}});
+  CHECK(result.out.find("rank 0: own handler ran 1 time(s)") != std::string::npos);
+  CHECK(result.out.find("rank 1: own handler ran 1 time(s)") != std::string::npos);
 }

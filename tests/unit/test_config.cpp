@@ -411,3 +411,55 @@ TEST_CASE("the shipped config file lists every key with its default", "[config][
     CHECK(std::ranges::find(lines, expected) != lines.end());
   }
 }
+
+TEST_CASE("PATIENT-WAITS: auto by default, one of auto, on, off from any source", "[config][choice]") {
+  CHECK(Settings{}.patient_waits == "auto");
+  CHECK(from_text("PATIENT-WAITS ON").settings.patient_waits == "on");
+  CHECK(from_text("patient-waits off").settings.patient_waits == "off");
+  const auto from_env = load(lookup_in({{"MPISENTRY_PATIENT_WAITS", " Off "}}));
+  CHECK(all(from_env.errors).empty());
+  CHECK(from_env.settings.patient_waits == "off");
+  REQUIRE(find_key("PATIENT-WAITS") != nullptr);
+  CHECK(value_syntax(*find_key("PATIENT-WAITS")) == "auto|on|off");
+  CHECK(option_name(find_key("PATIENT-WAITS")->name) == "--patient-waits");
+}
+
+TEST_CASE("PATIENT-WAITS: a bad value names the key, the value and the words", "[config][choice]") {
+  const auto result = load(lookup_in({{"MPISENTRY_PATIENT_WAITS", "sometimes"}}));
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].str() == "MPISENTRY_PATIENT_WAITS: PATIENT-WAITS \"sometimes\": not one of auto, on, off");
+  CHECK(result.settings.patient_waits == "auto");
+}
+
+TEST_CASE("INJECT-DELAYS: off by default, SEED,PERCENT,DELAY when set", "[config][delays]") {
+  CHECK_FALSE(Settings{}.inject_delays.on);
+  const auto result = load(lookup_in({{"MPISENTRY_INJECT_DELAYS", "7,5,300l"}}));
+  CHECK(all(result.errors).empty());
+  const DelayInjection& injection = result.settings.inject_delays;
+  CHECK(injection.on);
+  CHECK(injection.seed == 7);
+  CHECK(injection.percent == 5);
+  CHECK(injection.delay == 300ms);
+  CHECK(format_delay_injection(injection) == "7,5,300l");
+  CHECK(from_text("INJECT-DELAYS \" 1 , 0.5 , 1m+2c \"").settings.inject_delays ==
+        DelayInjection{true, 1, 0.5, 60s + 2us});
+  CHECK_FALSE(from_text("INJECT-DELAYS 7,5,1s\nINJECT-DELAYS OFF").settings.inject_delays.on);
+}
+
+TEST_CASE("INJECT-DELAYS: bad values say what is wrong", "[config][delays]") {
+  const auto error_of = [](const std::string& value) {
+    const auto result = from_text("INJECT-DELAYS " + value);
+    REQUIRE(result.errors.size() == 1);
+    CHECK_FALSE(result.settings.inject_delays.on);
+    return result.errors[0].str();
+  };
+  const std::string example = ", e.g. 7,5,300l (seed 7, 5 % of the calls, 300 ms), or off";
+  CHECK(error_of("7,5") == "job.conf:1: INJECT-DELAYS \"7,5\": expected SEED,PERCENT,DELAY" + example);
+  CHECK(error_of("7,5,1s,") == "job.conf:1: INJECT-DELAYS \"7,5,1s,\": expected SEED,PERCENT,DELAY" + example);
+  CHECK(error_of("7,,1s") == "job.conf:1: INJECT-DELAYS \"7,,1s\": expected SEED,PERCENT,DELAY" + example);
+  CHECK(error_of("-1,5,1s") == "job.conf:1: INJECT-DELAYS \"-1,5,1s\": SEED \"-1\" is not a whole number >= 0");
+  CHECK(error_of("7,150,1s") == "job.conf:1: INJECT-DELAYS \"7,150,1s\": PERCENT \"150\" is not a number from 0 to 100");
+  CHECK(error_of("7,lots,1s") == "job.conf:1: INJECT-DELAYS \"7,lots,1s\": PERCENT \"lots\" is not a number from 0 to 100");
+  CHECK(error_of("7,5,1x") ==
+        "job.conf:1: INJECT-DELAYS \"7,5,1x\": DELAY \"1x\": unknown time unit 'x' (use c, l, s, m, h, d or w)");
+}

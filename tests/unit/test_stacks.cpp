@@ -110,8 +110,10 @@ void wait_until_asleep(const std::atomic<pid_t>& tid) {
 // and the interrupted pc must lie on the loop's own line.
 bool spin_started = false;
 bool spin_released = false;
+pid_t spinning_tid = 0;
 
 [[gnu::noinline]] void spinning_in_known_function() {
+  spinning_tid = static_cast<pid_t>(syscall(SYS_gettid));
   spin_line = __LINE__ + 1;
   for (__atomic_store_n(&spin_started, true, __ATOMIC_RELEASE); !__atomic_load_n(&spin_released, __ATOMIC_ACQUIRE);) {
   }
@@ -139,7 +141,7 @@ RawStack capture_while_blocked(void (*run)(int, std::atomic<pid_t>*)) {
   std::thread blocked(run, gate.fds[0], &tid);
   wait_until_asleep(tid);
   RawStack stack;
-  const bool captured = capture_thread(blocked.native_handle(), stack, 10s);
+  const bool captured = capture_thread(tid.load(), stack, 10s);
   gate.open_once();
   blocked.join();
   REQUIRE(captured);
@@ -213,7 +215,7 @@ TEST_CASE("a thread computing is captured at the interrupted line") {
   while (!__atomic_load_n(&spin_started, __ATOMIC_ACQUIRE)) std::this_thread::sleep_for(1ms);
 
   RawStack stack;
-  const bool captured = capture_thread(spinning.native_handle(), stack, 10s);
+  const bool captured = capture_thread(spinning_tid, stack, 10s);
   __atomic_store_n(&spin_released, true, __ATOMIC_RELEASE);
   spinning.join();
 
@@ -236,8 +238,10 @@ TEST_CASE("a thread that blocks the signal times out and a later capture works")
   ensure_capture_installed();
   Gate gate;
   std::atomic<bool> masked{false};
-  std::atomic<pid_t> tid{0};
+  std::atomic<pid_t> tid{0};  // set once the thread unblocks the signal
+  std::atomic<pid_t> masked_tid{0};
   std::thread blocked([&] {
+    masked_tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
@@ -250,11 +254,11 @@ TEST_CASE("a thread that blocks the signal times out and a later capture works")
   while (!masked.load()) std::this_thread::sleep_for(1ms);
 
   RawStack stack;
-  CHECK_FALSE(capture_thread(blocked.native_handle(), stack, 100ms));
+  CHECK_FALSE(capture_thread(masked_tid.load(), stack, 100ms));
   gate.open_once();
   wait_until_asleep(tid);
 
-  const bool captured = capture_thread(blocked.native_handle(), stack, 10s);
+  const bool captured = capture_thread(masked_tid.load(), stack, 10s);
   gate.open_once();
   blocked.join();
 
@@ -263,6 +267,21 @@ TEST_CASE("a thread that blocks the signal times out and a later capture works")
   const int blocked_at = find_frame(frames, "blocked_in_known_function");
   REQUIRE(blocked_at > 0);
   CHECK(frames[blocked_at].line == poll_call_line);
+}
+
+TEST_CASE("a thread that has exited is not signalled: the capture fails at once") {
+  ensure_capture_installed();
+  std::atomic<pid_t> tid{0};
+  std::thread([&] { tid.store(static_cast<pid_t>(syscall(SYS_gettid))); }).join();
+  RawStack stack;
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(capture_thread(tid.load(), stack, 10s));
+  // ESRCH, not the timeout.
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+
+  // The capture still works afterwards.
+  const RawStack later = capture_while_blocked(run_blocked_thread);
+  CHECK(find_frame(symbolize_every_frame(later), "blocked_in_known_function") > 0);
 }
 
 TEST_CASE("capture_current inside a signal handler starts at the interrupted frame") {
