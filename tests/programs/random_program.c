@@ -8,9 +8,10 @@
  *
  *   random_program --seed S [--steps N] [--delay-seconds D --delay-percent P]
  *                  [--bug missing-send|swapped-receives|skipped-collective]
- *                  [--print-schedule]
+ *                  [--kinds KIND,...] [--print-schedule]
  *
- * With a delay, before P% of the steps one of the step's ranks computes for D
+ * --kinds draws the steps from the kinds listed only (names as in
+ * --print-schedule). With a delay, before P% of the steps one of the step's ranks computes for D
  * seconds, so that the others wait for it in whatever the step calls. With a
  * bug, one step (chosen from the seed) is broken so that the job hangs: rank 0
  * prints "bug ..." and, for every rank, "expect <rank> <MPI call> <function>",
@@ -73,6 +74,22 @@ static int value_of(uint64_t salt, int what, int from, int to, int i) {
 
 /* ---- Options ------------------------------------------------------------ */
 
+typedef enum {
+  EXCHANGE,        /* Isend/Issend + Irecv to and from neighbours */
+  FAN_IN,          /* every rank sends to a root that receives from MPI_ANY_SOURCE */
+  SSEND_PAIRS,     /* pairs: blocking MPI_Ssend one way, then the other */
+  SENDRECV,        /* MPI_Sendrecv or MPI_Sendrecv_replace with neighbours */
+  PERSISTENT,      /* persistent requests started several times */
+  ROOTED,          /* Bcast, Reduce, Gather, Scatter */
+  UNROOTED,        /* Barrier, Allreduce, Allgather, Alltoall */
+  NONBLOCKING_COLLECTIVES, /* Ibarrier, Iallreduce, Ibcast */
+  KIND_COUNT
+} Kind;
+static const char* const kKindNames[] = {"exchange",   "fan-in", "ssend-pairs", "sendrecv",
+                                         "persistent", "rooted", "unrooted",    "nonblocking-collectives"};
+static const int kKindWeights[] = {3, 2, 2, 2, 2, 3, 3, 2};
+
+
 typedef enum { BUG_NONE, BUG_MISSING_SEND, BUG_SWAPPED_RECEIVES, BUG_SKIPPED_COLLECTIVE } BugKind;
 static const char* const kBugNames[] = {"none", "missing-send", "swapped-receives", "skipped-collective"};
 
@@ -82,6 +99,7 @@ typedef struct {
   double delay_seconds;
   int delay_percent;
   BugKind bug;
+  int kinds[KIND_COUNT]; /* 1: steps of that kind are drawn */
   int print_schedule;
 } Options;
 
@@ -96,7 +114,8 @@ static void usage_error(const char* format, ...) {
     vfprintf(stderr, format, args);
     fprintf(stderr,
             "\nusage: random_program --seed S [--steps N] [--delay-seconds D --delay-percent P]"
-            " [--bug missing-send|swapped-receives|skipped-collective] [--print-schedule]\n");
+            " [--bug missing-send|swapped-receives|skipped-collective] [--kinds KIND,...] [--print-schedule]\n"
+            "kinds: exchange, fan-in, ssend-pairs, sendrecv, persistent, rooted, unrooted, nonblocking-collectives\n");
     va_end(args);
     fflush(stderr);
   }
@@ -117,8 +136,21 @@ static long long integer_value(const char* option, const char* text, long long m
   return value;
 }
 
+/* "exchange,rooted" -> kinds[EXCHANGE] = kinds[ROOTED] = 1. */
+static void parse_kinds(const char* list, int* kinds) {
+  char copy[256];
+  snprintf(copy, sizeof copy, "%s", list);
+  for (char* name = strtok(copy, ","); name; name = strtok(NULL, ",")) {
+    int found = 0;
+    for (int kind = 0; kind < KIND_COUNT; ++kind)
+      if (strcmp(name, kKindNames[kind]) == 0) found = kinds[kind] = 1;
+    if (!found) usage_error("--kinds: unknown kind '%s'", name);
+  }
+}
+
 static Options parse_options(int argc, char** argv) {
   Options options = {.steps = 24};
+  int kinds_given = 0;
   int seed_given = 0;
   for (int i = 1; i < argc; ++i) {
     const char* option = argv[i];
@@ -143,6 +175,9 @@ static Options parse_options(int argc, char** argv) {
         if (strcmp(name, kBugNames[kind]) == 0) options.bug = (BugKind)kind;
       if (options.bug == BUG_NONE)
         usage_error("--bug must be missing-send, swapped-receives or skipped-collective, got '%s'", name);
+    } else if (strcmp(option, "--kinds") == 0) {
+      parse_kinds(option_value(argc, argv, &i), options.kinds);
+      kinds_given = 1;
     } else if (strcmp(option, "--print-schedule") == 0) {
       options.print_schedule = 1;
     } else {
@@ -150,6 +185,8 @@ static Options parse_options(int argc, char** argv) {
     }
   }
   if (!seed_given) usage_error("--seed is missing");
+  if (!kinds_given)
+    for (int kind = 0; kind < KIND_COUNT; ++kind) options.kinds[kind] = 1;
   return options;
 }
 
@@ -267,21 +304,6 @@ static void free_comms(void) {
 
 /* ---- The schedule ------------------------------------------------------- */
 
-typedef enum {
-  EXCHANGE,        /* Isend/Issend + Irecv to and from neighbours */
-  FAN_IN,          /* every rank sends to a root that receives from MPI_ANY_SOURCE */
-  SSEND_PAIRS,     /* pairs: blocking MPI_Ssend one way, then the other */
-  SENDRECV,        /* MPI_Sendrecv or MPI_Sendrecv_replace with neighbours */
-  PERSISTENT,      /* persistent requests started several times */
-  ROOTED,          /* Bcast, Reduce, Gather, Scatter */
-  UNROOTED,        /* Barrier, Allreduce, Allgather, Alltoall */
-  NONBLOCKING_COLLECTIVES, /* Ibarrier, Iallreduce, Ibcast */
-  KIND_COUNT
-} Kind;
-static const char* const kKindNames[] = {"exchange",   "fan-in", "ssend pairs", "sendrecv",
-                                         "persistent", "rooted", "unrooted",    "nonblocking collectives"};
-static const int kKindWeights[] = {3, 2, 2, 2, 2, 3, 3, 2};
-
 typedef enum { PAIRS, RING, CHAIN, TOPOLOGY_COUNT } Topology;
 static const char* const kTopologyNames[] = {"pairs", "ring", "chain"};
 
@@ -381,11 +403,12 @@ static int world_of(const Group* group, int local) { return local == MPI_PROC_NU
 
 static int weighted_kind(Rng* rng) {
   int total = 0;
-  for (int kind = 0; kind < KIND_COUNT; ++kind) total += kKindWeights[kind];
+  for (int kind = 0; kind < KIND_COUNT; ++kind) total += kKindWeights[kind] * options.kinds[kind];
   int draw = rng_below(rng, total);
   for (int kind = 0; kind < KIND_COUNT; ++kind) {
-    if (draw < kKindWeights[kind]) return kind;
-    draw -= kKindWeights[kind];
+    const int weight = kKindWeights[kind] * options.kinds[kind];
+    if (draw < weight) return kind;
+    draw -= weight;
   }
   return EXCHANGE;
 }
