@@ -106,20 +106,35 @@ typedef struct {
 static int world_rank;
 static int world_size;
 
-static void usage_error(const char* format, ...) {
+/* Rank 0 says what is wrong (with the usage when `usage`); the job ends. */
+static void stop_job(int usage, const char* format, va_list args) {
   if (world_rank == 0) {
-    va_list args;
-    va_start(args, format);
     fprintf(stderr, "random_program: ");
     vfprintf(stderr, format, args);
-    fprintf(stderr,
-            "\nusage: random_program --seed S [--steps N] [--delay-seconds D --delay-percent P]"
-            " [--bug missing-send|swapped-receives|skipped-collective] [--kinds KIND,...] [--print-schedule]\n"
-            "kinds: exchange, fan-in, ssend-pairs, sendrecv, persistent, rooted, unrooted, nonblocking-collectives\n");
-    va_end(args);
+    fprintf(stderr, "\n");
+    if (usage)
+      fprintf(stderr,
+              "usage: random_program --seed S [--steps N] [--delay-seconds D --delay-percent P]"
+              " [--bug missing-send|swapped-receives|skipped-collective] [--kinds KIND,...] [--print-schedule]\n"
+              "kinds: exchange, fan-in, ssend-pairs, sendrecv, persistent, rooted, unrooted,"
+              " nonblocking-collectives\n");
     fflush(stderr);
   }
   MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static void usage_error(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  stop_job(1, format, args);
+  va_end(args);
+}
+
+static void internal_error(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  stop_job(0, format, args);
+  va_end(args);
 }
 
 static const char* option_value(int argc, char** argv, int* index) {
@@ -262,14 +277,14 @@ static void check_comm(CommIndex index) {
   Group group;
   if (!group_of(index, world_rank, &group)) {
     if (comms[index].comm != MPI_COMM_NULL)
-      usage_error("internal: rank %d should have no %s", world_rank, kCommNames[index]);
+      internal_error("rank %d should have no %s", world_rank, kCommNames[index]);
     return;
   }
   int rank = -1, size = -1;
   MPI_Comm_rank(comms[index].comm, &rank);
   MPI_Comm_size(comms[index].comm, &size);
   if (rank != group.me || size != group.size)
-    usage_error("internal: rank %d is %d of %d in %s, the schedule says %d of %d", world_rank, rank, size,
+    internal_error("rank %d is %d of %d in %s, the schedule says %d of %d", world_rank, rank, size,
                 kCommNames[index], group.me, group.size);
 }
 
@@ -350,11 +365,15 @@ static Bug bug = {.kind = BUG_NONE, .step = -1, .victim = -1, .culprit = -1};
 
 static int tag_base(int step) { return step * kTagsPerStep; }
 
-static Mode mode_of(const Step* step, int who) { return (Mode)derive_below(step->salt, 'm', (uint64_t)who, MODE_COUNT); }
+static Mode mode_of(const Step* step, int who) {
+  return (Mode)derive_below(step->salt, 'm', (uint64_t)who, MODE_COUNT);
+}
 static int uses_any_source(const Step* step, int who) { return derive_below(step->salt, 'a', (uint64_t)who, 2); }
 static int root_of(const Step* step, const Group* group) { return derive_below(step->salt, 'r', 0, group->size); }
 /* A fan-in root that receives with MPI_Recv rather than MPI_Irecv. */
-static int receives_one_by_one(const Step* step, int who) { return derive_below(step->salt, 'R', (uint64_t)who, 2) == 0; }
+static int receives_one_by_one(const Step* step, int who) {
+  return derive_below(step->salt, 'R', (uint64_t)who, 2) == 0;
+}
 
 /* MPI_PROC_NULL neighbours keep their value as a local rank. */
 typedef struct {
@@ -487,7 +506,8 @@ static void missing_send_choices(int s, const Group* group, BugChoices* choices)
     for (int local = 0; local < group->size; ++local) {
       const Neighbours mine = neighbours(step, group, local);
       if (mine.left != MPI_PROC_NULL && is_blocking(mode_of(step, group->world[local])))
-        add_choice(choices, s, group->world[local], group->world[mine.left], derive_below(step->salt, 'b', 0, step->messages));
+        add_choice(choices, s, group->world[local], group->world[mine.left],
+                   derive_below(step->salt, 'b', 0, step->messages));
     }
   } else if (step->kind == FAN_IN) {
     const int root = root_of(step, group);
@@ -531,7 +551,7 @@ static void choose_bug(Rng* bug_rng) {
   for (int s = 0; s < options.steps; ++s) choices_in_step(s, &choices);
   for (int s = options.steps; s < kMaxSteps && choices.count == 0; ++s) choices_in_step(s, &choices);
   if (choices.count == 0)
-    usage_error("seed %" PRIu64 " has no step that --bug %s can break", options.seed, kBugNames[options.bug]);
+    internal_error("seed %" PRIu64 " has no step that --bug %s can break", options.seed, kBugNames[options.bug]);
   bug = choices.choices[rng_below(bug_rng, choices.count)];
 }
 
