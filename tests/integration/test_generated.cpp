@@ -116,3 +116,10 @@ TEST_CASE("generated: two synchronous messages received in the wrong order", "[g
 TEST_CASE("generated: a rank that skips a collective", "[generated][deadlock]") {
   check_bug_reported("skipped-collective", 58, 4);
 }
+
+TEST_CASE("generated: a rank that skips an MPI_Allreduce waits in another communicator's MPI_Allreduce",
+          "[generated][deadlock]") {
+  // Ranks 0, 1 and 3 in MPI_Allreduce on MPI_COMM_WORLD, rank 2 in the final
+  // MPI_Allreduce on a communicator of its own: the same call, no match.
+  check_bug_reported("skipped-collective", 33, 4);
+}
