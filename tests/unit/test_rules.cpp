@@ -136,13 +136,15 @@ TEST_CASE("a rank with two threads is blocked only while both are", "[rules]") {
   status = observer.observe({recv, barrier}, t0 + 7s);
   CHECK(status.blocked_seconds == Approx(3.0));
   CHECK(status.call_number != 0);
+  CHECK(observer.observe({barrier, recv}, t0 + 7s).blocked_seconds == Approx(3.0));  // whatever the order
   CHECK(observer.blocked_seconds(0) == Approx(7.0));
   CHECK(observer.blocked_seconds(1) == Approx(3.0));
   CHECK(observer.blocked_seconds(2) == 0);  // no such thread
 
   SECTION("a thread in a polling call keeps the rank from being blocked") {
-    const LocalStatus polled =
-        observer.observe({recv, in_call(FunctionId::Test, 6, 4, CallShape::Requests, 1)}, t0 + 8s);
+    const auto test = in_call(FunctionId::Test, 6, 4, CallShape::Requests, 1);
+    observer.observe({recv, test}, t0 + 8s);
+    const LocalStatus polled = observer.observe({recv, test}, t0 + 9s);
     CHECK(polled.blocked_seconds == 0);
     CHECK(observer.blocked_seconds(1) == 0);
   }

@@ -198,12 +198,18 @@ TEST_CASE("a second look confirms only the same verdict with no activity on the 
     second_look[1].activity += 1;
     CHECK_FALSE(confirms(first, first_look, judge(second_look, settings), second_look));
   }
-  SECTION("another core") {
-    const auto second_look = job({receiving(2), receiving(2), receiving(1)});
-    const Verdict second = judge(second_look, settings);
-    REQUIRE(second.kind == Verdict::Kind::Hard);
-    REQUIRE(second.core != first.core);
-    CHECK_FALSE(confirms(first, first_look, second, second_look));
+  SECTION("another core of the same ranks") {
+    // 0 <-> 1 with 2 behind, then 1 <-> 2 with 0 behind: the same ranks involved.
+    const auto behind_first = job({receiving(1), receiving(0), receiving(0)});
+    const auto behind_second = job({receiving(1), receiving(2), receiving(1)});
+    const Verdict one = judge(behind_first, settings);
+    const Verdict other = judge(behind_second, settings);
+    REQUIRE(one.kind == Verdict::Kind::Hard);
+    REQUIRE(other.kind == Verdict::Kind::Hard);
+    REQUIRE(one.involved == other.involved);
+    REQUIRE(one.core != other.core);
+    CHECK_FALSE(confirms(one, behind_first, other, behind_second));
+    CHECK(confirms(other, behind_second, other, behind_second));
   }
   SECTION("another kind") {
     const auto second_look = job({in_bcast(0, 2), receiving(0), running()});
