@@ -50,13 +50,17 @@ void apply_check(std::span<const std::string_view> words, std::string_view where
                                " is not ON or OFF (use on, true, yes, 1 or off, false, no, 0)");
     return;
   }
+  // ITC's checks, and mpisentry's own (GLOBAL:DEADLOCK:UNSAFE).
+  std::vector<std::string_view> known(itc_checks().begin(), itc_checks().end());
+  for (const Check& check : implemented_checks())
+    if (std::ranges::find(known, check.name) == known.end()) known.push_back(check.name);
   bool matches_any = false;
-  for (const std::string_view check : itc_checks()) matches_any = matches_any || matches_check_pattern(pattern, check);
+  for (const std::string_view check : known) matches_any = matches_any || matches_check_pattern(pattern, check);
   if (!matches_any) {
     std::string message = "CHECK " + quoted(pattern) + " matches no check";
     // A pattern with stars is no typo of one name.
     const bool has_stars = pattern.find('*') != std::string_view::npos;
-    if (const auto guess = has_stars ? std::string_view{} : nearest(pattern, itc_checks()); !guess.empty())
+    if (const auto guess = has_stars ? std::string_view{} : nearest(pattern, known); !guess.empty())
       message += " (did you mean " + std::string(guess) + "?)";
     add_error(into, where, std::move(message));
     return;

@@ -196,18 +196,21 @@ Waits collective_waits(const CallRecord& call, int world_rank, const Communicato
     w.reason = name + " on a communicator mpisentry does not track: whom it waits for is unknown";
     return w;
   }
-  std::vector<int> everyone = info->local;
-  everyone.insert(everyone.end(), info->remote.begin(), info->remote.end());
-  std::vector<int> others;
-  for (int rank : everyone)
-    if (rank != world_rank) others.push_back(rank);
-  std::sort(others.begin(), others.end());
-  others.erase(std::unique(others.begin(), others.end()), others.end());
+  // On an inter-communicator data flows between the groups: a rank needs the
+  // remote group, and its own group's other ranks only where MPI synchronizes.
+  const auto sorted_without_self = [world_rank](std::vector<int> ranks) {
+    std::erase(ranks, world_rank);
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    return ranks;
+  };
+  std::vector<int> others = sorted_without_self(info->inter ? info->remote : info->local);
+  const std::vector<int> own_group = info->inter ? sorted_without_self(info->local) : std::vector<int>{};
 
   w.collective.comm_id = call.comm_id;
   w.collective.sequence = call.sequence;
   w.collective.function = name;
-  w.collective.op = handle_bits(call.op);
+  w.collective.op = call.op == MPI_OP_NULL ? 0 : handle_bits(call.op);
   bool is_root = false;
   if (call.shape == CallShape::Rooted) {
     if (call.peer == MPI_PROC_NULL) {  // an inter-communicator's other non-root ranks: not part of it
@@ -252,6 +255,7 @@ Waits collective_waits(const CallRecord& call, int world_rank, const Communicato
       w.reason = fmt::format("{} {} waits for other members only where MPI makes it synchronize", name, where);
       break;
   }
+  w.possible.insert(w.possible.end(), own_group.begin(), own_group.end());
   std::sort(w.definite.begin(), w.definite.end());
   std::sort(w.possible.begin(), w.possible.end());
   return w;

@@ -20,18 +20,18 @@ std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
 LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, Clock::time_point now,
                               bool untracked) {
   std::uint64_t progress = 0, calls = 0;
-  bool in_call = false, every_thread_blocked = !threads.empty() && !untracked;
+  bool polling_now = false, every_thread_blocked = !threads.empty() && !untracked;
   LocalStatus status;
   status.blocked_seconds = std::numeric_limits<double>::infinity();
   std::unordered_map<int, Timed> timed;
   for (const ThreadState::Sample& thread : threads) {
     progress += thread.progress;
     calls += thread.entered + thread.starts;
-    in_call = in_call || thread.in_call;
     status.finalizing = status.finalizing || (thread.in_call && thread.call.shape == CallShape::Finalize);
     const bool blocking = thread.in_call && function_info(thread.call.function).kind == CallKind::Blocking;
     if (!blocking) {
       every_thread_blocked = false;
+      polling_now = polling_now || thread.in_call;
       continue;
     }
     Timed entry{thread.entered, now, 0};
@@ -65,7 +65,9 @@ LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, C
   }
   // A rank that stopped calling MPI computes: its stall starts again when it
   // polls again, so long computations never count as lack of progress.
-  const bool calling = in_call || now - last_call_at_ < kComputingAfter;
+  // A thread blocked in MPI does not make its rank poll: only threads in
+  // Test-like calls, or calls made lately, do.
+  const bool calling = polling_now || now - last_call_at_ < kComputingAfter;
   if (!calling) progress_at_ = now;
   status.stalled_seconds = seconds(now - progress_at_);
   status.polling = calling && !every_thread_blocked && status.stalled_seconds > 0;

@@ -223,11 +223,13 @@ TEST_CASE("check patterns: '*' stays within a level, '**' crosses levels", "[con
   CHECK_FALSE(matches_check_pattern("*:HARD", "GLOBAL:DEADLOCK:HARD"));
 }
 
-TEST_CASE("check names: 27 from ITC, the implemented ones among them", "[config][check]") {
+TEST_CASE("check names: 27 from ITC, the implemented ones among them, and mpisentry's own", "[config][check]") {
   CHECK(itc_checks().size() == 27);
+  const std::vector<std::string_view> own = {"GLOBAL:DEADLOCK:UNSAFE"};
   for (const Check& check : implemented_checks()) {
     INFO(check.name);
-    CHECK(std::ranges::find(itc_checks(), check.name) != itc_checks().end());
+    const bool from_itc = std::ranges::find(itc_checks(), check.name) != itc_checks().end();
+    CHECK(from_itc != (std::ranges::find(own, check.name) != own.end()));
   }
 }
 
