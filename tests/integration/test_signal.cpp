@@ -103,7 +103,13 @@ TEST_CASE("sigterm_compute: a computing rank and a blocked rank end by SIGTERM a
   INFO(describe(checked.result));
   REQUIRE_FALSE(checked.result.timed_out);
   CHECK(checked.after_signal < kEndAfterSignal);
-  CHECK(checked.result.exit_status == plain.result.exit_status);
+  // Hydra's own status after SIGTERM varies from run to run without the
+  // checker too (0 or 15 seen): the ranks must have ended by SIGTERM's
+  // default action, never by the checker's abort (1) or a crash.
+  const bool ended_by_sigterm = checked.result.exit_status == plain.result.exit_status ||
+                                checked.result.exit_status == 15 || checked.result.exit_status == 128 + 15;
+  CHECK(ended_by_sigterm);
+  CHECK((checked.result.exit_status == 0 || checked.result.err.find("signal 15") != std::string::npos));
   CHECK(checked.result.signal == plain.result.signal);
 
   REQUIRE(checked.result.report.has_value());
