@@ -109,7 +109,6 @@ TEST_CASE("sigterm_compute: a computing rank and a blocked rank end by SIGTERM a
   const bool ended_by_sigterm = checked.result.exit_status == plain.result.exit_status ||
                                 checked.result.exit_status == 15 || checked.result.exit_status == 128 + 15;
   CHECK(ended_by_sigterm);
-  CHECK((checked.result.exit_status == 0 || checked.result.err.find("signal 15") != std::string::npos));
   CHECK(checked.result.signal == plain.result.signal);
 
   REQUIRE(checked.result.report.has_value());
