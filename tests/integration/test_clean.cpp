@@ -71,3 +71,10 @@ TEST_CASE("thread_level: after plain MPI_Init, MPI_Query_thread answers as witho
       check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(thread_level), kDeadlockOptions, {"none"});
   CHECK(plain.out == "queried single\n");
 }
+
+TEST_CASE("threads_sendrecv_self: four threads per rank exchange with their own rank, then finalize", "[clean][threads]") {
+  Workspace workspace;
+  const JobResult plain =
+      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(threads_sendrecv_self), kDeadlockOptions);
+  CHECK(plain.out == "sum 99980000\n");
+}
