@@ -55,6 +55,10 @@ Slot self_slot;
 std::mutex mutex;
 std::unordered_map<std::uint64_t, Info> live;
 std::deque<Info> recently_freed;
+// A freed communicator's last count: a member still inside its last
+// collective must not seem to wait for a member that left it and freed it.
+// Ids are never given again, so the count stays true.
+std::deque<CollectiveCount> freed_counts;
 std::unordered_map<std::uint64_t, std::uint64_t> creations;  // creation key -> communicators made so far
 MPI_Group world_group = MPI_GROUP_NULL;
 
@@ -209,6 +213,8 @@ void freed(MPI_Comm comm, std::uint64_t id) {
   const std::lock_guard lock(mutex);
   Slot* slot = find_slot(comm);
   if (slot == nullptr || slot == &world_slot || slot == &self_slot || slot->id.load() != id) return;
+  freed_counts.push_back({id, slot->entered.load(std::memory_order_relaxed)});
+  if (freed_counts.size() > kFreedKept) freed_counts.pop_front();
   slot->key.store(kRemoved, std::memory_order_release);
   if (auto found = live.find(id); found != live.end()) {
     recently_freed.push_back(std::move(found->second));
@@ -254,6 +260,10 @@ std::vector<CollectiveCount> collective_counts() {
   for (const Slot& slot : slots) {
     const std::uint64_t key = slot.key.load(std::memory_order_acquire);
     if (key != kEmpty && key != kRemoved) add(slot);
+  }
+  {
+    const std::lock_guard lock(mutex);
+    counts.insert(counts.end(), freed_counts.begin(), freed_counts.end());
   }
   std::sort(counts.begin(), counts.end(),
             [](const CollectiveCount& a, const CollectiveCount& b) { return a.comm_id < b.comm_id; });

@@ -58,7 +58,8 @@ struct Info {
 // for requests still pending on it).
 std::optional<Info> info(std::uint64_t id);
 
-// The collectives entered so far on every live communicator, by id.
+// The collectives entered so far on every live communicator, and on the
+// recently freed ones, by id.
 std::vector<CollectiveCount> collective_counts();
 
 }  // namespace mpisentry::comms
