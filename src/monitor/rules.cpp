@@ -109,10 +109,6 @@ void combine(const Summary& in, Summary& inout) {
   inout.step = std::max(inout.step, in.step);
 }
 
-bool Decider::all_blocked(const Summary& summary) const {
-  return summary.min_blocked_ms * 1000 >= thresholds_.deadlock_timeout.count();
-}
-
 Action Decider::decide(const Summary& summary) {
   last_action_ = decide_action(summary);
   return last_action_;

@@ -109,8 +109,6 @@ class Decider {
   int ticks_until_next_round(const Summary& summary, std::chrono::microseconds tick) const;
   // Some rank is half way to DEADLOCK-TIMEOUT, or the ranks to DEADLOCK-WARNING.
   bool report_may_come(const Summary& summary) const;
-  // Every rank blocked for DEADLOCK-TIMEOUT: HARD even if the graph names no core.
-  bool all_blocked(const Summary& summary) const;
 
  private:
   Action decide_action(const Summary& summary);
