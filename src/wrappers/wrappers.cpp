@@ -143,8 +143,9 @@ inline ThreadState& enter(CallRecord& record, FunctionId function, const void* c
 using namespace mpisentry;
 
 // The body of the wrappers of calls that may wait: record the call, forward
-// it, record its end.
-#define MPISENTRY_WAITING_WRAPPER(name, params, describe, converted, forward, progressed, created) \
+// it, record its end. A blocking call's return is progress; a polling call's
+// only when it succeeded and `completed` holds.
+#define MPISENTRY_WAITING_WRAPPER(name, params, describe, converted, forward, polls, completed, created) \
   MPISENTRY_API int MPI_##name params {                                                         \
     delay_injection::around_call(true);                                                         \
     CallRecord record = describe;                                                               \
@@ -152,7 +153,7 @@ using namespace mpisentry;
     ThreadState& self = enter(record, FunctionId::name, __builtin_return_address(0));           \
     const int result = forward;                                                                 \
     if (result == MPI_SUCCESS) created;                                                         \
-    self.leave(progressed);                                                                     \
+    self.leave(!(polls) || (result == MPI_SUCCESS && (completed)));                           \
     delay_injection::around_call(false);                                                        \
     return result;                                                                              \
   }
@@ -178,24 +179,24 @@ using namespace mpisentry;
   }
 
 #define MPISENTRY_BLOCKING(name, params, args, describe) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, true, (void)0)
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, false, true, (void)0)
 
 #define MPISENTRY_CREATES_COMM(name, params, args, describe, created) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, true, created)
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, false, true, created)
 
-#define MPISENTRY_WAIT(name, params, args, describe, patient) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, patient_waits ? (patient) : PMPI_##name args, true, (void)0)
+#define MPISENTRY_WAIT(name, params, args, describe, patient)                                                   \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, patient_waits ? (patient) : PMPI_##name args, false, \
+                            true, (void)0)
 
 #define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe, patient)                        \
   MPISENTRY_WAITING_WRAPPER(name, params, describe, potential_mode,                                      \
                             patient_waits    ? (patient)                                                 \
                             : potential_mode ? PMPI_##sync_name args                                     \
                                              : PMPI_##name args,                                         \
-                            true, (void)0)
+                            false, true, (void)0)
 
 #define MPISENTRY_POLLING(name, params, args, describe, completed) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, result == MPI_SUCCESS && (completed), \
-                            (void)0)
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, true, completed, (void)0)
 
 #define MPISENTRY_NONBLOCKING(name, params, args, describe, request) \
   MPISENTRY_START_WRAPPER(name, params, describe, false, PMPI_##name args, request, (void)0)
