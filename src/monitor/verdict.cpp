@@ -12,9 +12,8 @@ namespace mpisentry::monitor {
 namespace {
 
 bool all_stuck(const std::vector<RankSnapshot>& ranks, double timeout) {
-  return !ranks.empty() && std::all_of(ranks.begin(), ranks.end(), [timeout](const RankSnapshot& rank) {
-    return (rank.state == RankState::Blocked || rank.state == RankState::Finalizing) && rank.seconds >= timeout;
-  });
+  return !ranks.empty() && std::all_of(ranks.begin(), ranks.end(),
+                                       [timeout](const RankSnapshot& rank) { return waitgraph::is_stuck(rank, timeout); });
 }
 
 double least_seconds(const std::vector<RankSnapshot>& ranks) {

@@ -10,10 +10,6 @@ namespace {
 bool is_finalizing(RankState state) { return state == RankState::Finalizing; }
 bool is_waiting(RankState state) { return state == RankState::Blocked || is_finalizing(state); }
 
-bool is_stuck(const RankSnapshot& rank, double min_stuck_seconds) {
-  return is_waiting(rank.state) && rank.seconds >= min_stuck_seconds && !rank.threads.empty();
-}
-
 // A send posted by `sender` that a receive posted by `receiver` matches.
 bool matches(const PendingMessage& send, int sender, const PendingMessage& receive, int receiver) {
   return send.send && !receive.send && send.comm_id == receive.comm_id && send.peer == receiver &&
@@ -288,6 +284,10 @@ std::vector<int> find_cycle(const Graph& graph, const std::vector<int>& componen
 }
 
 }  // namespace
+
+bool is_stuck(const RankSnapshot& rank, double min_stuck_seconds) {
+  return is_waiting(rank.state) && rank.seconds >= min_stuck_seconds && !rank.threads.empty();
+}
 
 std::uint64_t collectives_entered(const RankSnapshot& rank, std::uint64_t comm_id) {
   const auto found = std::lower_bound(rank.collectives.begin(), rank.collectives.end(), comm_id,

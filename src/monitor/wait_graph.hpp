@@ -23,6 +23,10 @@ struct Options {
   bool with_possible_waits = false;
 };
 
+// Blocked or Finalizing, with a thread, for at least `min_stuck_seconds`:
+// a rank that cannot act by itself.
+bool is_stuck(const RankSnapshot& rank, double min_stuck_seconds);
+
 // The deadlock among `ranks` (one snapshot per MPI_COMM_WORLD rank, index == rank), if any.
 DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, const Options& options);
 
