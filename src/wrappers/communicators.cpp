@@ -5,7 +5,10 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 namespace mpisentry::comms {
 namespace {
@@ -137,10 +140,14 @@ std::string name_of(std::uint64_t id) {
   return found != live.end() ? found->second.name : "a communicator";
 }
 
-// Under the lock: the n-th communicator made under `creation_key` gets its id.
-void register_created(MPI_Comm created, std::uint64_t creation_key, Info info) {
+// Under the lock: the n-th communicator made under `creation_key` gets its
+// id, and the name "<how> #n of <parent>" that tells twins apart in reports
+// (just `how` without a parent).
+void register_created(MPI_Comm created, std::uint64_t creation_key, Info info, std::string_view how,
+                      std::string_view parent = {}) {
   const std::uint64_t made_before = creations[creation_key]++;
   if (created == MPI_COMM_NULL) return;
+  info.name = parent.empty() ? std::string(how) : fmt::format("{} #{} of {}", how, made_before + 1, parent);
   info.id = as_id(mix(mix(creation_key, made_before), lowest_leader(info)));
   if (insert_slot(created, info.id)) live[info.id] = std::move(info);
 }
@@ -183,8 +190,7 @@ void created_from(MPI_Comm parent, MPI_Comm created, const char* how) {
   const std::lock_guard lock(mutex);
   const std::uint64_t parent_key = parent_id(parent);
   Info info = created == MPI_COMM_NULL ? Info{} : read_groups(created);
-  info.name = std::string(how) + " of " + name_of(parent_key);
-  register_created(created, mix(kChildSeed, parent_key), std::move(info));
+  register_created(created, mix(kChildSeed, parent_key), std::move(info), how, name_of(parent_key));
 }
 
 void created_by_group(MPI_Comm parent, int tag, MPI_Comm created) {
@@ -192,21 +198,19 @@ void created_by_group(MPI_Comm parent, int tag, MPI_Comm created) {
   const std::lock_guard lock(mutex);
   Info info = read_groups(created);
   const std::uint64_t parent_key = parent_id(parent);
-  info.name = "MPI_Comm_create_group of " + name_of(parent_key);
   const std::uint64_t key =
       mix(mix(mix(kGroupSeed, parent_key), static_cast<std::uint64_t>(tag)), lowest_leader(info));
-  register_created(created, key, std::move(info));
+  register_created(created, key, std::move(info), "MPI_Comm_create_group", name_of(parent_key));
 }
 
 void created_intercomm(int tag, MPI_Comm created) {
   if (created == MPI_COMM_NULL) return;
   const std::lock_guard lock(mutex);
   Info info = read_groups(created);
-  info.name = "MPI_Intercomm_create";
   const std::uint64_t a = info.local.empty() ? 0 : static_cast<std::uint64_t>(info.local.front());
   const std::uint64_t b = info.remote.empty() ? 0 : static_cast<std::uint64_t>(info.remote.front());
   const std::uint64_t key = mix(mix(mix(kInterSeed, std::min(a, b)), std::max(a, b)), static_cast<std::uint64_t>(tag));
-  register_created(created, key, std::move(info));
+  register_created(created, key, std::move(info), "MPI_Intercomm_create");
 }
 
 void freed(MPI_Comm comm, std::uint64_t id) {

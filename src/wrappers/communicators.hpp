@@ -52,7 +52,7 @@ struct Info {
   std::vector<int> remote;  // the remote group of an inter-communicator
   bool inter = false;
   bool seen_created = true;  // false: made by a call the checker did not see
-  std::string name;          // "MPI_COMM_WORLD", "MPI_Comm_split of MPI_COMM_WORLD"
+  std::string name;          // "MPI_COMM_WORLD", "MPI_Comm_split #2 of MPI_COMM_WORLD"
 };
 // For the monitor: by id (also shortly after the communicator was freed,
 // for requests still pending on it).

@@ -19,14 +19,15 @@ std::vector<std::string> split_lines(const std::string& text) {
 
 }  // namespace
 
-std::vector<int> marker_lines(const std::string& source_path) {
+std::vector<int> marker_lines(const std::string& source_path, const std::string& shape) {
   std::ifstream in(source_path);
   if (!in) throw std::runtime_error("cannot read test program source " + source_path);
   std::vector<int> lines;
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
-    if (line.find(kMarker) != std::string::npos) lines.push_back(number);
+    if (line.find(kMarker) != std::string::npos && (shape.empty() || line.find("[" + shape + "]") != std::string::npos))
+      lines.push_back(number);
   }
   return lines;
 }

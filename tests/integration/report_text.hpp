@@ -13,8 +13,10 @@
 namespace harness {
 
 // 1-based numbers of the lines of a source file that carry the marker
-// "mpisentry: blocks". Throws std::runtime_error when the file is unreadable.
-std::vector<int> marker_lines(const std::string& source_path);
+// "mpisentry: blocks" and, when `shape` is not empty, "[shape]" too (for a
+// program with several ways to block). Throws std::runtime_error when the
+// file is unreadable.
+std::vector<int> marker_lines(const std::string& source_path, const std::string& shape = "");
 
 // A regex for the stack line of `function` at source_path:line, the file
 // given by full path or by name. An empty function matches any.

@@ -54,7 +54,7 @@ void check_deadlock(const JobResult& result, const Program& program, const Expec
     CHECK(any_line_matches(call, call_pattern));
   }
 
-  const std::vector<int> lines = marker_lines(program.source);
+  const std::vector<int> lines = marker_lines(program.source, expected.shape);
   REQUIRE(lines.size() == expected.blocking_functions.size());
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string frame = frame_pattern(expected.blocking_functions[i], program.source, lines[i]);

@@ -47,6 +47,8 @@ struct ExpectedDeadlock {
   // The function holding each marked line of the program's source, in
   // order; an empty name accepts any function (Fortran's main program).
   std::vector<std::string> blocking_functions;
+  // Only the marked lines tagged "[shape]" count, when not empty.
+  std::string shape = "";
 };
 
 // The job failed by itself soon after the start, rank 0's verdict is on

@@ -222,3 +222,64 @@ TEST_CASE("thread_cycle: every thread of both ranks waits in MPI_Recv for the ot
                   .blocking_functions = {"wait_for_other_rank"}});
   check_cycle(result, {0, 1});
 }
+
+// ---- Communicators with the same members are told apart ----
+// twin_communicators: rank 1 computes first in the correct twins.
+
+TEST_CASE("twin_communicators: correct twins of the hangs below end without a report", "[trust][clean]") {
+  const std::string shape = GENERATE(as<std::string>{}, "barriers", "ssend", "bcast_roots", "freed");
+  INFO("shape: " << shape);
+  check_correct(2, TEST_PROGRAM(twin_communicators), {shape, "correct"});
+}
+
+TEST_CASE("twin_communicators: barriers on two duplicates of MPI_COMM_WORLD", "[trust][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(twin_communicators);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "barriers", "bug"});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Barrier\(comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"},
+                            {1, R"(MPI_Barrier\(comm=.*MPI_Comm_dup #2 of MPI_COMM_WORLD)"}},
+                  .blocking_functions = {"barrier_on"},
+                  .shape = "barriers"});
+  check_cycle(result, {0, 1});
+}
+
+TEST_CASE("twin_communicators: MPI_Ssend on a duplicate, MPI_Recv on MPI_COMM_WORLD", "[trust][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(twin_communicators);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "ssend", "bug"});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Ssend\(.*comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"},
+                            {1, R"(MPI_Recv\(.*comm=MPI_COMM_WORLD\))"}},
+                  .blocking_functions = {"send_synchronously", "receive_from_rank_0"},
+                  .shape = "ssend"});
+  check_cycle(result, {0, 1});
+}
+
+TEST_CASE("twin_communicators: every rank broadcasts as the root", "[trust][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(twin_communicators);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "bcast_roots", "bug"});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Bcast\(.*root=0,)"}, {1, R"(MPI_Bcast\(.*root=1,)"}},
+                  .blocking_functions = {"broadcast"},
+                  .shape = "bcast_roots"});
+  CHECK(any_line_matches(result.report.value_or(""),
+                         R"(rule: every rank is blocked and their calls cannot match: rank 0 is in MPI_Bcast with root 0 )"
+                         R"(and rank 1 in MPI_Bcast with root 1, as collective #1 of the same communicator)"));
+}
+
+TEST_CASE("twin_communicators: a rank waits on a communicator its peer freed and made anew", "[trust][deadlock]") {
+  // Bad input: MPI leaves the receive waiting; the checker must neither
+  // crash nor give the new duplicate the freed one's identity.
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(twin_communicators);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "freed", "bug"});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Comm_dup\(comm=MPI_COMM_WORLD\))"},
+                            {1, R"(MPI_Recv\(.*comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"}},
+                  .blocking_functions = {"receive_from_rank_0", "make_another"},
+                  .shape = "freed"});
+  check_cycle(result, {0, 1});
+  CHECK(any_line_matches(result.report.value_or(""), R"(MPI_Comm_dup on MPI_COMM_WORLD \(its collective #2 there\))"));
+}
