@@ -18,11 +18,18 @@ std::string handle_text(Handle handle) {
   return fmt::format("{:#x}", bits);
 }
 
-template <typename Handle>
-int handle_bits(Handle handle) {
-  int bits = 0;
-  std::memcpy(&bits, &handle, std::min(sizeof(handle), sizeof(bits)));
-  return bits;
+// A predefined operation's name; user-defined operations are not told apart,
+// since their handles need not agree across ranks.
+std::string op_name(MPI_Op op) {
+  static const std::pair<MPI_Op, const char*> kPredefined[] = {
+      {MPI_MAX, "MPI_MAX"},   {MPI_MIN, "MPI_MIN"},       {MPI_SUM, "MPI_SUM"},       {MPI_PROD, "MPI_PROD"},
+      {MPI_LAND, "MPI_LAND"}, {MPI_BAND, "MPI_BAND"},     {MPI_LOR, "MPI_LOR"},       {MPI_BOR, "MPI_BOR"},
+      {MPI_LXOR, "MPI_LXOR"}, {MPI_BXOR, "MPI_BXOR"},     {MPI_MINLOC, "MPI_MINLOC"}, {MPI_MAXLOC, "MPI_MAXLOC"},
+      {MPI_REPLACE, "MPI_REPLACE"}, {MPI_NO_OP, "MPI_NO_OP"}};
+  if (op == MPI_OP_NULL) return "";
+  for (const auto& [predefined, name] : kPredefined)
+    if (op == predefined) return name;
+  return "a user-defined operation";
 }
 
 const char* peer_role(CallShape shape) {
@@ -210,7 +217,7 @@ Waits collective_waits(const CallRecord& call, int world_rank, const Communicato
   w.collective.comm_id = call.comm_id;
   w.collective.sequence = call.sequence;
   w.collective.function = name;
-  w.collective.op = call.op == MPI_OP_NULL ? 0 : handle_bits(call.op);
+  w.collective.op = op_name(call.op);
   bool is_root = false;
   if (call.shape == CallShape::Rooted) {
     if (call.peer == MPI_PROC_NULL) {  // an inter-communicator's other non-root ranks: not part of it
@@ -400,13 +407,15 @@ std::string Describer::arguments(const CallRecord& call, const std::vector<Reque
     return world ? fmt::format("{} (world {})", rank, *world) : std::to_string(rank);
   };
   const auto buffer = [&] {
-    return fmt::format("buf={}, count={}, datatype={}", call.buffer, call.count, datatype_name(call.datatype));
+    const std::string buf = call.buffer == MPI_IN_PLACE ? "MPI_IN_PLACE" : fmt::format("{}", call.buffer);
+    return fmt::format("buf={}, count={}, datatype={}", buf, call.count, datatype_name(call.datatype));
   };
   const std::string comm = "comm=" + (call.comm == MPI_COMM_WORLD ? std::string("MPI_COMM_WORLD")
                                       : call.comm == MPI_COMM_SELF ? std::string("MPI_COMM_SELF")
                                       : call.comm == MPI_COMM_NULL ? std::string("MPI_COMM_NULL")
                                       : info                       ? fmt::format("{} ({})", handle_text(call.comm), info->name)
                                                                    : handle_text(call.comm));
+  const std::string op = call.op == MPI_OP_NULL ? "" : ", op=" + op_name(call.op);
   switch (call.shape) {
     case CallShape::Send:
     case CallShape::Receive:
@@ -418,8 +427,8 @@ std::string Describer::arguments(const CallRecord& call, const std::vector<Reque
                          tag_text(call.tag), peer_text(call.source), tag_text(call.recv_tag), comm);
     case CallShape::MatchedReceive: return buffer();
     case CallShape::Collective:
-      return call.datatype == MPI_DATATYPE_NULL ? comm : fmt::format("{}, {}", buffer(), comm);
-    case CallShape::Rooted: return fmt::format("{}, root={}, {}", buffer(), peer_text(call.peer), comm);
+      return call.datatype == MPI_DATATYPE_NULL ? comm : fmt::format("{}{}, {}", buffer(), op, comm);
+    case CallShape::Rooted: return fmt::format("{}{}, root={}, {}", buffer(), op, peer_text(call.peer), comm);
     case CallShape::Neighborhood: return comm;
     case CallShape::Requests: {
       constexpr std::size_t kListed = 4;

@@ -31,7 +31,7 @@ std::vector<int> every_rank(const std::vector<RankSnapshot>& ranks) {
 std::string collective_text(const CollectiveCall& call) {
   std::string text = call.function;
   if (call.root >= 0) text += fmt::format(" with root {}", call.root);
-  if (call.op != 0) text += fmt::format(" with operation {:#x}", static_cast<unsigned>(call.op));
+  if (!call.op.empty()) text += " with operation " + call.op;
   return text;
 }
 

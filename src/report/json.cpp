@@ -1,8 +1,8 @@
 // The report as one JSON object, for scripts and CI. Schema
-// "mpisentry-report/2"; docs/report-schema.md has the field-by-field text:
+// "mpisentry-report/3"; docs/report-schema.md has the field-by-field text:
 //
 // {
-//   "schema": "mpisentry-report/2",
+//   "schema": "mpisentry-report/3",
 //   "check": "GLOBAL:DEADLOCK:HARD" | "...:POTENTIAL" | "...:NO_PROGRESS" | "...:UNSAFE",
 //   "severity": "error" | "warning",   // error: the check is fatal, the job is aborted
 //   "rule": string,                     // the rule that fired, in words
@@ -79,7 +79,7 @@ void append_collective(std::string& out, const CollectiveCall& collective) {
   }
   fmt::format_to(std::back_inserter(out), R"({{"comm_id":{},"sequence":{},"function":{},"root":{},"op":{}}})",
                  comm_id(collective.comm_id), collective.sequence, json_quote(collective.function), collective.root,
-                 collective.op);
+                 json_quote(collective.op));
 }
 
 void append_thread(std::string& out, const ThreadSnapshot& thread) {
@@ -125,7 +125,7 @@ void append_class(std::string& out, const RankClass& rank_class) {
 
 std::string format_json(const Report& report) {
   std::string out = fmt::format(
-      R"({{"schema":"mpisentry-report/2","check":"{}","severity":"{}","rule":{},"threshold_seconds":{},)"
+      R"({{"schema":"mpisentry-report/3","check":"{}","severity":"{}","rule":{},"threshold_seconds":{},)"
       R"("threshold_key":{},"partial":{},"core":{{"ranks":{},"cycle":{},"blocked_behind":{}}},)"
       "\n\"arcs\":",
       check_name(report.check), is_fatal(report.check) ? "error" : "warning", json_quote(report.rule),

@@ -122,7 +122,7 @@ void write_collective(Writer& out, const CollectiveCall& collective) {
   out.number(collective.sequence);
   out.text(collective.function);
   out.number(collective.root);
-  out.number(collective.op);
+  out.text(collective.op);
 }
 CollectiveCall read_collective(Reader& in) {
   CollectiveCall collective;
@@ -130,7 +130,7 @@ CollectiveCall read_collective(Reader& in) {
   collective.sequence = in.number<std::uint64_t>("threads.collective.sequence");
   collective.function = in.text("threads.collective.function");
   collective.root = in.number<int>("threads.collective.root");
-  collective.op = in.number<int>("threads.collective.op");
+  collective.op = in.text("threads.collective.op");
   return collective;
 }
 

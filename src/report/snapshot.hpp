@@ -52,7 +52,7 @@ struct CollectiveCall {
   std::uint64_t sequence = 0;  // 1 for the communicator's first collective on this rank
   std::string function;        // "MPI_Bcast"
   int root = -1;               // MPI_COMM_WORLD rank of the root; -1 when unrooted
-  int op = 0;                  // the reduction operation's handle bits; 0 when none
+  std::string op;              // "MPI_SUM", "a user-defined operation"; empty when none
   bool operator==(const CollectiveCall&) const = default;
 };
 

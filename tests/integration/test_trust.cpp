@@ -145,7 +145,7 @@ TEST_CASE("slow_op: every rank waits for an Iallreduce whose user operation slee
   check_completes_without_error(run_without_then_with(workspace, 2, TEST_PROGRAM(slow_op), {}));
 }
 
-TEST_CASE("bad_input: null requests, null peers, zero counts and returned errors as without the checker",
+TEST_CASE("bad_input: null requests, null peers, zero counts, MPI_COMM_NULL and returned errors as without the checker",
           "[trust][clean]") {
   // 4 ranks are more than the test machine's cores: the wrappers then wait
   // patiently (nonblocking calls and tests) by default. "default" leaves
@@ -160,6 +160,8 @@ TEST_CASE("bad_input: null requests, null peers, zero counts and returned errors
   REQUIRE(plain.succeeded());
   CHECK(plain.out.find("Recv of 4 ints into 1: MPI_ERR_TRUNCATE\n") != std::string::npos);
   CHECK(plain.out.find("rank 99 in Send: MPI_ERR_RANK") != std::string::npos);
+  CHECK(plain.out.find("on MPI_COMM_NULL: Barrier MPI_ERR_COMM, Bcast MPI_ERR_COMM, Send MPI_ERR_COMM") !=
+        std::string::npos);
   Environment env;
   if (patient_waits != "default") env.emplace_back("MPISENTRY_PATIENT_WAITS", patient_waits);
   const JobResult checked = run_job(workspace, checked_command(workspace, ranks, program, kDeadlockOptions), env);
@@ -227,7 +229,7 @@ TEST_CASE("thread_cycle: every thread of both ranks waits in MPI_Recv for the ot
 // twin_communicators: rank 1 computes first in the correct twins.
 
 TEST_CASE("twin_communicators: correct twins of the hangs below end without a report", "[trust][clean]") {
-  const std::string shape = GENERATE(as<std::string>{}, "barriers", "ssend", "bcast_roots", "freed");
+  const std::string shape = GENERATE(as<std::string>{}, "barriers", "ssend", "bcast_roots", "kinds", "freed");
   INFO("shape: " << shape);
   check_correct(2, TEST_PROGRAM(twin_communicators), {shape, "correct"});
 }
@@ -267,6 +269,18 @@ TEST_CASE("twin_communicators: every rank broadcasts as the root", "[trust][dead
   CHECK(any_line_matches(result.report.value_or(""),
                          R"(rule: every rank is blocked and their calls cannot match: rank 0 is in MPI_Bcast with root 0 )"
                          R"(and rank 1 in MPI_Bcast with root 1, as collective #1 of the same communicator)"));
+}
+
+TEST_CASE("twin_communicators: a barrier meets a reduction", "[trust][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(twin_communicators);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "kinds", "bug"});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Barrier\(comm=MPI_COMM_WORLD\))"}, {1, R"(MPI_Allreduce\(.*count=262144,)"}},
+                  .blocking_functions = {"barrier_on", "reduce"},
+                  .shape = "kinds"});
+  CHECK(any_line_matches(result.report.value_or(""),
+                         R"(rule: .*rank [01] is in MPI_(Barrier|Allreduce).* and rank [01] in MPI_(Barrier|Allreduce))"));
 }
 
 TEST_CASE("twin_communicators: a rank waits on a communicator its peer freed and made anew", "[trust][deadlock]") {

@@ -2,7 +2,9 @@
  * must give what MPI gives: MPI_REQUEST_NULL entries, MPI_STATUSES_IGNORE,
  * MPI_PROC_NULL peers and zero counts in the Wait/Test family and
  * MPI_Sendrecv; and, with MPI_ERRORS_RETURN on a duplicate of
- * MPI_COMM_WORLD, a truncated receive and invalid ranks. Rank 0 prints what
+ * MPI_COMM_WORLD, a truncated receive and invalid ranks; and, with
+ * MPI_ERRORS_RETURN on MPI_COMM_WORLD and MPI_COMM_SELF, calls on
+ * MPI_COMM_NULL. Rank 0 prints what
  * each call returned. Ranks 0 and 1 exchange messages; further ranks (to
  * have more ranks than cores) make only the calls without a peer. */
 #include <mpi.h>
@@ -21,6 +23,7 @@ static const char* class_name(int code) {
     case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE";
     case MPI_ERR_RANK: return "MPI_ERR_RANK";
     case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST";
+    case MPI_ERR_COMM: return "MPI_ERR_COMM";
     default: return "another error class";
   }
 }
@@ -140,6 +143,26 @@ static void erroneous_calls(int rank) {
   MPI_Comm_free(&checked);
 }
 
+static void null_communicator(int rank) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  int value = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Comm made = MPI_COMM_WORLD;
+  const int barrier = MPI_Barrier(MPI_COMM_NULL);
+  const int bcast = MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_NULL);
+  const int send = MPI_Send(&value, 1, MPI_INT, 0, 0, MPI_COMM_NULL);
+  const int recv = MPI_Recv(&value, 1, MPI_INT, 0, 0, MPI_COMM_NULL, MPI_STATUS_IGNORE);
+  const int irecv = MPI_Irecv(&value, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &request);
+  const int dup = MPI_Comm_dup(MPI_COMM_NULL, &made);
+  if (rank == 0)
+    printf("on MPI_COMM_NULL: Barrier %s, Bcast %s, Send %s, Recv %s, Irecv %s (request %s), Comm_dup %s\n",
+           class_name(barrier), class_name(bcast), class_name(send), class_name(recv), class_name(irecv),
+           request == MPI_REQUEST_NULL ? "null" : "set", class_name(dup));
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int rank = world_rank_checked(2, 0);
@@ -147,6 +170,8 @@ int main(int argc, char** argv) {
   null_peers(rank);
   if (rank < 2) zero_counts(rank);
   erroneous_calls(rank);
+  null_communicator(rank);
+  MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return 0;
 }

@@ -1,5 +1,5 @@
-/* Communicators with the same members are different communicators. Two
- * ranks; argv[1] is how long rank 1 computes first, argv[2] the shape and
+/* Communicators with the same members are different communicators, and
+ * collectives that cannot match are told apart. Two ranks; argv[1] is how long rank 1 computes first, argv[2] the shape and
  * argv[3] whether the program is "correct" or has the "bug":
  *   barriers: two duplicates of MPI_COMM_WORLD. Bug: rank 0 waits in
  *     MPI_Barrier on the first, rank 1 on the second. Correct: both ranks
@@ -9,6 +9,9 @@
  *     receives on the duplicate.
  *   bcast_roots: a 1 MiB MPI_Bcast on MPI_COMM_WORLD. Bug: each rank names
  *     itself the root. Correct: both name rank 0.
+ *   kinds: a 1 MiB MPI_Allreduce and a barrier on MPI_COMM_WORLD. Bug:
+ *     rank 0 calls the barrier first, rank 1 the reduction. Correct: both
+ *     reduce, then both wait in the barrier.
  *   freed: rank 0 frees a duplicate and makes a new one while rank 1 still
  *     waits in MPI_Recv on the freed one. Bug: rank 0 never sends on the
  *     freed duplicate. Correct: rank 0 sends on it before freeing it. */
@@ -18,14 +21,14 @@
 
 #include "support.h"
 
-enum Shape { kBarriers, kSsend, kBcastRoots, kFreed };
-static const char* const kShapes[] = {"barriers", "ssend", "bcast_roots", "freed"};
-static const char* const kKinds[] = {"correct", "bug"};
+enum Shape { kBarriers, kSsend, kBcastRoots, kKinds, kFreed };
+static const char* const kShapes[] = {"barriers", "ssend", "bcast_roots", "kinds", "freed"};
+static const char* const kCorrectness[] = {"correct", "bug"};
 
 enum { kBroadcastInts = 1 << 18 };
 
 static void barrier_on(MPI_Comm comm) {
-  MPI_Barrier(comm); /* mpisentry: blocks [barriers] */
+  MPI_Barrier(comm); /* mpisentry: blocks [barriers] [kinds] */
 }
 
 static void barriers(int rank, int bug) {
@@ -73,6 +76,21 @@ static void bcast_roots(int rank, int bug) {
   free(data);
 }
 
+static void reduce(int* data) {
+  MPI_Allreduce(MPI_IN_PLACE, data, kBroadcastInts, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* mpisentry: blocks [kinds] */
+}
+
+static void kinds(int rank, int bug) {
+  int* data = calloc(kBroadcastInts, sizeof *data);
+  if (data == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+  data[0] = rank + 1;
+  if (bug && rank == 0) barrier_on(MPI_COMM_WORLD);
+  reduce(data);
+  if (!bug || rank == 1) barrier_on(MPI_COMM_WORLD);
+  printf("sum %d\n", data[0]);
+  free(data);
+}
+
 static void make_another(MPI_Comm* made) {
   MPI_Comm_dup(MPI_COMM_WORLD, made); /* mpisentry: blocks [freed] */
 }
@@ -96,13 +114,14 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int rank = world_rank_checked(2, 2);
   const double compute_seconds = seconds_argument(argc, argv, 1, "rank 1's computation time");
-  const enum Shape shape = variant_argument(argc, argv, 2, "the shape", kShapes, 4);
-  const int bug = variant_argument(argc, argv, 3, "correct or bug", kKinds, 2);
+  const enum Shape shape = variant_argument(argc, argv, 2, "the shape", kShapes, 5);
+  const int bug = variant_argument(argc, argv, 3, "correct or bug", kCorrectness, 2);
   if (rank == 1) compute_for(compute_seconds);
   switch (shape) {
     case kBarriers: barriers(rank, bug); break;
     case kSsend: ssend(rank, bug); break;
     case kBcastRoots: bcast_roots(rank, bug); break;
+    case kKinds: kinds(rank, bug); break;
     case kFreed: freed(rank, bug); break;
   }
   MPI_Finalize();

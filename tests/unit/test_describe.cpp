@@ -373,14 +373,20 @@ TEST_CASE("Barrier and Allreduce with data wait definitely for every other membe
     CHECK(w.possible == Ranks{0, 2, 3});
     CHECK_THAT(w.reason, Contains("only where MPI makes it synchronize"));
   }
-  SECTION("the operation is recorded for matching; 0 when there is none") {
+  SECTION("the operation is recorded for matching by name; user-defined ones are not told apart") {
     CallRecord sum = collective(FunctionId::Allreduce, 4);
     sum.op = MPI_SUM;
     CallRecord max = sum;
     max.op = MPI_MAX;
-    CHECK(waits(sum).collective.op != 0);
-    CHECK(waits(sum).collective.op != waits(max).collective.op);
-    CHECK(waits(collective(FunctionId::Barrier, 0)).collective.op == 0);  // MPI_OP_NULL
+    CHECK(waits(sum).collective.op == "MPI_SUM");
+    CHECK(waits(max).collective.op == "MPI_MAX");
+    CHECK(waits(collective(FunctionId::Barrier, 0)).collective.op.empty());  // MPI_OP_NULL
+    CallRecord user = sum;
+    user.op = static_cast<MPI_Op>(0x98000000);
+    CallRecord other_user = sum;
+    other_user.op = static_cast<MPI_Op>(0x98000001);
+    CHECK(waits(user).collective.op == "a user-defined operation");
+    CHECK(waits(user).collective.op == waits(other_user).collective.op);
   }
 }
 

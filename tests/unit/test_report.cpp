@@ -151,7 +151,7 @@ Report unsafe_report() {
   bcast.call = "MPI_Bcast(root=0, comm=MPI_COMM_WORLD)";
   bcast.possibly_waits_for = {1};
   bcast.wait_reason = "MPI_Bcast root, rank 1 not in it yet";
-  bcast.collective = {7, 1, "MPI_Bcast", 0, 0};
+  bcast.collective = {7, 1, "MPI_Bcast", 0, ""};
   bcast.stack = {{"broadcast", kThreads, 20, "threads"}, {"main", kThreads, 30, "threads"}};
   root.threads = {bcast};
 
@@ -162,7 +162,7 @@ Report unsafe_report() {
   barrier.call = "MPI_Barrier(comm=workers)";
   barrier.waits_for = {2};
   barrier.wait_reason = "MPI_Barrier, rank 2 missing";
-  barrier.collective = {18446744073709551615ull, 4, "MPI_Barrier", -1, 0};
+  barrier.collective = {18446744073709551615ull, 4, "MPI_Barrier", -1, ""};
   barrier.stack = {{"sync_workers", kThreads, 12, "threads"}};
   ThreadSnapshot receive = recv_thread(1, 0, 5, {{"listen", kThreads, 8, "threads"}});
   receive.messages = {{false, 0, 3, 1}};
@@ -266,7 +266,7 @@ TEST_CASE("a snapshot survives serialization exactly", "[report]") {
   first.wait_mode = WaitMode::Any;
   first.waits_for = {3, -1, 2147483647};
   first.possibly_waits_for = {-2147483647 - 1, 4};
-  first.collective = {0xFFFFFFFFFFFFFFFFull, 18446744073709551615ull, "MPI_Bcast", 2, -17};
+  first.collective = {0xFFFFFFFFFFFFFFFFull, 18446744073709551615ull, "MPI_Bcast", 2, "a \"quoted\" op"};
   first.converted_send = true;
   first.messages = {{true, 3, 7, 0xFFFFFFFFFFFFFFFFull}, {false, PendingMessage::kAny, PendingMessage::kAny, 1}};
   first.stack.push_back({"", "", 0, ""});
@@ -285,7 +285,7 @@ TEST_CASE("deserialize rejects damaged input with a message", "[report]") {
   RankSnapshot snapshot = recv_from(1, 0, 2.5);
   snapshot.threads.push_back(recv_thread(1, 0, 2.5));
   snapshot.threads[1].possibly_waits_for = {2};
-  snapshot.threads[1].collective = {9, 1, "MPI_Bcast", 0, 0};
+  snapshot.threads[1].collective = {9, 1, "MPI_Bcast", 0, ""};
   snapshot.threads[1].messages = {{true, 0, 1, 9}};
   snapshot.collectives = {{9, 1}};
   const std::string bytes = serialize(snapshot);
@@ -618,7 +618,7 @@ TEST_CASE("format_json writes the documented schema", "[report]") {
   report.ranks[1].host = "bad\"host\xff";
   const std::string json = format_json(report);
   CHECK(json_well_formed(json));
-  CHECK(json.starts_with(R"({"schema":"mpisentry-report/2","check":"GLOBAL:DEADLOCK:HARD","severity":"error",)"
+  CHECK(json.starts_with(R"({"schema":"mpisentry-report/3","check":"GLOBAL:DEADLOCK:HARD","severity":"error",)"
                          R"("rule":"every rank of the cycle waits in a call that cannot return before the next rank )"
                          R"(acts","threshold_seconds":5,"threshold_key":"DEADLOCK-TIMEOUT","partial":false,)"
                          R"("core":{"ranks":[0,1],"cycle":[0,1,0],"blocked_behind":[2,3]},)"
@@ -657,13 +657,13 @@ TEST_CASE("format_json writes threads, possible waits, collectives and the arcs 
                   "\n") != std::string::npos);
   CHECK(json.find(R"("wait_mode":"none","waits_for":[],"possibly_waits_for":[1],)"
                   R"("wait_reason":"MPI_Bcast root, rank 1 not in it yet",)"
-                  R"("collective":{"comm_id":"7","sequence":1,"function":"MPI_Bcast","root":0,"op":0},)")
+                  R"("collective":{"comm_id":"7","sequence":1,"function":"MPI_Bcast","root":0,"op":""},)")
         != std::string::npos);
   CHECK(json.find(R"("collectives":[{"comm_id":"7","entered":1}]})") != std::string::npos);
   CHECK(json.find(R"({"rank":1,"host":"node1","pid":1001,"state":"blocked","seconds":5,)"
                   R"("activity":18446744073709551615,"threads":[{"id":0,"state":"blocked",)") != std::string::npos);
   CHECK(json.find(R"("collective":{"comm_id":"18446744073709551615","sequence":4,"function":"MPI_Barrier",)"
-                  R"("root":-1,"op":0},)") != std::string::npos);
+                  R"("root":-1,"op":""},)") != std::string::npos);
   CHECK(json.find(R"({"id":1,"state":"blocked","seconds":5,"function":"MPI_Recv",)") != std::string::npos);
   CHECK(json.find(R"("messages":[{"send":false,"peer":0,"tag":3,"comm_id":"1"}],)"
                   R"("stack":[{"function":"listen","file":"/src/tests/programs/threads.c","line":8,)"

@@ -50,7 +50,7 @@ RankSnapshot in_collective(const char* function, std::vector<int> definite, std:
                            std::uint64_t sequence = 1, int root = -1, double seconds = stuck) {
   RankSnapshot rank = blocked(function, definite.empty() ? WaitMode::None : WaitMode::All, std::move(definite), seconds);
   rank.threads.front().possibly_waits_for = std::move(possible);
-  rank.threads.front().collective = {world_id, sequence, function, root, 0};
+  rank.threads.front().collective = {world_id, sequence, function, root, ""};
   rank.collectives = {{world_id, sequence}};
   return rank;
 }

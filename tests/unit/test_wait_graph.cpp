@@ -74,7 +74,7 @@ RankSnapshot waits_for_any(std::vector<int> targets) { return blocked(WaitMode::
 // In the `sequence`-th collective on communicator `comm_id`, waiting for its members.
 RankSnapshot in_collective(std::uint64_t comm_id, std::vector<int> members, std::uint64_t sequence = 1) {
   RankSnapshot rank = waits_for_all(std::move(members));
-  rank.threads.front().collective = {comm_id, sequence, "MPI_Barrier", -1, 0};
+  rank.threads.front().collective = {comm_id, sequence, "MPI_Barrier", -1, ""};
   rank.collectives = {{comm_id, sequence}};
   return rank;
 }
