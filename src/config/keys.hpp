@@ -24,9 +24,14 @@ struct ChoiceMember {
   std::string_view words;  // "auto|on|off"
 };
 
+// A signal number, kAutoSignal for the checker's choice.
+struct SignalMember {
+  int Settings::*member;
+};
+
 // The Settings member a key sets; its type is the key's kind.
 using Member = std::variant<Duration Settings::*, IntegerMember, std::string Settings::*, ChoiceMember,
-                            DelayInjection Settings::*>;
+                            DelayInjection Settings::*, SignalMember>;
 
 // A key that takes one value: "DEADLOCK-TIMEOUT 1m".
 struct Key {

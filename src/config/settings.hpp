@@ -24,6 +24,9 @@ struct DelayInjection {
   bool operator==(const DelayInjection&) const = default;
 };
 
+// A signal key's value when the checker is to choose the signal itself.
+inline constexpr int kAutoSignal = 0;
+
 // One member per row of flags.def, which gives each its type, default and
 // meaning: deadlock_timeout, verbose, report_file, check_hard, ...
 struct Settings {
@@ -32,6 +35,7 @@ struct Settings {
 #define MPISENTRY_PATH(name, member, help) std::string member;
 #define MPISENTRY_CHOICE(name, member, default_word, words, help) std::string member = default_word;
 #define MPISENTRY_DELAYS(name, member, help) DelayInjection member;
+#define MPISENTRY_SIGNAL(name, member, help) int member = kAutoSignal;
 #define MPISENTRY_CHECK(check, member, default_on, help) bool member = default_on;
 #include "config/flags.def"
   bool operator==(const Settings&) const = default;
@@ -85,5 +89,12 @@ std::string format_duration(Duration d);
 bool parse_delay_injection(std::string_view text, DelayInjection& out, std::string& error);
 // The text parse_delay_injection reads back: "off", "7,5,300l".
 std::string format_delay_injection(const DelayInjection& injection);
+
+// A signal for the checker's own use: "auto" (kAutoSignal), a real-time
+// signal by number or as "SIGRTMIN+N", or SIGUSR1/SIGUSR2. On error leaves
+// `out` as it was and says what is wrong in `error`.
+bool parse_signal(std::string_view text, int& out, std::string& error);
+// The text parse_signal reads back: "auto", "SIGRTMIN+3", "SIGUSR1".
+std::string format_signal(int signal);
 
 }  // namespace mpisentry::config

@@ -580,7 +580,7 @@ Started start(int granted_thread_level, int program_thread_level) {
 
   const config::Settings& settings = loaded.settings;
   running_monitor = new Monitor(settings, program_thread_level);
-  stacks::install_capture_signal();
+  stacks::install_capture_signal(settings.stack_signal);
   termination::install([](int signal_number, const stacks::RawStack& stack) {
     running_monitor->write_signal_dump(signal_number, stack);
   });

@@ -88,16 +88,6 @@ int first_free_signal(int wanted) {
   return 0;
 }
 
-int wanted_signal() {
-  const char* text = std::getenv("MPISENTRY_STACK_SIGNAL");
-  if (text == nullptr) return SIGRTMIN + kDefaultSignalOffset;
-  if (const auto sig = parse_signal(text)) return *sig;
-  log::warn("MPISENTRY_STACK_SIGNAL='{}' is not a signal: expected a number from 1 to {} or SIGRTMIN+N "
-            "with N from 0 to {}; using SIGRTMIN+{}",
-            text, SIGRTMAX, SIGRTMAX - SIGRTMIN, kDefaultSignalOffset);
-  return SIGRTMIN + kDefaultSignalOffset;
-}
-
 bool install_handler(int sig) {
   struct sigaction action {};
   action.sa_sigaction = on_capture_signal;
@@ -138,39 +128,23 @@ int move_away_from(int taken) {
 
 }  // namespace
 
-std::optional<int> parse_signal(std::string_view text) {
-  int base = 0;
-  constexpr std::string_view kRtMin = "SIGRTMIN";
-  if (text.starts_with(kRtMin)) {
-    base = SIGRTMIN;
-    text.remove_prefix(kRtMin.size());
-    if (text.empty()) return base;
-    if (!text.starts_with('+')) return std::nullopt;
-    text.remove_prefix(1);
-  }
-  int number = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (error != std::errc{} || end != text.data() + text.size() || number < 0) return std::nullopt;
-  const int sig = base + number;
-  if (sig < 1 || sig > SIGRTMAX) return std::nullopt;
-  return sig;
-}
-
-bool install_capture_signal() {
+bool install_capture_signal(int wanted) {
   if (capture_signal_number.load() != 0) return true;
 
   // libunwind's one-time set-up (pthread_once, caches) runs on the first unwind: here, not in a handler.
   void* warm_up[4];
   unw_backtrace(warm_up, 4);
 
-  const int wanted = wanted_signal();
+  const bool chosen_by_user = wanted != 0;
+  if (!chosen_by_user) wanted = SIGRTMIN + kDefaultSignalOffset;
   const int sig = first_free_signal(wanted);
   if (sig == 0) {
     log::error("no free signal for stack capture: signal {} and every real-time signal after it have handlers; "
                "reports will show no call stacks", wanted);
     return false;
   }
-  if (sig != wanted) log::warn("signal {} already has a handler; capturing stacks with signal {}", wanted, sig);
+  if (sig != wanted && chosen_by_user)
+    log::warn("STACK-SIGNAL asks for signal {}, which already has a handler; capturing stacks with signal {}", wanted, sig);
   return install_handler(sig);
 }
 

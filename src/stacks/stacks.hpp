@@ -28,16 +28,13 @@ struct RawStack {
 };
 
 // Once, from MPI_Init: warms up libunwind and installs the capture signal's
-// handler (SIGRTMIN+3 unless taken; MPISENTRY_STACK_SIGNAL overrides).
-// Returns false, having logged why, when no signal could be had.
-bool install_capture_signal();
+// handler on `wanted` (0: SIGRTMIN+3), or on the next real-time signal
+// without a handler when the program has one there. Returns false, having
+// logged why, when no signal could be had.
+bool install_capture_signal(int wanted);
 
 // The signal install_capture_signal() chose; 0 before, or when it failed.
 int capture_signal();
-
-// MPISENTRY_STACK_SIGNAL's value: a signal number or "SIGRTMIN+N" (or
-// "SIGRTMIN"); nothing when it is neither or out of range.
-std::optional<int> parse_signal(std::string_view text);
 
 // From another thread of this process: interrupts the thread with kernel id
 // `tid` (gettid()) with the capture signal and copies its stack. False when

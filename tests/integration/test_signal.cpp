@@ -142,11 +142,23 @@ TEST_CASE("sigterm_hang: the program's own SIGTERM handler still runs", "[signal
 
 TEST_CASE("rtsignal_taken: a program's own handler for the capture signal runs, and stacks still come",
           "[signal][deadlock]") {
+  // Installed before MPI_Init, the checker chooses another signal without a
+  // word; installed after, it moves away and says so; forced with
+  // STACK-SIGNAL onto the taken signal, it says so at MPI_Init.
+  const std::string when = GENERATE(as<std::string>{}, "before", "after");
+  const bool forced = GENERATE(false, true);
+  INFO("handler installed " << when << " MPI_Init" << (forced ? ", STACK-SIGNAL SIGRTMIN+3" : ""));
   Workspace workspace;
   const Program program = TEST_PROGRAM(rtsignal_taken);
-  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions);
+  std::vector<std::string> options = kDeadlockOptions;
+  if (forced) options.insert(options.end(), {"--stack-signal", "SIGRTMIN+3"});
+  const JobResult result = run_checked(workspace, 2, program, options, {when});
   check_deadlock(result, program,
                  {.calls = {{0, R"(MPI_Recv\()"}, {1, R"(MPI_Recv\()"}}, .blocking_functions = {"exchange"}});
   CHECK(result.out.find("rank 0: own handler ran 1 time(s)") != std::string::npos);
   CHECK(result.out.find("rank 1: own handler ran 1 time(s)") != std::string::npos);
+  const bool says_chosen = result.err.find("already has a handler; capturing stacks with signal") != std::string::npos;
+  const bool says_moved = result.err.find("the program installed a handler for signal") != std::string::npos;
+  CHECK(says_chosen == (when == "before" && forced));
+  CHECK(says_moved == (when == "after"));
 }

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -464,4 +465,42 @@ TEST_CASE("INJECT-DELAYS: bad values say what is wrong", "[config][delays]") {
   CHECK(error_of("7,lots,1s") == "job.conf:1: INJECT-DELAYS \"7,lots,1s\": PERCENT \"lots\" is not a number from 0 to 100");
   CHECK(error_of("7,5,1x") ==
         "job.conf:1: INJECT-DELAYS \"7,5,1x\": DELAY \"1x\": unknown time unit 'x' (use c, l, s, m, h, d or w)");
+}
+
+TEST_CASE("STACK-SIGNAL: auto by default, a real-time signal, SIGUSR1 or SIGUSR2 when set", "[config][signal]") {
+  CHECK(Settings{}.stack_signal == kAutoSignal);
+  const auto result = load(lookup_in({{"MPISENTRY_STACK_SIGNAL", "SIGRTMIN+5"}}));
+  CHECK(all(result.errors).empty());
+  CHECK(result.settings.stack_signal == SIGRTMIN + 5);
+  CHECK(from_text("STACK-SIGNAL sigrtmin").settings.stack_signal == SIGRTMIN);
+  CHECK(from_text("STACK-SIGNAL " + std::to_string(SIGRTMAX)).settings.stack_signal == SIGRTMAX);
+  CHECK(from_text("STACK-SIGNAL SIGUSR2").settings.stack_signal == SIGUSR2);
+  CHECK(from_text("STACK-SIGNAL " + std::to_string(SIGUSR1)).settings.stack_signal == SIGUSR1);
+  CHECK(from_text("STACK-SIGNAL SIGUSR1\nSTACK-SIGNAL auto").settings.stack_signal == kAutoSignal);
+  for (const int signal : {kAutoSignal, SIGUSR1, SIGRTMIN, SIGRTMIN + 3, SIGRTMAX}) {
+    int read_back = -1;
+    std::string error;
+    CHECK(parse_signal(format_signal(signal), read_back, error));
+    CHECK(read_back == signal);
+  }
+}
+
+TEST_CASE("STACK-SIGNAL: bad values name the key and the value", "[config][signal]") {
+  const auto error_of = [](const std::string& value) {
+    const auto result = from_text("STACK-SIGNAL " + value);
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.settings.stack_signal == kAutoSignal);
+    return result.errors[0].str();
+  };
+  const std::string expected = "; expected auto, SIGUSR1, SIGUSR2, a real-time signal SIGRTMIN+N with N from 0 to " +
+                               std::to_string(SIGRTMAX - SIGRTMIN) + ", or its number from " +
+                               std::to_string(SIGRTMIN) + " to " + std::to_string(SIGRTMAX);
+  CHECK(error_of("SIGKILL") == "job.conf:1: STACK-SIGNAL \"SIGKILL\": this signal cannot be caught" + expected);
+  CHECK(error_of("19") == "job.conf:1: STACK-SIGNAL \"19\": this signal cannot be caught" + expected);
+  CHECK(error_of("SIGSEGV") == "job.conf:1: STACK-SIGNAL \"SIGSEGV\": not a signal" + expected);
+  CHECK(error_of("SIGRTMIN-1") == "job.conf:1: STACK-SIGNAL \"SIGRTMIN-1\": not a signal" + expected);
+  CHECK(error_of("SIGRTMIN+") == "job.conf:1: STACK-SIGNAL \"SIGRTMIN+\": not a signal" + expected);
+  CHECK(error_of("SIGRTMIN+99") == "job.conf:1: STACK-SIGNAL \"SIGRTMIN+99\": not a signal the checker may use" + expected);
+  CHECK(error_of("15") == "job.conf:1: STACK-SIGNAL \"15\": not a signal the checker may use" + expected);
+  CHECK(error_of("0") == "job.conf:1: STACK-SIGNAL \"0\": not a signal the checker may use" + expected);
 }

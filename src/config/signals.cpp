@@ -1,0 +1,83 @@
+// Signal keys' values: "auto", a real-time signal, SIGUSR1 or SIGUSR2.
+#include <csignal>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "config/settings.hpp"
+#include "config/text.hpp"
+
+namespace mpisentry::config {
+namespace {
+
+constexpr std::string_view kAuto = "auto";
+constexpr std::string_view kRtMin = "SIGRTMIN";
+
+struct NamedSignal {
+  std::string_view name;
+  int number;
+};
+const NamedSignal kNamed[] = {{"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}};
+
+std::string expected() {
+  return fmt::format("expected auto, SIGUSR1, SIGUSR2, a real-time signal SIGRTMIN+N with N from 0 to {}, or its "
+                     "number from {} to {}",
+                     SIGRTMAX - SIGRTMIN, SIGRTMIN, SIGRTMAX);
+}
+
+bool read_number(std::string_view text, int& out) {
+  const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return !text.empty() && status == std::errc{} && end == text.data() + text.size();
+}
+
+}  // namespace
+
+bool parse_signal(std::string_view text, int& out, std::string& error) {
+  if (equals_ignoring_case(text, kAuto)) {
+    out = kAutoSignal;
+    return true;
+  }
+  for (const NamedSignal& named : kNamed) {
+    if (equals_ignoring_case(text, named.name)) {
+      out = named.number;
+      return true;
+    }
+  }
+  if (equals_ignoring_case(text, "SIGKILL") || equals_ignoring_case(text, "SIGSTOP") ||
+      text == std::to_string(SIGKILL) || text == std::to_string(SIGSTOP)) {
+    error = quoted(text) + ": this signal cannot be caught; " + expected();
+    return false;
+  }
+  int number = 0;
+  const std::string upper = to_upper(text);
+  if (upper.starts_with(kRtMin)) {
+    std::string_view offset = std::string_view(upper).substr(kRtMin.size());
+    if (!offset.empty() && (offset.front() != '+' || !read_number(offset.substr(1), number) || number < 0)) {
+      error = quoted(text) + ": not a signal; " + expected();
+      return false;
+    }
+    number += SIGRTMIN;
+  } else if (!read_number(text, number)) {
+    error = quoted(text) + ": not a signal; " + expected();
+    return false;
+  }
+  if (number < SIGRTMIN || number > SIGRTMAX) {
+    if (number == SIGUSR1 || number == SIGUSR2) {
+      out = number;
+      return true;
+    }
+    error = quoted(text) + ": not a signal the checker may use; " + expected();
+    return false;
+  }
+  out = number;
+  return true;
+}
+
+std::string format_signal(int signal) {
+  if (signal == kAutoSignal) return std::string(kAuto);
+  for (const NamedSignal& named : kNamed)
+    if (signal == named.number) return std::string(named.name);
+  return fmt::format("{}+{}", kRtMin, signal - SIGRTMIN);
+}
+
+}  // namespace mpisentry::config
