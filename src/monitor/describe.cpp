@@ -57,8 +57,11 @@ std::optional<int> world_peer(const comms::Info& info, int peer) {
 
 // Whom a receive from MPI_ANY_SOURCE may hear from: every rank that can send
 // to it on the communicator, itself included (another of its threads may send).
-std::vector<int> any_sender(const comms::Info& info) {
+// None when a process outside the job may send (a communicator made by
+// MPI_Comm_accept, connect or spawn): it may complete the receive.
+std::optional<std::vector<int>> any_sender(const comms::Info& info) {
   std::vector<int> senders = info.inter ? info.remote : info.local;
+  if (std::any_of(senders.begin(), senders.end(), [](int rank) { return rank < 0; })) return std::nullopt;
   std::sort(senders.begin(), senders.end());
   return senders;
 }

@@ -28,10 +28,12 @@ constexpr int me = 1;
 const MPI_Comm reversed_comm = static_cast<MPI_Comm>(0x44000001);
 const MPI_Comm inter_comm = static_cast<MPI_Comm>(0x44000002);
 const MPI_Comm untracked_comm = static_cast<MPI_Comm>(0x44000003);
+const MPI_Comm accepted_comm = static_cast<MPI_Comm>(0x44000004);
 constexpr std::uint64_t world_id = comms::kWorldId;
 constexpr std::uint64_t reversed_id = 71;  // world ranks in reverse order: comm rank r is world rank 3 - r
 constexpr std::uint64_t inter_id = 72;     // local group {0, 1}, remote group {2, 3}
 constexpr std::uint64_t file_id = 73;      // a file opened on MPI_COMM_WORLD
+constexpr std::uint64_t accepted_id = 74;  // MPI_Comm_accept's: the remote process is outside the job
 
 std::optional<comms::Info> lookup(const CallRecord& call) {
   const auto is = [&](std::uint64_t id, MPI_Comm handle) { return call.comm_id == id || call.comm == handle; };
@@ -39,6 +41,8 @@ std::optional<comms::Info> lookup(const CallRecord& call) {
   if (is(reversed_id, reversed_comm)) return comms::Info{reversed_id, {3, 2, 1, 0}, {}, false, true, "the reversed comm"};
   if (is(inter_id, inter_comm)) return comms::Info{inter_id, {0, 1}, {2, 3}, true, true, "the inter comm"};
   if (call.comm_id == file_id) return comms::Info{file_id, {0, 1, 2, 3}, {}, false, true, "the file"};
+  if (is(accepted_id, accepted_comm))
+    return comms::Info{accepted_id, {0, 1, 2, 3}, {MPI_UNDEFINED}, true, true, "the accepted comm"};
   return std::nullopt;
 }
 
@@ -633,4 +637,12 @@ TEST_CASE("accept, connect, spawn and join wait for no rank of the job, yet coun
     check_no_wait(w);
     CHECK(w.collective.comm_id == 0);
   }
+}
+
+TEST_CASE("a receive from MPI_ANY_SOURCE that a process outside the job may complete waits for nothing",
+          "[describe]") {
+  check_no_wait(waits(recv(MPI_ANY_SOURCE, accepted_comm)));
+  const std::vector<RequestView> views{incomplete(started(recv(MPI_ANY_SOURCE, accepted_comm), FunctionId::Irecv), 10),
+                                       incomplete(irecv(2), 11)};
+  check_no_wait(waits(on_requests(FunctionId::Waitany, views), views));
 }
