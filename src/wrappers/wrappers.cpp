@@ -134,9 +134,9 @@ CallRecord file_access(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Coun
   return with_file_data(r, offset, buf, count, datatype);
 }
 
-// Accept, connect, spawn: collective over comm (counted there, so that a
-// member in another collective is a mismatch) and waiting for processes
-// outside the job, which the checker cannot see.
+// Accept, connect, spawn (and join, with no comm): collective over comm
+// (counted there, so that a member in another collective is a mismatch) and
+// waiting for processes outside the job, which the checker cannot see.
 CallRecord connection(int root, MPI_Comm comm) {
   return counted_collective(CallShape::Connection, nullptr, 0, MPI_DATATYPE_NULL, root, MPI_OP_NULL, comm);
 }
