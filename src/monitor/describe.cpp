@@ -64,8 +64,11 @@ std::optional<int> world_peer(const comms::Info& info, int peer) {
 
 // Whom a receive from MPI_ANY_SOURCE may hear from: every rank that can send
 // to it on the communicator, itself included (another of its threads may send).
-std::vector<int> any_sender(const comms::Info& info) {
+// None when a process outside the job may send (a communicator made by
+// MPI_Comm_accept, connect or spawn): it may complete the receive.
+std::optional<std::vector<int>> any_sender(const comms::Info& info) {
   std::vector<int> senders = info.inter ? info.remote : info.local;
+  if (std::any_of(senders.begin(), senders.end(), [](int rank) { return rank < 0; })) return std::nullopt;
   std::sort(senders.begin(), senders.end());
   return senders;
 }
@@ -178,19 +181,30 @@ CollectiveRule rule_of(const CallRecord& call, bool is_root) {
     case FunctionId::Intercomm_merge:
     case FunctionId::Dist_graph_create: return CollectiveRule::EveryMember;
     case FunctionId::Allreduce:
+    case FunctionId::Allreduce_c:
     case FunctionId::Allgather:
+    case FunctionId::Allgather_c:
     case FunctionId::Alltoall:
+    case FunctionId::Alltoall_c:
     case FunctionId::Reduce_scatter_block:
+    case FunctionId::Reduce_scatter_block_c:
       return has_data ? CollectiveRule::EveryMember : CollectiveRule::MayWait;
     case FunctionId::Bcast:
+    case FunctionId::Bcast_c:
     case FunctionId::Scatter:
+    case FunctionId::Scatter_c:
     case FunctionId::Scatterv:
+    case FunctionId::Scatterv_c:
       return has_data && !is_root ? CollectiveRule::Root : CollectiveRule::MayWait;
     case FunctionId::Gather:
+    case FunctionId::Gather_c:
     case FunctionId::Reduce:
+    case FunctionId::Reduce_c:
       return has_data && is_root ? CollectiveRule::RootNeedsAll : CollectiveRule::MayWait;
     case FunctionId::Scan:
-    case FunctionId::Exscan: return has_data ? CollectiveRule::EarlierMembers : CollectiveRule::MayWait;
+    case FunctionId::Scan_c:
+    case FunctionId::Exscan:
+    case FunctionId::Exscan_c: return has_data ? CollectiveRule::EarlierMembers : CollectiveRule::MayWait;
     default: return CollectiveRule::MayWait;
   }
 }
@@ -265,6 +279,22 @@ Waits collective_waits(const CallRecord& call, int world_rank, const Communicato
   w.possible.insert(w.possible.end(), own_group.begin(), own_group.end());
   std::sort(w.definite.begin(), w.definite.end());
   std::sort(w.possible.begin(), w.possible.end());
+  return w;
+}
+
+// Accept, connect, spawn and join wait for processes outside the job: no
+// wait on a rank of it, so that they never take part in a cycle. Over a
+// communicator they are still its collective, for the mismatch rule.
+Waits connection_waits(const CallRecord& call, const CommunicatorLookup& communicator) {
+  Waits w;
+  const std::string name = name_of(call);
+  w.reason = name + " waits for processes outside the job, which mpisentry cannot see";
+  if (call.comm_id == 0) return w;
+  w.collective.comm_id = call.comm_id;
+  w.collective.sequence = call.sequence;
+  w.collective.function = name;
+  if (const std::optional<comms::Info> info = communicator(call))
+    w.collective.root = world_peer(*info, call.peer).value_or(-1);
   return w;
 }
 
@@ -346,7 +376,14 @@ Waits derive_waits(const CallRecord& call, const std::vector<RequestView>& reque
       return w;
     }
     case CallShape::Collective:
-    case CallShape::Rooted: return collective_waits(call, world_rank, communicator);
+    case CallShape::Rooted:
+    case CallShape::FileCollective: return collective_waits(call, world_rank, communicator);
+    case CallShape::FileAccess: {
+      Waits w;
+      w.reason = name_of(call) + ": independent file access waits for no other rank";
+      return w;
+    }
+    case CallShape::Connection: return connection_waits(call, communicator);
     case CallShape::Requests: return request_waits(call, requests, communicator);
     case CallShape::Finalize: {
       Waits w;
@@ -430,6 +467,15 @@ std::string Describer::arguments(const CallRecord& call, const std::vector<Reque
       return call.datatype == MPI_DATATYPE_NULL ? comm : fmt::format("{}{}, {}", buffer(), op, comm);
     case CallShape::Rooted: return fmt::format("{}{}, root={}, {}", buffer(), op, peer_text(call.peer), comm);
     case CallShape::Neighborhood: return comm;
+    case CallShape::FileCollective:
+    case CallShape::FileAccess: {
+      std::string text = "fh=" + (call.file == MPI_FILE_NULL ? std::string("MPI_FILE_NULL") : handle_text(call.file));
+      if (call.file != MPI_FILE_NULL && info) text += fmt::format(" ({})", info->name);
+      if (call.offset >= 0) text += fmt::format(", offset={}", call.offset);
+      return call.datatype == MPI_DATATYPE_NULL ? text : fmt::format("{}, {}", text, buffer());
+    }
+    case CallShape::Connection:
+      return call.comm == MPI_COMM_NULL ? "" : fmt::format("root={}, {}", peer_text(call.peer), comm);
     case CallShape::Requests: {
       constexpr std::size_t kListed = 4;
       std::vector<std::string> listed;

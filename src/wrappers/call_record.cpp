@@ -18,6 +18,8 @@ const FunctionInfo& function_info(FunctionId id) {
 #define MPISENTRY_ICREATES_COMM(name, ...) {"MPI_" #name, CallKind::Nonblocking},
 #include "wrappers/mpi_functions.def"
       {"MPI_Comm_free", CallKind::Blocking},
+      {"MPI_Comm_disconnect", CallKind::Blocking},
+      {"MPI_File_close", CallKind::Blocking},
       {"MPI_Finalize", CallKind::Blocking},
   };
   static_assert(sizeof(table) / sizeof(table[0]) == static_cast<std::size_t>(FunctionId::Count));

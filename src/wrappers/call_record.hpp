@@ -27,6 +27,8 @@ enum class FunctionId : std::uint16_t {
 #define MPISENTRY_ICREATES_COMM(name, ...) name,
 #include "wrappers/mpi_functions.def"
   Comm_free,
+  Comm_disconnect,
+  File_close,
   Finalize,
   Count
 };
@@ -58,6 +60,9 @@ enum class CallShape : std::uint8_t {
   Neighborhood,    // collective over the topology's neighbours only
   Requests,        // Wait/Test family over request_count requests
   Window,          // RMA synchronization on a window
+  FileCollective,  // MPI-IO collective over the file's communicator, counted on the file's id
+  FileAccess,      // independent MPI-IO: waits for no other rank
+  Connection,      // accept/connect/spawn/join: waits for processes outside the job
   Opaque,          // a request-creating call whose completion the checker cannot read
   Finalize,
 };
@@ -86,6 +91,8 @@ struct CallRecord {
   std::uint64_t comm_id = 0;
   std::uint64_t sequence = 0;
   MPI_Op op = MPI_OP_NULL;
+  MPI_File file = MPI_FILE_NULL;  // the File shapes
+  std::int64_t offset = -1;       // explicit-offset file calls; -1 for the others
   MPI_Request requests[kCopiedRequests];  // Requests shape: min(request_count, kCopiedRequests) of them
 
   // How many leading bytes hold this call's fields: the rest is not written

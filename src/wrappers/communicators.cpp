@@ -24,6 +24,8 @@ constexpr std::uint64_t kChildSeed = 0xC411D;
 constexpr std::uint64_t kGroupSeed = 0x6A0F;
 constexpr std::uint64_t kInterSeed = 0x1A7E;
 constexpr std::uint64_t kUnseenSeed = 0x5EE;
+constexpr std::uint64_t kFromGroupsSeed = 0xF6A0;
+constexpr std::uint64_t kFileSeed = 0xF11E;
 
 std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
   // splitmix64's finalizer over the running hash and the value
@@ -41,6 +43,14 @@ std::uint64_t key_of(MPI_Comm comm) {
   static_assert(sizeof(MPI_Comm) <= sizeof(key));
   std::memcpy(&key, &comm, sizeof(MPI_Comm));
   return key + 1;
+}
+
+// Files share the table: the top bit keeps their keys apart from communicators'.
+std::uint64_t key_of(MPI_File file) {
+  std::uint64_t key = 0;
+  static_assert(sizeof(MPI_File) <= sizeof(key));
+  std::memcpy(&key, &file, sizeof(MPI_File));
+  return (key + 1) | (std::uint64_t{1} << 63);
 }
 
 // The lock-free part, read and counted by the wrappers: handle -> id and
@@ -67,10 +77,7 @@ MPI_Group world_group = MPI_GROUP_NULL;
 
 std::size_t home_of(std::uint64_t key) { return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 52); }
 
-Slot* find_slot(MPI_Comm comm) {
-  if (comm == MPI_COMM_WORLD) return &world_slot;
-  if (comm == MPI_COMM_SELF) return &self_slot;
-  const std::uint64_t key = key_of(comm);
+Slot* find_key(std::uint64_t key) {
   const std::size_t home = home_of(key);
   for (std::size_t i = 0; i < kProbes; ++i) {
     Slot& slot = slots[(home + i) % kSlots];
@@ -81,9 +88,14 @@ Slot* find_slot(MPI_Comm comm) {
   return nullptr;
 }
 
-// Under the lock. False when the table has no room: the communicator stays untracked.
-bool insert_slot(MPI_Comm comm, std::uint64_t id) {
-  const std::uint64_t key = key_of(comm);
+Slot* find_slot(MPI_Comm comm) {
+  if (comm == MPI_COMM_WORLD) return &world_slot;
+  if (comm == MPI_COMM_SELF) return &self_slot;
+  return find_key(key_of(comm));
+}
+
+// Under the lock. False when the table has no room: the handle stays untracked.
+bool insert_key(std::uint64_t key, std::uint64_t id) {
   const std::size_t home = home_of(key);
   for (std::size_t i = 0; i < kProbes; ++i) {
     Slot& slot = slots[(home + i) % kSlots];
@@ -140,17 +152,20 @@ std::string name_of(std::uint64_t id) {
   return found != live.end() ? found->second.name : "a communicator";
 }
 
-// Under the lock: the n-th communicator made under `creation_key` gets its
-// id, and the name "<how> #n of <parent>" that tells twins apart in reports
-// (just `how` without a parent).
-void register_created(MPI_Comm created, std::uint64_t creation_key, Info info, std::string_view how,
+// Under the lock: the n-th communicator (or file) made under `creation_key`
+// gets its id, and the name "<how> #n of <parent>" that tells twins apart in
+// reports (just `how` without a parent); `handle_key` is 0 on a member that
+// is not in a new one.
+void register_created(std::uint64_t handle_key, std::uint64_t creation_key, Info info, std::string_view how,
                       std::string_view parent = {}) {
   const std::uint64_t made_before = creations[creation_key]++;
-  if (created == MPI_COMM_NULL) return;
+  if (handle_key == 0) return;
   info.name = parent.empty() ? std::string(how) : fmt::format("{} #{} of {}", how, made_before + 1, parent);
   info.id = as_id(mix(mix(creation_key, made_before), lowest_leader(info)));
-  if (insert_slot(created, info.id)) live[info.id] = std::move(info);
+  if (insert_key(handle_key, info.id)) live[info.id] = std::move(info);
 }
+
+std::uint64_t created_key(MPI_Comm created) { return created == MPI_COMM_NULL ? 0 : key_of(created); }
 
 // Under the lock: a communicator made by a call the checker did not see,
 // named by its members (twins with the same members share the id).
@@ -163,7 +178,7 @@ std::uint64_t register_unseen(MPI_Comm comm) {
   info.seen_created = false;
   info.name = "a communicator made by a call mpisentry did not see";
   const std::uint64_t id = info.id;
-  if (!insert_slot(comm, id)) return 0;
+  if (!insert_key(key_of(comm), id)) return 0;
   live[id] = std::move(info);
   return id;
 }
@@ -171,6 +186,19 @@ std::uint64_t register_unseen(MPI_Comm comm) {
 std::uint64_t parent_id(MPI_Comm parent) {
   if (const Slot* slot = find_slot(parent)) return slot->id.load(std::memory_order_relaxed);
   return parent == MPI_COMM_NULL ? 0 : register_unseen(parent);
+}
+
+// Under the lock: a freed communicator or closed file, whose id was `id`.
+void forget(Slot* slot, std::uint64_t id) {
+  if (slot == nullptr || slot == &world_slot || slot == &self_slot || slot->id.load() != id) return;
+  freed_counts.push_back({id, slot->entered.load(std::memory_order_relaxed)});
+  if (freed_counts.size() > kFreedKept) freed_counts.pop_front();
+  slot->key.store(kRemoved, std::memory_order_release);
+  if (auto found = live.find(id); found != live.end()) {
+    recently_freed.push_back(std::move(found->second));
+    live.erase(found);
+    if (recently_freed.size() > kFreedKept) recently_freed.pop_front();
+  }
 }
 
 }  // namespace
@@ -190,7 +218,7 @@ void created_from(MPI_Comm parent, MPI_Comm created, const char* how) {
   const std::lock_guard lock(mutex);
   const std::uint64_t parent_key = parent_id(parent);
   Info info = created == MPI_COMM_NULL ? Info{} : read_groups(created);
-  register_created(created, mix(kChildSeed, parent_key), std::move(info), how, name_of(parent_key));
+  register_created(created_key(created), mix(kChildSeed, parent_key), std::move(info), how, name_of(parent_key));
 }
 
 void created_by_group(MPI_Comm parent, int tag, MPI_Comm created) {
@@ -200,7 +228,7 @@ void created_by_group(MPI_Comm parent, int tag, MPI_Comm created) {
   const std::uint64_t parent_key = parent_id(parent);
   const std::uint64_t key =
       mix(mix(mix(kGroupSeed, parent_key), static_cast<std::uint64_t>(tag)), lowest_leader(info));
-  register_created(created, key, std::move(info), "MPI_Comm_create_group", name_of(parent_key));
+  register_created(created_key(created), key, std::move(info), "MPI_Comm_create_group", name_of(parent_key));
 }
 
 void created_intercomm(int tag, MPI_Comm created) {
@@ -210,21 +238,36 @@ void created_intercomm(int tag, MPI_Comm created) {
   const std::uint64_t a = info.local.empty() ? 0 : static_cast<std::uint64_t>(info.local.front());
   const std::uint64_t b = info.remote.empty() ? 0 : static_cast<std::uint64_t>(info.remote.front());
   const std::uint64_t key = mix(mix(mix(kInterSeed, std::min(a, b)), std::max(a, b)), static_cast<std::uint64_t>(tag));
-  register_created(created, key, std::move(info), "MPI_Intercomm_create");
+  register_created(created_key(created), key, std::move(info), "MPI_Intercomm_create");
+}
+
+void created_from_groups(const char* stringtag, MPI_Comm created, const char* how) {
+  if (created == MPI_COMM_NULL || stringtag == nullptr) return;
+  const std::lock_guard lock(mutex);
+  Info info = read_groups(created);
+  std::uint64_t key = kFromGroupsSeed;
+  for (const char* c = stringtag; *c != '\0'; ++c) key = mix(key, static_cast<unsigned char>(*c));
+  register_created(key_of(created), mix(key, lowest_leader(info)), std::move(info),
+                   fmt::format("{} \"{}\"", how, stringtag));
+}
+
+void opened_file(MPI_Comm comm, MPI_File file) {
+  if (file == MPI_FILE_NULL) return;
+  const std::lock_guard lock(mutex);
+  const std::uint64_t parent_key = parent_id(comm);
+  Info info = read_groups(comm);
+  register_created(key_of(file), mix(kFileSeed, parent_key), std::move(info), "the file MPI_File_open",
+                   name_of(parent_key));
 }
 
 void freed(MPI_Comm comm, std::uint64_t id) {
   const std::lock_guard lock(mutex);
-  Slot* slot = find_slot(comm);
-  if (slot == nullptr || slot == &world_slot || slot == &self_slot || slot->id.load() != id) return;
-  freed_counts.push_back({id, slot->entered.load(std::memory_order_relaxed)});
-  if (freed_counts.size() > kFreedKept) freed_counts.pop_front();
-  slot->key.store(kRemoved, std::memory_order_release);
-  if (auto found = live.find(id); found != live.end()) {
-    recently_freed.push_back(std::move(found->second));
-    live.erase(found);
-    if (recently_freed.size() > kFreedKept) recently_freed.pop_front();
-  }
+  forget(find_slot(comm), id);
+}
+
+void closed_file(MPI_File file, std::uint64_t id) {
+  const std::lock_guard lock(mutex);
+  forget(find_key(key_of(file)), id);
 }
 
 Collective enter_collective(MPI_Comm comm) noexcept {
@@ -238,6 +281,19 @@ Collective enter_collective(MPI_Comm comm) noexcept {
   const std::uint64_t sequence = slot->entered.load(std::memory_order_relaxed) + 1;
   slot->entered.store(sequence, std::memory_order_relaxed);
   return {slot->id.load(std::memory_order_relaxed), sequence};
+}
+
+Collective enter_collective(MPI_File file) noexcept {
+  Slot* slot = file == MPI_FILE_NULL ? nullptr : find_key(key_of(file));
+  if (slot == nullptr) return {};
+  const std::uint64_t sequence = slot->entered.load(std::memory_order_relaxed) + 1;
+  slot->entered.store(sequence, std::memory_order_relaxed);
+  return {slot->id.load(std::memory_order_relaxed), sequence};
+}
+
+std::uint64_t id_of(MPI_File file) noexcept {
+  const Slot* slot = file == MPI_FILE_NULL ? nullptr : find_key(key_of(file));
+  return slot ? slot->id.load(std::memory_order_relaxed) : 0;
 }
 
 std::uint64_t id_of(MPI_Comm comm) noexcept {

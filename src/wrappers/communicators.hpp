@@ -32,6 +32,16 @@ void created_from(MPI_Comm parent, MPI_Comm created, const char* how);
 void created_by_group(MPI_Comm parent, int tag, MPI_Comm created);
 // MPI_Intercomm_create: the two groups agree through their leaders and tag.
 void created_intercomm(int tag, MPI_Comm created);
+// MPI_Comm_create_from_group and MPI_Intercomm_create_from_groups: no parent,
+// the members agree through the string tag and the lowest member (`how`
+// names the call).
+void created_from_groups(const char* stringtag, MPI_Comm created, const char* how);
+// After MPI_File_open succeeded on `comm`: the file's collectives are
+// collective over comm's members and are counted on the file's own id,
+// derived like a communicator's from comm's.
+void opened_file(MPI_Comm comm, MPI_File file);
+// After MPI_File_close closed `file`, whose id was `id` before the call.
+void closed_file(MPI_File file, std::uint64_t id);
 // After MPI_Comm_free freed `comm`, whose id was `id` before the call: MPI
 // may hand the handle out again, so only an entry still of that id goes.
 void freed(MPI_Comm comm, std::uint64_t id);
@@ -42,9 +52,14 @@ struct Collective {
 };
 // From a collective's wrapper, in the calling thread: counts the call.
 Collective enter_collective(MPI_Comm comm) noexcept;
+// The same for a file's collective; a file not opened through the checker
+// (or MPI_FILE_NULL) is not tracked.
+Collective enter_collective(MPI_File file) noexcept;
 
 // The id of a live communicator; 0 when unknown. Cheap for MPI_COMM_WORLD.
 std::uint64_t id_of(MPI_Comm comm) noexcept;
+// The id of an open file; 0 when unknown.
+std::uint64_t id_of(MPI_File file) noexcept;
 
 struct Info {
   std::uint64_t id = 0;

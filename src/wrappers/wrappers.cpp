@@ -100,6 +100,47 @@ CallRecord neighborhood(MPI_Comm comm) {
                             comm);
 }
 
+// A collective over a file's communicator, counted on the file's own id.
+CallRecord file_collective(MPI_File fh) {
+  CallRecord r;
+  r.shape = CallShape::FileCollective;
+  r.file = fh;
+  const comms::Collective counted = comms::enter_collective(fh);
+  r.comm_id = counted.id;
+  r.sequence = counted.sequence;
+  return r;
+}
+
+// File reads and writes; `offset` is -1 for those at a file pointer.
+CallRecord with_file_data(CallRecord r, MPI_Offset offset, const void* buf, MPI_Count count, MPI_Datatype datatype) {
+  r.offset = offset;
+  r.buffer = buf;
+  r.count = count;
+  r.datatype = datatype;
+  return r;
+}
+
+CallRecord file_collective_data(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count,
+                                MPI_Datatype datatype) {
+  return with_file_data(file_collective(fh), offset, buf, count, datatype);
+}
+
+// Independent file access: blocks on the file system, never on another rank.
+CallRecord file_access(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count, MPI_Datatype datatype) {
+  CallRecord r;
+  r.shape = CallShape::FileAccess;
+  r.file = fh;
+  r.comm_id = comms::id_of(fh);  // for the report: which file
+  return with_file_data(r, offset, buf, count, datatype);
+}
+
+// Accept, connect, spawn (and join, with no comm): collective over comm
+// (counted there, so that a member in another collective is a mismatch) and
+// waiting for processes outside the job, which the checker cannot see.
+CallRecord connection(int root, MPI_Comm comm) {
+  return counted_collective(CallShape::Connection, nullptr, 0, MPI_DATATYPE_NULL, root, MPI_OP_NULL, comm);
+}
+
 // A call whose waits the checker cannot read (its comm is still printed).
 CallRecord unreadable(MPI_Comm comm) {
   CallRecord r;
@@ -268,14 +309,39 @@ MPISENTRY_API int MPI_Query_thread(int* provided) {
   return result;
 }
 
-MPISENTRY_API int MPI_Comm_free(MPI_Comm* comm) {
-  // MPI sets *comm to MPI_COMM_NULL and may hand the handle out again.
+namespace {
+
+// MPI_Comm_free and MPI_Comm_disconnect, collective over *comm: MPI sets
+// *comm to MPI_COMM_NULL and may hand the handle out again.
+int release_communicator(MPI_Comm* comm, FunctionId function, int (*release)(MPI_Comm*), const void* call_site) {
   const MPI_Comm freeing = comm ? *comm : MPI_COMM_NULL;
   const std::uint64_t freeing_id = comms::id_of(freeing);
   CallRecord record = collective(freeing);
-  ThreadState& self = enter(record, FunctionId::Comm_free, __builtin_return_address(0));
-  const int result = PMPI_Comm_free(comm);
+  ThreadState& self = enter(record, function, call_site);
+  const int result = release(comm);
   if (result == MPI_SUCCESS) comms::freed(freeing, freeing_id);
+  self.leave(true);
+  return result;
+}
+
+}  // namespace
+
+MPISENTRY_API int MPI_Comm_free(MPI_Comm* comm) {
+  return release_communicator(comm, FunctionId::Comm_free, PMPI_Comm_free, __builtin_return_address(0));
+}
+
+MPISENTRY_API int MPI_Comm_disconnect(MPI_Comm* comm) {
+  return release_communicator(comm, FunctionId::Comm_disconnect, PMPI_Comm_disconnect, __builtin_return_address(0));
+}
+
+MPISENTRY_API int MPI_File_close(MPI_File* fh) {
+  // MPI sets *fh to MPI_FILE_NULL and may hand the handle out again.
+  const MPI_File closing = fh ? *fh : MPI_FILE_NULL;
+  const std::uint64_t closing_id = comms::id_of(closing);
+  CallRecord record = file_collective(closing);
+  ThreadState& self = enter(record, FunctionId::File_close, __builtin_return_address(0));
+  const int result = PMPI_File_close(fh);
+  if (result == MPI_SUCCESS) comms::closed_file(closing, closing_id);
   self.leave(true);
   return result;
 }

@@ -28,15 +28,21 @@ constexpr int me = 1;
 const MPI_Comm reversed_comm = static_cast<MPI_Comm>(0x44000001);
 const MPI_Comm inter_comm = static_cast<MPI_Comm>(0x44000002);
 const MPI_Comm untracked_comm = static_cast<MPI_Comm>(0x44000003);
+const MPI_Comm accepted_comm = static_cast<MPI_Comm>(0x44000004);
 constexpr std::uint64_t world_id = comms::kWorldId;
 constexpr std::uint64_t reversed_id = 71;  // world ranks in reverse order: comm rank r is world rank 3 - r
 constexpr std::uint64_t inter_id = 72;     // local group {0, 1}, remote group {2, 3}
+constexpr std::uint64_t file_id = 73;      // a file opened on MPI_COMM_WORLD
+constexpr std::uint64_t accepted_id = 74;  // MPI_Comm_accept's: the remote process is outside the job
 
 std::optional<comms::Info> lookup(const CallRecord& call) {
   const auto is = [&](std::uint64_t id, MPI_Comm handle) { return call.comm_id == id || call.comm == handle; };
   if (is(world_id, MPI_COMM_WORLD)) return comms::Info{world_id, {0, 1, 2, 3}, {}, false, true, "MPI_COMM_WORLD"};
   if (is(reversed_id, reversed_comm)) return comms::Info{reversed_id, {3, 2, 1, 0}, {}, false, true, "the reversed comm"};
   if (is(inter_id, inter_comm)) return comms::Info{inter_id, {0, 1}, {2, 3}, true, true, "the inter comm"};
+  if (call.comm_id == file_id) return comms::Info{file_id, {0, 1, 2, 3}, {}, false, true, "the file"};
+  if (is(accepted_id, accepted_comm))
+    return comms::Info{accepted_id, {0, 1, 2, 3}, {MPI_UNDEFINED}, true, true, "the accepted comm"};
   return std::nullopt;
 }
 
@@ -546,4 +552,103 @@ TEST_CASE("neighbourhood collectives, window synchronization, matched receives a
     check_no_wait(w);
     CHECK_THAT(w.reason, Contains(function_info(call.function).name));
   }
+}
+
+TEST_CASE("a large-count collective waits like its int-count twin", "[describe]") {
+  const std::vector<std::pair<FunctionId, FunctionId>> twins{
+      {FunctionId::Bcast, FunctionId::Bcast_c},         {FunctionId::Scatter, FunctionId::Scatter_c},
+      {FunctionId::Scatterv, FunctionId::Scatterv_c},   {FunctionId::Gather, FunctionId::Gather_c},
+      {FunctionId::Reduce, FunctionId::Reduce_c},       {FunctionId::Allreduce, FunctionId::Allreduce_c},
+      {FunctionId::Allgather, FunctionId::Allgather_c}, {FunctionId::Alltoall, FunctionId::Alltoall_c},
+      {FunctionId::Scan, FunctionId::Scan_c},           {FunctionId::Exscan, FunctionId::Exscan_c},
+      {FunctionId::Reduce_scatter_block, FunctionId::Reduce_scatter_block_c},
+      {FunctionId::Alltoallv, FunctionId::Alltoallv_c}, {FunctionId::Gatherv, FunctionId::Gatherv_c}};
+  for (const auto& [int_count, large_count] : twins) {
+    // As a leaf (root 2), as the root, and unrooted.
+    for (const int root : {2, me, MPI_PROC_NULL}) {
+      INFO(function_info(large_count).name << " with root " << root);
+      const auto call = [&](FunctionId function) {
+        return root == MPI_PROC_NULL ? collective(function, 4) : rooted(function, root);
+      };
+      const Waits expected = waits(call(int_count));
+      const Waits w = waits(call(large_count));
+      CHECK(w.mode == expected.mode);
+      CHECK(w.definite == expected.definite);
+      CHECK(w.possible == expected.possible);
+      CHECK(w.collective.function == function_info(large_count).name);
+    }
+  }
+  SECTION("for example an MPI_Allreduce_c with data waits definitely for every other member") {
+    const Waits w = waits(collective(FunctionId::Allreduce_c, 4));
+    CHECK(w.mode == WaitMode::All);
+    CHECK(w.definite == Ranks{0, 2, 3});
+  }
+}
+
+TEST_CASE("a collective on a file waits possibly for the members of its communicator; independent IO for nobody",
+          "[describe]") {
+  CallRecord write_all;
+  write_all.function = FunctionId::File_write_all;
+  write_all.shape = CallShape::FileCollective;
+  write_all.comm_id = file_id;
+  write_all.sequence = 2;
+  SECTION("MPI_File_write_all: MPI may or may not make it synchronize") {
+    const Waits w = waits(write_all);
+    CHECK(w.mode == WaitMode::None);
+    CHECK(w.definite.empty());
+    CHECK(w.possible == Ranks{0, 2, 3});
+    CHECK(w.collective.comm_id == file_id);
+    CHECK(w.collective.sequence == 2);
+    CHECK(w.collective.function == "MPI_File_write_all");
+    CHECK_THAT(w.reason, Contains("on the file (its collective #2 there)"));
+  }
+  SECTION("a file the checker did not see opened (MPI_FILE_NULL): no wait") {
+    write_all.comm_id = 0;
+    const Waits w = waits(write_all);
+    check_no_wait(w);
+    CHECK(w.collective.comm_id == 0);
+  }
+  SECTION("MPI_File_write_at: independent") {
+    CallRecord write_at;
+    write_at.function = FunctionId::File_write_at;
+    write_at.shape = CallShape::FileAccess;
+    write_at.comm_id = file_id;
+    const Waits w = waits(write_at);
+    check_no_wait(w);
+    CHECK(w.collective.comm_id == 0);
+    CHECK_THAT(w.reason, Contains("MPI_File_write_at: independent file access waits for no other rank"));
+  }
+}
+
+TEST_CASE("accept, connect, spawn and join wait for no rank of the job, yet count as their communicator's collective",
+          "[describe]") {
+  for (FunctionId function : {FunctionId::Comm_accept, FunctionId::Comm_connect, FunctionId::Comm_spawn,
+                              FunctionId::Comm_spawn_multiple}) {
+    CallRecord call = collective(function, 0, world_id, 4, 0);
+    call.shape = CallShape::Connection;
+    const Waits w = waits(call);
+    INFO(function_info(function).name);
+    check_no_wait(w);
+    CHECK_THAT(w.reason, Contains("outside the job"));
+    CHECK(w.collective.comm_id == world_id);
+    CHECK(w.collective.sequence == 4);
+    CHECK(w.collective.root == 0);
+    CHECK(w.collective.function == function_info(function).name);
+  }
+  SECTION("MPI_Comm_join has no communicator") {
+    CallRecord join;
+    join.function = FunctionId::Comm_join;
+    join.shape = CallShape::Connection;
+    const Waits w = waits(join);
+    check_no_wait(w);
+    CHECK(w.collective.comm_id == 0);
+  }
+}
+
+TEST_CASE("a receive from MPI_ANY_SOURCE that a process outside the job may complete waits for nothing",
+          "[describe]") {
+  check_no_wait(waits(recv(MPI_ANY_SOURCE, accepted_comm)));
+  const std::vector<RequestView> views{incomplete(started(recv(MPI_ANY_SOURCE, accepted_comm), FunctionId::Irecv), 10),
+                                       incomplete(irecv(2), 11)};
+  check_no_wait(waits(on_requests(FunctionId::Waitany, views), views));
 }
