@@ -32,8 +32,11 @@ TEST_CASE("fortran_bindings: a barrier against a receive, through every Fortran 
       check_deadlock(result, binding.program,
                      {.calls = {{0, R"(MPI_Barrier\()"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
                       .blocking_functions = {"synchronize_", "wait_for_work_"}});
+      const std::string report = result.report.value_or("");
       // The duplicate was made through the same binding, and seen.
-      CHECK(result.report.value_or("").find("MPI_Comm_dup of MPI_COMM_WORLD") != std::string::npos);
+      CHECK(report.find("MPI_Comm_dup of MPI_COMM_WORLD") != std::string::npos);
+      // The barrier was recorded once, not again by a PMPI call inside the binding.
+      CHECK(report.find("its collective #1 there") != std::string::npos);
     }
   }
 }
@@ -51,4 +54,13 @@ TEST_CASE("fortran_bindings: a receive waiting for a computing rank, through eve
       CHECK(result.err.find("checking 2 ranks") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("relro_barrier: a PMPI call through a read-only GOT slot of an MPICH Fortran library", "[deadlock][fortran]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(relro_barrier);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions);
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Barrier\()"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"main", "main"}});
 }
