@@ -11,16 +11,19 @@ using namespace harness;
 namespace {
 
 // threads_stress under ctest: 8 threads per rank as in scripts/stress, with
-// fewer exchanges each so that the test takes seconds on 2 cores.
+// fewer exchanges each so that the test takes seconds on 2 cores; then rank
+// 0 computes well past the timeout.
 const std::string kStressThreads = "8";
 const std::string kStressExchanges = "5000";
+const std::string kLongComputation = std::to_string(3 * kDeadlockTimeoutSeconds);
 
 }  // namespace
 
-TEST_CASE("threads_stress: 8 threads per rank exchange with the other rank's threads", "[clean][threads]") {
+TEST_CASE("threads_stress: 8 threads per rank exchange with the other rank's threads, then rank 0 computes",
+          "[clean][threads]") {
   Workspace workspace;
   const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(threads_stress), kDeadlockOptions,
-                                                     {kStressThreads, kStressExchanges});
+                                                     {kStressThreads, kStressExchanges, kLongComputation});
   CHECK(plain.out.starts_with("checksum "));
 }
 

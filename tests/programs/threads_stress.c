@@ -1,8 +1,10 @@
 /* Stress (MPI_THREAD_MULTIPLE): argv[1] threads per rank, each doing argv[2]
  * exchanges with the thread of the same number on the other rank (tag = the
  * thread's number), alternately an MPI_Sendrecv and an MPI_Irecv + MPI_Isend
- * + MPI_Waitall. Correct: it must end with the checksum it prints without
- * the checker. */
+ * + MPI_Waitall. Then rank 0 computes for argv[3] seconds while rank 1 waits
+ * in MPI_Reduce: a lost update of rank 0's call counters would make it look
+ * blocked in MPI meanwhile. Correct: it must end with the checksum it prints
+ * without the checker. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -51,6 +53,7 @@ int main(int argc, char** argv) {
   other_rank = 1 - rank;
   const long threads = count_argument(argc, argv, 1, "threads per rank");
   exchanges = count_argument(argc, argv, 2, "exchanges per thread");
+  const double compute_seconds = seconds_argument(argc, argv, 3, "rank 0's computation after the exchanges");
   if (threads > kMostThreads) {
     if (rank == 0) fprintf(stderr, "threads_stress: at most %d threads per rank, got %ld\n", kMostThreads, threads);
     MPI_Abort(MPI_COMM_WORLD, 2);
@@ -63,6 +66,7 @@ int main(int argc, char** argv) {
     pthread_join(workers[t], &sum);
     total += (long)sum;
   }
+  if (rank == 0) compute_for(compute_seconds);
   long all = 0;
   MPI_Reduce(&total, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0) printf("checksum %ld\n", all);
