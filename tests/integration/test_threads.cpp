@@ -56,15 +56,15 @@ TEST_CASE("serialized_turns: a worker thread, not the one that initialized MPI, 
   CHECK(result.err.find("MPI_THREAD_SERIALIZED, yet") == std::string::npos);
 }
 
-TEST_CASE("thread_churn: thousands of short-lived threads call MPI while the monitor samples them",
+TEST_CASE("thread_churn: 16,000 short-lived threads call MPI while the monitor samples them",
           "[clean][threads]") {
   // A short timeout and interval: rank 1 waits past the timeout, and both
   // monitors sample many times while threads register and retire.
   Workspace workspace;
   const JobResult plain = check_unchanged_by_checker(
       workspace, 2, TEST_PROGRAM(thread_churn),
-      {"--deadlock-timeout", "300l", "--deadlock-check-interval", "5l"}, {"4000"});
-  CHECK(plain.out == "sum 24000\n");
+      {"--deadlock-timeout", "300l", "--deadlock-check-interval", "5l"}, {"16000"});
+  CHECK(plain.out == "sum 96000\n");
 }
 
 TEST_CASE("thread_level_misuse: a second thread calls MPI at a level that allows only one", "[threads]") {
