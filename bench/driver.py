@@ -27,6 +27,7 @@ IDLE_PAIRS = 2
 EXCHANGE_RANKS = [2, 4, 6, 8, 16, 64]
 EXCHANGE_SECONDS = 2
 SUMMARY_BYTES = 64  # the monitor's per-round record: 8 x int64
+CALL_COST_THREADS = 4
 JOB_TIMEOUT_S = 90
 READER_TIMEOUT_S = 10  # for the output once the job has ended
 
@@ -160,6 +161,9 @@ class Kernel:
     program: str
     ranks: int
     metrics: list[Metric]
+    args: list[str] = field(default_factory=list)
+    # Ranks bound to cores; threads of one rank then share its core.
+    pinned: bool = True
 
 
 KERNELS = [
@@ -174,6 +178,12 @@ KERNELS = [
     Kernel("call_cost", 1, [Metric("call_nonblocking", "one call of Isend/Irecv/Waitall to self, 1 rank", "ns", 1e9, 1,
                                    None),
                             Metric("call_iprobe", "one MPI_Iprobe finding nothing, 1 rank", "ns", 1e9, 1, None)]),
+    # Unpinned, so that the threads contend from both cores for MPICH's lock and the checker's data.
+    Kernel("call_cost", 1, [Metric("call_nonblocking_threads", "one call of Isend/Irecv/Waitall to self, 1 rank, "
+                                   f"{CALL_COST_THREADS} threads at once (MPI_THREAD_MULTIPLE)", "ns", 1e9, 1, None),
+                            Metric("call_iprobe_threads", "one MPI_Iprobe finding nothing, 1 rank, "
+                                   f"{CALL_COST_THREADS} threads at once (MPI_THREAD_MULTIPLE)", "ns", 1e9, 1, None)],
+           args=[str(CALL_COST_THREADS)], pinned=False),
 ]
 
 
@@ -203,11 +213,13 @@ def measure_overhead(runner: Runner, programs: str, variants: list[Variant], rou
         order = variants[round_number % len(variants):] + variants[:round_number % len(variants)]
         for kernel in KERNELS:
             for variant in order:
-                runner.progress(f"round {round_number + 1}/{rounds}: {kernel.program} {variant.name}")
+                runner.progress(f"round {round_number + 1}/{rounds}: {' '.join([kernel.program, *kernel.args])} "
+                                f"{variant.name}")
                 try:
-                    # Pinned: unpinned ranks migrate between the cores, and a run's latency then lands on one of
-                    # two levels 4x apart, which hides any cost of the checker.
-                    job = runner.run(kernel.ranks, [f"{programs}/{kernel.program}"], variant.env, pinned=True)
+                    # Pinned (most kernels): unpinned ranks migrate between the cores, and a run's latency then
+                    # lands on one of two levels 4x apart, which hides any cost of the checker.
+                    job = runner.run(kernel.ranks, [f"{programs}/{kernel.program}", *kernel.args], variant.env,
+                                     pinned=kernel.pinned)
                     values = results_of(job.stdout)
                 except JobFailed as failure:
                     failures.append(str(failure))
@@ -387,6 +399,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="runs of each overhead variant (default 5)")
     parser.add_argument("--thread-multiple", action="store_true",
                         help="add an overhead variant without the checker but with MPICH at MPI_THREAD_MULTIPLE")
+    parser.add_argument("--overhead-only", action="store_true",
+                        help="only the overhead rows: no detection latency, monitor CPU or exchange rows")
     arguments = parser.parse_args()
     if arguments.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {arguments.rounds}")
@@ -406,9 +420,11 @@ def main() -> int:
         variants = overhead_variants(library, arguments.thread_multiple)
         failures = measure_overhead(runner, programs, variants, arguments.rounds)
         rows = overhead_rows(variants)
-        for measure in [lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
-                        lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
-                        lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter)]:
+        other_measures = [] if arguments.overhead_only else [
+            lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
+            lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
+            lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter)]
+        for measure in other_measures:
             more_rows, more_failures = measure()
             rows += more_rows
             failures += more_failures

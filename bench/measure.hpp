@@ -40,25 +40,43 @@ struct Blocks {
   int most = 1000;  // and at most this many
 };
 
-// Median over the timed blocks of the seconds per operation. Every rank of
-// MPI_COMM_WORLD calls this with the same Blocks; rank 0 decides when to stop
-// (a budget keeps a run short when the machine is busy).
-template <class Operation>
-double median_seconds_per_operation(const Blocks& blocks, Operation&& operation) {
+// Median over the timed blocks of the seconds per operation; after each
+// block, `go_on(blocks done, its end, deadline)` says whether to time another
+// one (deadline: the budget's end, counted from the first timed block).
+template <class Operation, class GoOn>
+double median_seconds_per_operation(const Blocks& blocks, Operation&& operation, GoOn&& go_on) {
   for (int i = 0; i < blocks.warmup * blocks.per_block; ++i) operation();
   std::vector<double> per_operation;
   const double deadline = MPI_Wtime() + blocks.seconds;
-  for (int go_on = 1; go_on;) {
+  for (bool more = true; more;) {
     const double start = MPI_Wtime();
     for (int i = 0; i < blocks.per_block; ++i) operation();
     const double end = MPI_Wtime();
     per_operation.push_back((end - start) / blocks.per_block);
-    const auto done = static_cast<int>(per_operation.size());
-    go_on = done < blocks.most && (done < blocks.least || end < deadline);
-    // Outside the timed part: every rank runs as many blocks as rank 0.
-    MPI_Bcast(&go_on, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    more = go_on(static_cast<int>(per_operation.size()), end, deadline);
   }
   return median(per_operation);
+}
+
+// Every rank of MPI_COMM_WORLD calls this with the same Blocks; rank 0
+// decides when to stop (a budget keeps a run short when the machine is busy).
+template <class Operation>
+double median_seconds_per_operation(const Blocks& blocks, Operation&& operation) {
+  return median_seconds_per_operation(blocks, operation, [&](int done, double end, double deadline) {
+    int go_on = done < blocks.most && (done < blocks.least || end < deadline);
+    // Outside the timed part: every rank runs as many blocks as rank 0.
+    MPI_Bcast(&go_on, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return go_on != 0;
+  });
+}
+
+// For one of several threads of a rank, timing itself: no collective (the
+// threads would share its communicator), each thread has its own budget.
+template <class Operation>
+double median_seconds_per_operation_in_thread(const Blocks& blocks, Operation&& operation) {
+  return median_seconds_per_operation(blocks, operation, [&](int done, double end, double deadline) {
+    return done < blocks.most && (done < blocks.least || end < deadline);
+  });
 }
 
 inline void print_result(const char* name, double value) { std::printf("RESULT %s %.9g\n", name, value); }

@@ -26,7 +26,7 @@ const link_map* module_at(std::uintptr_t address) {
 }
 
 std::string canonical_module_path(const char* loaded_name) {
-  const char* path = loaded_name == nullptr || *loaded_name == '\0' ? "/proc/self/exe" : loaded_name;
+  const char* path = loaded_name == nullptr || *loaded_name == '\0' ? kProgramFile : loaded_name;
   char resolved[PATH_MAX];
   return realpath(path, resolved) != nullptr ? resolved : path;
 }

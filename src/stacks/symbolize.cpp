@@ -45,7 +45,7 @@ bool is_program_entry(const Frame& frame) { return frame.function == "main" || f
 backtrace_state* shared_state() {
   // Errors only mean "no debug info here": the frame then keeps its symbol name.
   static backtrace_state* state =
-      backtrace_create_state(nullptr, /*threaded=*/1, [](void*, const char*, int) {}, nullptr);
+      backtrace_create_state(detail::kProgramFile, /*threaded=*/1, [](void*, const char*, int) {}, nullptr);
   return state;
 }
 
@@ -115,7 +115,7 @@ std::vector<std::uintptr_t> program_entry_points() {
       },
       &bias);
   std::vector<std::uintptr_t> found;
-  const int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  const int fd = open(detail::kProgramFile, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return found;
   struct stat status {};
   void* mapped = fstat(fd, &status) == 0 && status.st_size > 0

@@ -60,6 +60,19 @@ double seconds_argument(int argc, char** argv, int index, const char* meaning) {
   return seconds;
 }
 
+long count_argument(int argc, char** argv, int index, const char* meaning) {
+  char* end = NULL;
+  errno = 0;
+  const long count = index < argc ? strtol(argv[index], &end, 10) : 0;
+  if (index >= argc || errno != 0 || end == argv[index] || *end != '\0' || count < 1) {
+    if (world_rank() == 0)
+      fprintf(stderr, "%s: argument %d (%s) must be a whole number >= 1, got '%s'\n", program_invocation_short_name,
+              index, meaning, index < argc ? argv[index] : "nothing");
+    abort_job();
+  }
+  return count;
+}
+
 int variant_argument(int argc, char** argv, int index, const char* meaning, const char* const names[], int count) {
   for (int i = 0; index < argc && i < count; ++i)
     if (strcmp(argv[index], names[i]) == 0) return i;

@@ -20,6 +20,10 @@ void require_thread_multiple(int provided);
  * when it is missing or not a number. */
 double seconds_argument(int argc, char** argv, int index, const char* meaning);
 
+/* argv[index] as a whole number >= 1; aborts the job naming `meaning` when
+ * it is missing or not one. */
+long count_argument(int argc, char** argv, int index, const char* meaning);
+
 /* The index in names[0..count) of argv[index]; aborts the job naming
  * `meaning` and the accepted names when it is missing or none of them. */
 int variant_argument(int argc, char** argv, int index, const char* meaning, const char* const names[], int count);
