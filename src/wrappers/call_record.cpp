@@ -18,6 +18,7 @@ const FunctionInfo& function_info(FunctionId id) {
 #define MPISENTRY_ICREATES_COMM(name, ...) {"MPI_" #name, CallKind::Nonblocking},
 #include "wrappers/mpi_functions.def"
       {"MPI_Comm_free", CallKind::Blocking},
+      {"MPI_Win_free", CallKind::Blocking},
       {"MPI_Finalize", CallKind::Blocking},
   };
   static_assert(sizeof(table) / sizeof(table[0]) == static_cast<std::size_t>(FunctionId::Count));
@@ -26,10 +27,10 @@ const FunctionInfo& function_info(FunctionId id) {
 }
 
 std::size_t CallRecord::used_bytes() const noexcept {
-  const std::size_t copied = shape == CallShape::Requests && request_count > 0
-                                 ? static_cast<std::size_t>(std::min(request_count, kCopiedRequests))
-                                 : 0;
-  return offsetof(CallRecord, requests) + copied * sizeof(MPI_Request);
+  static_assert(sizeof(int) <= sizeof(MPI_Request));
+  const int copied = shape == CallShape::Requests ? request_count : shape == CallShape::Window ? group_size : 0;
+  return offsetof(CallRecord, requests) +
+         static_cast<std::size_t>(std::clamp(copied, 0, kCopiedRequests)) * sizeof(MPI_Request);
 }
 
 void SharedRecord::store(const CallRecord& record) noexcept {

@@ -27,6 +27,7 @@ enum class FunctionId : std::uint16_t {
 #define MPISENTRY_ICREATES_COMM(name, ...) name,
 #include "wrappers/mpi_functions.def"
   Comm_free,
+  Win_free,
   Finalize,
   Count
 };
@@ -57,7 +58,7 @@ enum class CallShape : std::uint8_t {
   Rooted,          // collective with peer = root
   Neighborhood,    // collective over the topology's neighbours only
   Requests,        // Wait/Test family over request_count requests
-  Window,          // RMA synchronization on a window
+  Window,          // RMA synchronization on a window: peer = target rank, group = the epoch's group
   Opaque,          // a request-creating call whose completion the checker cannot read
   Finalize,
 };
@@ -86,7 +87,18 @@ struct CallRecord {
   std::uint64_t comm_id = 0;
   std::uint64_t sequence = 0;
   MPI_Op op = MPI_OP_NULL;
-  MPI_Request requests[kCopiedRequests];  // Requests shape: min(request_count, kCopiedRequests) of them
+  // Window shape: comm_id is the window's communicator's; window_id the
+  // window's own, on which MPI_Win_fence and MPI_Win_free count as its
+  // sequence-th collective.
+  MPI_Win window = MPI_WIN_NULL;
+  std::uint64_t window_id = 0;
+  int assertion = 0;
+  int lock_type = 0;
+  int group_size = 0;  // members of the epoch's group (start/complete: targets, post/wait: origins)
+  union {
+    MPI_Request requests[kCopiedRequests];  // Requests shape: min(request_count, kCopiedRequests) of them
+    int group[kCopiedRequests];             // Window shape: the group's first members, as window ranks
+  };
 
   // How many leading bytes hold this call's fields: the rest is not written
   // by SharedRecord::store, so a call costs only what its shape needs.

@@ -209,6 +209,13 @@ void created_intercomm(int tag, MPI_Comm created) {
   register_created(created, key, std::move(info));
 }
 
+Made made_on(MPI_Comm comm, std::uint64_t kind) {
+  const std::lock_guard lock(mutex);
+  const std::uint64_t comm_id = parent_id(comm);
+  const std::uint64_t key = mix(kind, comm_id);
+  return {as_id(mix(key, creations[key]++)), comm_id};
+}
+
 void freed(MPI_Comm comm, std::uint64_t id) {
   const std::lock_guard lock(mutex);
   Slot* slot = find_slot(comm);

@@ -13,6 +13,7 @@
 #include "wrappers/delay_injection.hpp"
 #include "wrappers/patient_wait.hpp"
 #include "wrappers/thread_state.hpp"
+#include "wrappers/windows.hpp"
 
 #define MPISENTRY_API extern "C" __attribute__((visibility("default")))
 
@@ -116,9 +117,44 @@ CallRecord on_requests(int count, const MPI_Request* array) {
   return r;
 }
 
-CallRecord window() {
+// A window synchronization call on `win`, with its window's identity.
+CallRecord on_window(MPI_Win win, int assertion = 0) {
   CallRecord r;
   r.shape = CallShape::Window;
+  r.window = win;
+  r.assertion = assertion;
+  const windows::Known known = windows::find(win);
+  r.window_id = known.id;
+  r.comm_id = known.comm_id;
+  return r;
+}
+
+// MPI_Win_fence and MPI_Win_free: counted as the window's next collective.
+CallRecord window_collective(MPI_Win win, int assertion = 0) {
+  CallRecord r = on_window(win, assertion);
+  r.sequence = windows::enter_collective(win);
+  return r;
+}
+
+// MPI_Win_start and MPI_Win_post: the group is kept for the epoch's end.
+CallRecord epoch_start(windows::Epoch epoch, MPI_Group group, int assertion, MPI_Win win) {
+  CallRecord r = on_window(win, assertion);
+  windows::begin_epoch(epoch, win, group, r);
+  return r;
+}
+
+// MPI_Win_complete, MPI_Win_wait and MPI_Win_test: with the epoch's group.
+CallRecord epoch_end(windows::Epoch epoch, MPI_Win win) {
+  CallRecord r = on_window(win);
+  windows::end_epoch(epoch, win, r);
+  return r;
+}
+
+// Passive target: lock, unlock and flush of one target rank.
+CallRecord on_target(int rank, MPI_Win win, int lock_type = 0, int assertion = 0) {
+  CallRecord r = on_window(win, assertion);
+  r.peer = rank;
+  r.lock_type = lock_type;
   return r;
 }
 
@@ -276,6 +312,16 @@ MPISENTRY_API int MPI_Comm_free(MPI_Comm* comm) {
   ThreadState& self = enter(record, FunctionId::Comm_free, __builtin_return_address(0));
   const int result = PMPI_Comm_free(comm);
   if (result == MPI_SUCCESS) comms::freed(freeing, freeing_id);
+  self.leave(true);
+  return result;
+}
+
+MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
+  // MPI sets *win to MPI_WIN_NULL and may hand the handle out again.
+  CallRecord record = window_collective(win ? *win : MPI_WIN_NULL);
+  ThreadState& self = enter(record, FunctionId::Win_free, __builtin_return_address(0));
+  const int result = PMPI_Win_free(win);
+  if (result == MPI_SUCCESS) windows::freed(record.window, record.window_id);
   self.leave(true);
   return result;
 }
