@@ -5,7 +5,9 @@
 // fence can be matched across the members like the k-th collective of a
 // communicator. A window keeps its own count rather than its communicator's:
 // MPI orders the collectives of each communicator and of each window, not
-// the interleaving of the two, which may differ from rank to rank.
+// the interleaving of the two, which may differ from rank to rank (one
+// thread fencing while another calls collectives on the communicator), and
+// the communicator may be freed while the window lives.
 //
 // Program threads write the table (creation and free under a lock, counts
 // lock-free); the monitor thread reads the counts lock-free.
