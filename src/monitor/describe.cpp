@@ -357,7 +357,9 @@ Waits window_waits(const CallRecord& call, int world_rank, const CommunicatorLoo
     case FunctionId::Win_fence:
     case FunctionId::Win_free:
       w.possible = others;
-      w.collective = {call.window_id, call.sequence, name, -1, 0};
+      w.collective.comm_id = call.window_id;
+      w.collective.sequence = call.sequence;
+      w.collective.function = name;
       w.reason = fmt::format("{} {} (the window's collective #{}) waits for other members only where MPI makes it "
                              "synchronize",
                              name, window, call.sequence);
