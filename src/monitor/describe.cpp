@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "wrappers/windows.hpp"
+
 namespace mpisentry::monitor {
 namespace {
 
@@ -357,6 +359,89 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
   return w;
 }
 
+// RMA synchronization (MPI 4.0, 12.5). Only MPI_Win_wait (and MPI_Win_test)
+// waits in every implementation: for MPI_Win_complete of every origin of its
+// exposure epoch. MPI_Win_fence is collective over the window's group but
+// need not synchronize; MPI_Win_start and MPI_Win_complete may wait for the
+// targets' MPI_Win_post; lock, unlock and flush may wait for the target, or
+// for whichever member holds a conflicting lock (the checker does not know
+// which): possible waits. The end of an access epoch is a notice to each
+// target on the window (origins' start and complete send it, the targets'
+// wait and test receive it), so that an origin and a target both inside the
+// handshake are seen as a transfer under way, not as waiting for each other.
+Waits window_waits(const CallRecord& call, int world_rank, const CommunicatorLookup& communicator) {
+  Waits w;
+  const std::string name = name_of(call);
+  const std::optional<comms::Info> info = call.window.id == 0 ? std::nullopt : communicator(call);
+  if (!info) {
+    w.reason = name + " on a window mpisentry does not track: whom it waits for is unknown";
+    return w;
+  }
+  std::vector<int> others = info->local;
+  std::erase(others, world_rank);
+  std::sort(others.begin(), others.end());
+  std::set<int> members;
+  for (int i = 0; i < std::min(call.window.group_size, kCopiedRequests); ++i)
+    if (const std::optional<int> world = world_peer(*info, call.window.group[i])) members.insert(*world);
+  const std::vector<int> group(members.begin(), members.end());
+  const std::string window = "on its window of " + info->name;
+  const std::string group_text =
+      group.empty() ? std::string("none") : ranks_phrase(group) + (call.window.group_size > kCopiedRequests ? fmt::format(" (the first of {})", call.window.group_size) : "");
+  const auto notices = [&](bool send) {
+    for (int rank : group) w.messages.push_back({send, rank, 0, call.window.id});
+  };
+  switch (call.function) {
+    case FunctionId::Win_fence:
+    case FunctionId::Win_free:
+      w.possible = others;
+      w.collective.comm_id = call.window.id;
+      w.collective.sequence = call.sequence;
+      w.collective.function = name;
+      w.reason = fmt::format("{} {} (the window's collective #{}) waits for other members only where MPI makes it "
+                             "synchronize",
+                             name, window, call.sequence);
+      break;
+    case FunctionId::Win_wait:
+    case FunctionId::Win_test:
+      if (!group.empty()) w.mode = WaitMode::All;
+      w.definite = group;
+      notices(false);
+      w.reason = fmt::format("{} {} waits for MPI_Win_complete of every origin of its exposure epoch: {}", name,
+                             window, group_text);
+      break;
+    case FunctionId::Win_start:
+    case FunctionId::Win_complete:
+      w.possible = group;
+      notices(true);
+      w.reason = fmt::format("{} {} may wait for MPI_Win_post of its targets: {}", name, window, group_text);
+      break;
+    case FunctionId::Win_lock:
+    case FunctionId::Win_unlock:
+    case FunctionId::Win_flush:
+    case FunctionId::Win_flush_local: {
+      const std::optional<int> target = world_peer(*info, call.peer);
+      if (!target) {
+        w.reason = fmt::format("{} {} names no member as target", name, window);
+        break;
+      }
+      w.possible = others;
+      w.reason = fmt::format("{} {} may wait for its target, rank {}, or for a member that holds a conflicting lock",
+                             name, window, *target);
+      break;
+    }
+    case FunctionId::Win_lock_all:
+    case FunctionId::Win_unlock_all:
+    case FunctionId::Win_flush_all:
+    case FunctionId::Win_flush_local_all:
+      w.possible = others;
+      w.reason = fmt::format("{} {} may wait for any member, as target or as holder of a conflicting lock", name,
+                             window);
+      break;
+    default: w.reason = fmt::format("{} {} waits for no other rank", name, window); break;
+  }
+  return w;
+}
+
 }  // namespace
 
 Waits derive_waits(const CallRecord& call, const std::vector<RequestView>& requests, int world_rank,
@@ -385,6 +470,7 @@ Waits derive_waits(const CallRecord& call, const std::vector<RequestView>& reque
     }
     case CallShape::Connection: return connection_waits(call, communicator);
     case CallShape::Requests: return request_waits(call, requests, communicator);
+    case CallShape::Window: return window_waits(call, world_rank, communicator);
     case CallShape::Finalize: {
       Waits w;
       w.mode = WaitMode::All;  // the analysis fills in the ranks not yet there
@@ -393,7 +479,6 @@ Waits derive_waits(const CallRecord& call, const std::vector<RequestView>& reque
     }
     case CallShape::Neighborhood:
     case CallShape::MatchedReceive:
-    case CallShape::Window:
     case CallShape::Opaque:
     case CallShape::None: break;
   }
@@ -469,9 +554,9 @@ std::string Describer::arguments(const CallRecord& call, const std::vector<Reque
     case CallShape::Neighborhood: return comm;
     case CallShape::FileCollective:
     case CallShape::FileAccess: {
-      std::string text = "fh=" + (call.file == MPI_FILE_NULL ? std::string("MPI_FILE_NULL") : handle_text(call.file));
-      if (call.file != MPI_FILE_NULL && info) text += fmt::format(" ({})", info->name);
-      if (call.offset >= 0) text += fmt::format(", offset={}", call.offset);
+      std::string text = "fh=" + (call.file.handle == MPI_FILE_NULL ? std::string("MPI_FILE_NULL") : handle_text(call.file.handle));
+      if (call.file.handle != MPI_FILE_NULL && info) text += fmt::format(" ({})", info->name);
+      if (call.file.offset >= 0) text += fmt::format(", offset={}", call.file.offset);
       return call.datatype == MPI_DATATYPE_NULL ? text : fmt::format("{}, {}", text, buffer());
     }
     case CallShape::Connection:
@@ -495,12 +580,65 @@ std::string Describer::arguments(const CallRecord& call, const std::vector<Reque
       if (call.request_count == 1 && !listed.empty()) return "request=" + listed.front();
       return fmt::format("count={}, requests=[{}]", call.request_count, fmt::join(listed, ", "));
     }
-    case CallShape::Window:
+    case CallShape::Window: return window_arguments(call, info);
     case CallShape::Opaque:
     case CallShape::Finalize:
     case CallShape::None: return call.comm == MPI_COMM_NULL ? "" : comm;
   }
   return "";
+}
+
+std::string Describer::window_arguments(const CallRecord& call, const std::optional<comms::Info>& info) const {
+  const auto rank_text = [&](int rank) {
+    const std::optional<int> world = info ? world_peer(*info, rank) : std::nullopt;
+    return !world || info->id == comms::kWorldId ? std::to_string(rank) : fmt::format("{} (world {})", rank, *world);
+  };
+  const auto assertion_text = [&] {
+    std::vector<std::string> modes;
+    int rest = call.window.assertion;
+    for (const auto& [bit, mode] : {std::pair{MPI_MODE_NOCHECK, "MPI_MODE_NOCHECK"}, {MPI_MODE_NOSTORE, "MPI_MODE_NOSTORE"},
+                                    {MPI_MODE_NOPUT, "MPI_MODE_NOPUT"}, {MPI_MODE_NOPRECEDE, "MPI_MODE_NOPRECEDE"},
+                                    {MPI_MODE_NOSUCCEED, "MPI_MODE_NOSUCCEED"}}) {
+      if ((rest & bit) == 0) continue;
+      modes.emplace_back(mode);
+      rest &= ~bit;
+    }
+    if (rest != 0 || modes.empty()) modes.push_back(std::to_string(rest));
+    return fmt::format("assert={}", fmt::join(modes, "|"));
+  };
+  const auto group_text = [&](const char* label) {
+    std::vector<std::string> members;
+    for (int i = 0; i < std::min(call.window.group_size, kCopiedRequests); ++i)
+      members.push_back(call.window.group[i] == MPI_UNDEFINED ? "MPI_UNDEFINED" : rank_text(call.window.group[i]));
+    if (call.window.group_size > kCopiedRequests) members.push_back(fmt::format("... {} more", call.window.group_size - kCopiedRequests));
+    return fmt::format("{}=[{}]", label, fmt::join(members, ", "));
+  };
+  const std::string window =
+      "win=" + (call.window.handle == MPI_WIN_NULL ? std::string("MPI_WIN_NULL")
+                : info                      ? fmt::format("{} (on {})", handle_text(call.window.handle), info->name)
+                                            : handle_text(call.window.handle) + " (a window mpisentry does not know)");
+  std::vector<std::string> parts;
+  switch (call.function) {
+    case FunctionId::Win_start:
+    case FunctionId::Win_post: parts = {group_text("group"), assertion_text()}; break;
+    case FunctionId::Win_complete: parts = {group_text("targets")}; break;
+    case FunctionId::Win_wait:
+    case FunctionId::Win_test: parts = {group_text("origins")}; break;
+    case FunctionId::Win_lock:
+      parts = {call.window.lock_type == MPI_LOCK_EXCLUSIVE ? "lock_type=MPI_LOCK_EXCLUSIVE"
+               : call.window.lock_type == MPI_LOCK_SHARED  ? "lock_type=MPI_LOCK_SHARED"
+                                                    : fmt::format("lock_type={}", call.window.lock_type),
+               "rank=" + rank_text(call.peer), assertion_text()};
+      break;
+    case FunctionId::Win_unlock:
+    case FunctionId::Win_flush:
+    case FunctionId::Win_flush_local: parts = {"rank=" + rank_text(call.peer)}; break;
+    case FunctionId::Win_fence:
+    case FunctionId::Win_lock_all: parts = {assertion_text()}; break;
+    default: break;
+  }
+  parts.push_back(window);
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string Describer::call_text(const CallRecord& call, const std::vector<RequestView>& requests) const {
@@ -537,6 +675,10 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
   snapshot.seconds = rank_seconds;
   snapshot.activity = activity;
   snapshot.collectives = comms::collective_counts();
+  const std::vector<CollectiveCount> fences = windows::collective_counts();
+  snapshot.collectives.insert(snapshot.collectives.end(), fences.begin(), fences.end());
+  std::sort(snapshot.collectives.begin(), snapshot.collectives.end(),
+            [](const CollectiveCount& a, const CollectiveCount& b) { return a.comm_id < b.comm_id; });
   for (const ThreadView& thread : threads) {
     ThreadSnapshot out;
     out.id = thread.sample.id;

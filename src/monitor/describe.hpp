@@ -80,6 +80,7 @@ class Describer {
   std::vector<RequestView> view_requests(const CallRecord& call, bool ask_mpi) const;
   std::string arguments(const CallRecord& call, const std::vector<RequestView>& requests) const;
   std::string datatype_name(MPI_Datatype datatype) const;
+  std::string window_arguments(const CallRecord& call, const std::optional<comms::Info>& info) const;
 
   int world_rank_;
   std::string host_;

@@ -20,6 +20,7 @@ const FunctionInfo& function_info(FunctionId id) {
       {"MPI_Comm_free", CallKind::Blocking},
       {"MPI_Comm_disconnect", CallKind::Blocking},
       {"MPI_File_close", CallKind::Blocking},
+      {"MPI_Win_free", CallKind::Blocking},
       {"MPI_Finalize", CallKind::Blocking},
   };
   static_assert(sizeof(table) / sizeof(table[0]) == static_cast<std::size_t>(FunctionId::Count));
@@ -28,10 +29,17 @@ const FunctionInfo& function_info(FunctionId id) {
 }
 
 std::size_t CallRecord::used_bytes() const noexcept {
-  const std::size_t copied = shape == CallShape::Requests && request_count > 0
-                                 ? static_cast<std::size_t>(std::min(request_count, kCopiedRequests))
-                                 : 0;
-  return offsetof(CallRecord, requests) + copied * sizeof(MPI_Request);
+  constexpr std::size_t common = offsetof(CallRecord, requests);
+  switch (shape) {
+    case CallShape::Requests:
+      return common + static_cast<std::size_t>(std::clamp(request_count, 0, kCopiedRequests)) * sizeof(MPI_Request);
+    case CallShape::FileCollective:
+    case CallShape::FileAccess: return common + sizeof(FileFields);
+    case CallShape::Window:
+      return common + offsetof(WindowFields, group) +
+             static_cast<std::size_t>(std::clamp(window.group_size, 0, kCopiedRequests)) * sizeof(int);
+    default: return common;
+  }
 }
 
 void SharedRecord::store(const CallRecord& record) noexcept {

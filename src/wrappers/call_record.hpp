@@ -29,6 +29,7 @@ enum class FunctionId : std::uint16_t {
   Comm_free,
   Comm_disconnect,
   File_close,
+  Win_free,
   Finalize,
   Count
 };
@@ -59,7 +60,7 @@ enum class CallShape : std::uint8_t {
   Rooted,          // collective with peer = root
   Neighborhood,    // collective over the topology's neighbours only
   Requests,        // Wait/Test family over request_count requests
-  Window,          // RMA synchronization on a window
+  Window,          // RMA synchronization on a window: peer = target rank
   FileCollective,  // MPI-IO collective over the file's communicator, counted on the file's id
   FileAccess,      // independent MPI-IO: waits for no other rank
   Connection,      // accept/connect/spawn/join: waits for processes outside the job
@@ -70,6 +71,22 @@ enum class CallShape : std::uint8_t {
 // The first requests of a Wait/Test call's array, copied when the call
 // starts: the monitor never reads the program's array.
 inline constexpr int kCopiedRequests = 16;
+
+struct FileFields {
+  MPI_File handle;
+  std::int64_t offset;  // explicit-offset calls; -1 for the others
+};
+
+// comm_id is the window's communicator's; `id` the window's own, on which
+// MPI_Win_fence and MPI_Win_free count as its sequence-th collective.
+struct WindowFields {
+  MPI_Win handle;
+  int assertion;
+  std::uint64_t id;
+  int lock_type;
+  int group_size;              // members of the epoch's group (start/complete: targets, post/wait: origins)
+  int group[kCopiedRequests];  // the group's first members, as window ranks
+};
 
 struct CallRecord {
   FunctionId function = FunctionId::None;
@@ -91,9 +108,13 @@ struct CallRecord {
   std::uint64_t comm_id = 0;
   std::uint64_t sequence = 0;
   MPI_Op op = MPI_OP_NULL;
-  MPI_File file = MPI_FILE_NULL;  // the File shapes
-  std::int64_t offset = -1;       // explicit-offset file calls; -1 for the others
-  MPI_Request requests[kCopiedRequests];  // Requests shape: min(request_count, kCopiedRequests) of them
+  // What only some shapes use, after the common fields, so that other calls
+  // store none of it (used_bytes). Wrappers set every field their shape uses.
+  union {
+    MPI_Request requests[kCopiedRequests];  // Requests: min(request_count, kCopiedRequests) of them
+    FileFields file;                        // FileCollective, FileAccess
+    WindowFields window;                    // Window
+  };
 
   // How many leading bytes hold this call's fields: the rest is not written
   // by SharedRecord::store, so a call costs only what its shape needs.

@@ -260,6 +260,13 @@ void opened_file(MPI_Comm comm, MPI_File file) {
                    name_of(parent_key));
 }
 
+Made made_on(MPI_Comm comm, std::uint64_t kind) {
+  const std::lock_guard lock(mutex);
+  const std::uint64_t comm_id = parent_id(comm);
+  const std::uint64_t key = mix(kind, comm_id);
+  return {as_id(mix(key, creations[key]++)), comm_id};
+}
+
 void freed(MPI_Comm comm, std::uint64_t id) {
   const std::lock_guard lock(mutex);
   forget(find_slot(comm), id);

@@ -46,6 +46,16 @@ void closed_file(MPI_File file, std::uint64_t id);
 // may hand the handle out again, so only an entry still of that id goes.
 void freed(MPI_Comm comm, std::uint64_t id);
 
+// After a call collective over `comm` made an object that is not a
+// communicator (an RMA window): the object's id, the same on every member,
+// from the communicator's id, `kind` and how many objects of that kind were
+// made on it before. Also returns the communicator's id.
+struct Made {
+  std::uint64_t id = 0;
+  std::uint64_t comm_id = 0;
+};
+Made made_on(MPI_Comm comm, std::uint64_t kind);
+
 struct Collective {
   std::uint64_t id = 0;        // 0: a communicator the checker cannot track
   std::uint64_t sequence = 0;  // 1 for the first collective on it

@@ -13,6 +13,7 @@
 #include "wrappers/delay_injection.hpp"
 #include "wrappers/patient_wait.hpp"
 #include "wrappers/thread_state.hpp"
+#include "wrappers/windows.hpp"
 
 #define MPISENTRY_API extern "C" __attribute__((visibility("default")))
 
@@ -104,7 +105,7 @@ CallRecord neighborhood(MPI_Comm comm) {
 CallRecord file_collective(MPI_File fh) {
   CallRecord r;
   r.shape = CallShape::FileCollective;
-  r.file = fh;
+  r.file = {fh, -1};
   const comms::Collective counted = comms::enter_collective(fh);
   r.comm_id = counted.id;
   r.sequence = counted.sequence;
@@ -113,7 +114,7 @@ CallRecord file_collective(MPI_File fh) {
 
 // File reads and writes; `offset` is -1 for those at a file pointer.
 CallRecord with_file_data(CallRecord r, MPI_Offset offset, const void* buf, MPI_Count count, MPI_Datatype datatype) {
-  r.offset = offset;
+  r.file.offset = offset;
   r.buffer = buf;
   r.count = count;
   r.datatype = datatype;
@@ -129,7 +130,7 @@ CallRecord file_collective_data(MPI_File fh, MPI_Offset offset, const void* buf,
 CallRecord file_access(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count, MPI_Datatype datatype) {
   CallRecord r;
   r.shape = CallShape::FileAccess;
-  r.file = fh;
+  r.file.handle = fh;
   r.comm_id = comms::id_of(fh);  // for the report: which file
   return with_file_data(r, offset, buf, count, datatype);
 }
@@ -157,9 +158,46 @@ CallRecord on_requests(int count, const MPI_Request* array) {
   return r;
 }
 
-CallRecord window() {
+// A window synchronization call on `win`, with its window's identity.
+CallRecord on_window(MPI_Win win, int assertion = 0) {
   CallRecord r;
   r.shape = CallShape::Window;
+  const windows::Known known = windows::find(win);
+  r.window.handle = win;
+  r.window.assertion = assertion;
+  r.window.id = known.id;
+  r.window.lock_type = 0;
+  r.window.group_size = 0;
+  r.comm_id = known.comm_id;
+  return r;
+}
+
+// MPI_Win_fence and MPI_Win_free: counted as the window's next collective.
+CallRecord window_collective(MPI_Win win, int assertion = 0) {
+  CallRecord r = on_window(win, assertion);
+  r.sequence = windows::enter_collective(win);
+  return r;
+}
+
+// MPI_Win_start and MPI_Win_post: the group is kept for the epoch's end.
+CallRecord epoch_start(windows::Epoch epoch, MPI_Group group, int assertion, MPI_Win win) {
+  CallRecord r = on_window(win, assertion);
+  windows::begin_epoch(epoch, win, group, r);
+  return r;
+}
+
+// MPI_Win_complete, MPI_Win_wait and MPI_Win_test: with the epoch's group.
+CallRecord epoch_end(windows::Epoch epoch, MPI_Win win) {
+  CallRecord r = on_window(win);
+  windows::end_epoch(epoch, win, r);
+  return r;
+}
+
+// Passive target: lock, unlock and flush of one target rank.
+CallRecord on_target(int rank, MPI_Win win, int lock_type = 0, int assertion = 0) {
+  CallRecord r = on_window(win, assertion);
+  r.peer = rank;
+  r.window.lock_type = lock_type;
   return r;
 }
 
@@ -311,17 +349,25 @@ MPISENTRY_API int MPI_Query_thread(int* provided) {
 
 namespace {
 
-// MPI_Comm_free and MPI_Comm_disconnect, collective over *comm: MPI sets
-// *comm to MPI_COMM_NULL and may hand the handle out again.
+// A call that frees or closes *handle, collective over its group: MPI sets
+// *handle to the null handle and may hand the handle out again, so `forget`
+// drops what the checker knows of it (taken before the call) only once the
+// call succeeded.
+template <typename Handle, typename Forget>
+int release_handle(Handle* handle, FunctionId function, int (*release)(Handle*), CallRecord record, Forget forget,
+                   const void* call_site) {
+  ThreadState& self = enter(record, function, call_site);
+  const int result = release(handle);
+  if (result == MPI_SUCCESS) forget();
+  self.leave(true);
+  return result;
+}
+
 int release_communicator(MPI_Comm* comm, FunctionId function, int (*release)(MPI_Comm*), const void* call_site) {
   const MPI_Comm freeing = comm ? *comm : MPI_COMM_NULL;
   const std::uint64_t freeing_id = comms::id_of(freeing);
-  CallRecord record = collective(freeing);
-  ThreadState& self = enter(record, function, call_site);
-  const int result = release(comm);
-  if (result == MPI_SUCCESS) comms::freed(freeing, freeing_id);
-  self.leave(true);
-  return result;
+  return release_handle(comm, function, release, collective(freeing), [&] { comms::freed(freeing, freeing_id); },
+                        call_site);
 }
 
 }  // namespace
@@ -335,15 +381,16 @@ MPISENTRY_API int MPI_Comm_disconnect(MPI_Comm* comm) {
 }
 
 MPISENTRY_API int MPI_File_close(MPI_File* fh) {
-  // MPI sets *fh to MPI_FILE_NULL and may hand the handle out again.
   const MPI_File closing = fh ? *fh : MPI_FILE_NULL;
   const std::uint64_t closing_id = comms::id_of(closing);
-  CallRecord record = file_collective(closing);
-  ThreadState& self = enter(record, FunctionId::File_close, __builtin_return_address(0));
-  const int result = PMPI_File_close(fh);
-  if (result == MPI_SUCCESS) comms::closed_file(closing, closing_id);
-  self.leave(true);
-  return result;
+  return release_handle(fh, FunctionId::File_close, PMPI_File_close, file_collective(closing),
+                        [&] { comms::closed_file(closing, closing_id); }, __builtin_return_address(0));
+}
+
+MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
+  const CallRecord record = window_collective(win ? *win : MPI_WIN_NULL);
+  return release_handle(win, FunctionId::Win_free, PMPI_Win_free, record,
+                        [&] { windows::freed(record.window.handle, record.window.id); }, __builtin_return_address(0));
 }
 
 MPISENTRY_API int MPI_Finalize(void) {

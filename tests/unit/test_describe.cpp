@@ -534,20 +534,16 @@ TEST_CASE("MPI_Finalize waits (AND) for ranks the analysis fills in", "[describe
   CHECK_THAT(w.reason, Contains("MPI_Finalize"));
 }
 
-TEST_CASE("neighbourhood collectives, window synchronization, matched receives and opaque calls wait for nothing",
-          "[describe]") {
+TEST_CASE("neighbourhood collectives, matched receives and opaque calls wait for nothing", "[describe]") {
   CallRecord neighbours = collective(FunctionId::Neighbor_allgather, 4);
   neighbours.shape = CallShape::Neighborhood;
-  CallRecord fence;
-  fence.function = FunctionId::Win_fence;
-  fence.shape = CallShape::Window;
   CallRecord matched;
   matched.function = FunctionId::Mrecv;
   matched.shape = CallShape::MatchedReceive;
   CallRecord opaque;
   opaque.function = FunctionId::File_iread;
   opaque.shape = CallShape::Opaque;
-  for (const CallRecord& call : {neighbours, fence, matched, opaque}) {
+  for (const CallRecord& call : {neighbours, matched, opaque}) {
     const Waits w = waits(call);
     check_no_wait(w);
     CHECK_THAT(w.reason, Contains(function_info(call.function).name));
@@ -651,4 +647,99 @@ TEST_CASE("a receive from MPI_ANY_SOURCE that a process outside the job may comp
   const std::vector<RequestView> views{incomplete(started(recv(MPI_ANY_SOURCE, accepted_comm), FunctionId::Irecv), 10),
                                        incomplete(irecv(2), 11)};
   check_no_wait(waits(on_requests(FunctionId::Waitany, views), views));
+}
+
+namespace {
+
+constexpr std::uint64_t window_id = 81;  // a window on the reversed communicator
+
+// A window call on the reversed communicator (window rank r is world rank
+// 3 - r), with its epoch's group as window ranks.
+CallRecord on_window(FunctionId function, const Ranks& group = {}, int target = MPI_PROC_NULL) {
+  CallRecord call;
+  call.function = function;
+  call.shape = CallShape::Window;
+  call.window.handle = static_cast<MPI_Win>(0xa0000001);
+  call.window.id = window_id;
+  call.comm_id = reversed_id;
+  call.sequence = 2;
+  call.peer = target;
+  call.window.group_size = static_cast<int>(group.size());
+  std::copy(group.begin(), group.end(), call.window.group);
+  return call;
+}
+
+}  // namespace
+
+TEST_CASE("MPI_Win_wait and MPI_Win_test wait definitely for every origin of the exposure epoch", "[describe][rma]") {
+  for (FunctionId function : {FunctionId::Win_wait, FunctionId::Win_test}) {
+    const Waits w = waits(on_window(function, {0, 2}));
+    CHECK(w.mode == WaitMode::All);
+    CHECK(w.definite == Ranks{1, 3});  // world ranks of window ranks 2 and 0
+    CHECK(w.possible.empty());
+    CHECK(w.collective.comm_id == 0);
+    // Each origin's MPI_Win_complete is a notice on the window, for handshakes under way.
+    CHECK(w.messages == std::vector<PendingMessage>{{false, 1, 0, window_id}, {false, 3, 0, window_id}});
+    CHECK_THAT(w.reason, Contains("MPI_Win_complete of every origin") && Contains("ranks 1,3"));
+  }
+  SECTION("a member outside the window, or an empty group, waits for no one") {
+    check_no_wait(waits(on_window(FunctionId::Win_wait, {MPI_UNDEFINED})));
+    check_no_wait(waits(on_window(FunctionId::Win_wait, {})));
+  }
+}
+
+TEST_CASE("MPI_Win_fence and MPI_Win_free wait only possibly, as the window's numbered collective", "[describe][rma]") {
+  for (FunctionId function : {FunctionId::Win_fence, FunctionId::Win_free}) {
+    const Waits w = waits(on_window(function));
+    CHECK(w.mode == WaitMode::None);
+    CHECK(w.definite.empty());
+    CHECK(w.possible == Ranks{0, 2, 3});
+    // Counted on the window's own id, not on its communicator's.
+    CHECK(w.collective == CollectiveCall{window_id, 2, function_info(function).name});
+    CHECK_THAT(w.reason, Contains("the reversed comm") && Contains("#2"));
+  }
+}
+
+TEST_CASE("MPI_Win_start and MPI_Win_complete wait only possibly, for their targets", "[describe][rma]") {
+  for (FunctionId function : {FunctionId::Win_start, FunctionId::Win_complete}) {
+    const Waits w = waits(on_window(function, {3}));
+    CHECK(w.mode == WaitMode::None);
+    CHECK(w.definite.empty());
+    CHECK(w.possible == Ranks{0});
+    CHECK(w.messages == std::vector<PendingMessage>{{true, 0, 0, window_id}});
+    CHECK_THAT(w.reason, Contains("MPI_Win_post of its targets: rank 0"));
+  }
+}
+
+TEST_CASE("lock, unlock and flush wait only possibly, for the target or a lock holder: any other member",
+          "[describe][rma]") {
+  for (FunctionId function : {FunctionId::Win_lock, FunctionId::Win_unlock, FunctionId::Win_flush,
+                              FunctionId::Win_flush_local}) {
+    const Waits w = waits(on_window(function, {}, 1));  // window rank 1 is world rank 2
+    CHECK(w.mode == WaitMode::None);
+    CHECK(w.definite.empty());
+    CHECK(w.possible == Ranks{0, 2, 3});
+    CHECK_THAT(w.reason, Contains("its target, rank 2"));
+  }
+  for (FunctionId function : {FunctionId::Win_lock_all, FunctionId::Win_unlock_all, FunctionId::Win_flush_all,
+                              FunctionId::Win_flush_local_all}) {
+    const Waits w = waits(on_window(function));
+    CHECK(w.definite.empty());
+    CHECK(w.possible == Ranks{0, 2, 3});
+  }
+  SECTION("a target outside the window waits for no one") {
+    check_no_wait(waits(on_window(FunctionId::Win_lock, {}, 9)));
+  }
+}
+
+TEST_CASE("MPI_Win_post, MPI_Win_sync and calls on a window mpisentry does not know wait for nothing",
+          "[describe][rma]") {
+  check_no_wait(waits(on_window(FunctionId::Win_post, {0, 1})));
+  check_no_wait(waits(on_window(FunctionId::Win_sync)));
+  CallRecord unknown = on_window(FunctionId::Win_wait, {0});
+  unknown.window.id = 0;
+  unknown.comm_id = 0;
+  const Waits w = waits(unknown);
+  check_no_wait(w);
+  CHECK_THAT(w.reason, Contains("does not track"));
 }

@@ -48,7 +48,8 @@ RankSnapshot running() {
 // In the `sequence`-th collective on MPI_COMM_WORLD, with the waits derive_waits gives it.
 RankSnapshot in_collective(const char* function, std::vector<int> definite, std::vector<int> possible,
                            std::uint64_t sequence = 1, int root = -1, double seconds = stuck) {
-  RankSnapshot rank = blocked(function, definite.empty() ? WaitMode::None : WaitMode::All, std::move(definite), seconds);
+  const WaitMode mode = definite.empty() ? WaitMode::None : WaitMode::All;  // before definite is moved from
+  RankSnapshot rank = blocked(function, mode, std::move(definite), seconds);
   rank.threads.front().possibly_waits_for = std::move(possible);
   rank.threads.front().collective = {world_id, sequence, function, root, ""};
   rank.collectives = {{world_id, sequence}};
@@ -220,5 +221,63 @@ TEST_CASE("a second look confirms only the same verdict with no activity on the 
   SECTION("no verdict confirms nothing") {
     const auto calm = job({running(), running(), running()});
     CHECK_FALSE(confirms(judge(calm, settings), calm, judge(calm, settings), calm));
+  }
+}
+
+namespace {
+
+constexpr std::uint64_t window_id = 81;
+
+// Blocked in a window call that waits possibly for `possible`, with the
+// epoch's notices (see derive_waits) as messages on the window.
+RankSnapshot in_window_call(const char* function, std::vector<int> definite, std::vector<int> possible,
+                            std::vector<PendingMessage> notices) {
+  const WaitMode mode = definite.empty() ? WaitMode::None : WaitMode::All;  // before definite is moved from
+  RankSnapshot rank = blocked(function, mode, std::move(definite));
+  rank.threads.front().possibly_waits_for = std::move(possible);
+  rank.threads.front().messages = std::move(notices);
+  return rank;
+}
+
+}  // namespace
+
+TEST_CASE("RMA: a target in MPI_Win_wait and its origin in MPI_Win_complete are a handshake under way",
+          "[verdict][rma]") {
+  const PendingMessage notice_received{false, 1, 0, window_id};
+  const PendingMessage notice_sent{true, 0, 0, window_id};
+  SECTION("both inside the handshake: no verdict") {
+    const Verdict verdict =
+        judge(job({in_window_call("MPI_Win_wait", {1}, {}, {notice_received}),
+                   in_window_call("MPI_Win_complete", {}, {0}, {notice_sent})}),
+              settings);
+    CHECK(verdict.kind == Verdict::Kind::None);
+  }
+  SECTION("the origin elsewhere, waiting for the target: HARD") {
+    const Verdict verdict =
+        judge(job({in_window_call("MPI_Win_wait", {1}, {}, {notice_received}), receiving(0)}), settings);
+    CHECK(verdict.kind == Verdict::Kind::Hard);
+    CHECK_FALSE(verdict.with_possible_waits);
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+  }
+}
+
+TEST_CASE("RMA: a fence counts on its window, not on the window's communicator", "[verdict][rma]") {
+  // Rank 0 is in the window's second fence; rank 1 in MPI_COMM_WORLD's second collective.
+  RankSnapshot fencing = in_window_call("MPI_Win_fence", {}, {1}, {});
+  fencing.threads.front().collective = {window_id, 2, "MPI_Win_fence"};
+  fencing.collectives = {{world_id, 1}, {window_id, 2}};
+  SECTION("the other rank in MPI_Barrier: every rank stuck, no call can complete") {
+    RankSnapshot barrier = in_collective("MPI_Barrier", {0}, {}, 2);
+    barrier.collectives = {{world_id, 2}, {window_id, 1}};
+    const Verdict verdict = judge(job({fencing, barrier}), settings);
+    CHECK(verdict.kind == Verdict::Kind::Hard);
+    CHECK(verdict.with_possible_waits);
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+  }
+  SECTION("the other rank in the same fence: the fence may still complete") {
+    RankSnapshot other = fencing;
+    other.threads.front().possibly_waits_for = {0};
+    const Verdict verdict = judge(job({fencing, other}), settings);
+    CHECK(verdict.kind != Verdict::Kind::Hard);
   }
 }
