@@ -1,5 +1,7 @@
 #include "wrappers/call_record.hpp"
 
+#include "wrappers/handle_slots.hpp"
+
 #include <algorithm>
 #include <cstddef>
 
@@ -64,17 +66,9 @@ bool SharedRecord::load(CallRecord& out) const noexcept {
   return true;
 }
 
-std::uint64_t RequestTable::key_of(MPI_Request request) noexcept {
-  std::uint64_t key = 0;
-  static_assert(sizeof(MPI_Request) <= sizeof(key));
-  std::memcpy(&key, &request, sizeof(MPI_Request));
-  return key + 1;
-}
+std::uint64_t RequestTable::key_of(MPI_Request request) noexcept { return handle_slots::key_of(request); }
 
-std::size_t RequestTable::home_of(std::uint64_t key) noexcept {
-  static_assert(kSlots == (std::size_t{1} << 13));
-  return (key * 0x9E3779B97F4A7C15ull) >> (64 - 13);  // Fibonacci hashing
-}
+std::size_t RequestTable::home_of(std::uint64_t key) noexcept { return handle_slots::home_of<kSlots>(key); }
 
 void RequestTable::remember(MPI_Request request, const CallRecord& started) noexcept {
   const std::uint64_t key = key_of(request);

@@ -1,5 +1,7 @@
 #include "wrappers/communicators.hpp"
 
+#include "wrappers/handle_slots.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -13,10 +15,9 @@
 namespace mpisentry::comms {
 namespace {
 
-constexpr std::uint64_t kEmpty = 0;
-constexpr std::uint64_t kRemoved = ~std::uint64_t{0};
+using handle_slots::kEmptyKey;
+using handle_slots::kRemovedKey;
 constexpr std::size_t kSlots = 4096;
-constexpr std::size_t kProbes = 32;
 constexpr std::size_t kFreedKept = 256;  // freed communicators still known, for their pending requests
 
 // Seeds that keep the ids of different kinds of creation apart.
@@ -38,25 +39,15 @@ std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
 // Never one of the fixed ids nor 0.
 std::uint64_t as_id(std::uint64_t hash) { return hash < 16 ? hash + 16 : hash; }
 
-std::uint64_t key_of(MPI_Comm comm) {
-  std::uint64_t key = 0;
-  static_assert(sizeof(MPI_Comm) <= sizeof(key));
-  std::memcpy(&key, &comm, sizeof(MPI_Comm));
-  return key + 1;
-}
+std::uint64_t key_of(MPI_Comm comm) { return handle_slots::key_of(comm); }
 
 // Files share the table: the top bit keeps their keys apart from communicators'.
-std::uint64_t key_of(MPI_File file) {
-  std::uint64_t key = 0;
-  static_assert(sizeof(MPI_File) <= sizeof(key));
-  std::memcpy(&key, &file, sizeof(MPI_File));
-  return (key + 1) | (std::uint64_t{1} << 63);
-}
+std::uint64_t key_of(MPI_File file) { return handle_slots::key_of(file) | (std::uint64_t{1} << 63); }
 
 // The lock-free part, read and counted by the wrappers: handle -> id and
 // collectives entered.
 struct Slot {
-  std::atomic<std::uint64_t> key{kEmpty};
+  std::atomic<std::uint64_t> key{kEmptyKey};
   std::atomic<std::uint64_t> id{0};
   std::atomic<std::uint64_t> entered{0};
 };
@@ -75,18 +66,7 @@ std::deque<CollectiveCount> freed_counts;
 std::unordered_map<std::uint64_t, std::uint64_t> creations;  // creation key -> communicators made so far
 MPI_Group world_group = MPI_GROUP_NULL;
 
-std::size_t home_of(std::uint64_t key) { return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 52); }
-
-Slot* find_key(std::uint64_t key) {
-  const std::size_t home = home_of(key);
-  for (std::size_t i = 0; i < kProbes; ++i) {
-    Slot& slot = slots[(home + i) % kSlots];
-    const std::uint64_t seen = slot.key.load(std::memory_order_acquire);
-    if (seen == key) return &slot;
-    if (seen == kEmpty) return nullptr;
-  }
-  return nullptr;
-}
+Slot* find_key(std::uint64_t key) { return handle_slots::find(slots, key); }
 
 Slot* find_slot(MPI_Comm comm) {
   if (comm == MPI_COMM_WORLD) return &world_slot;
@@ -96,18 +76,12 @@ Slot* find_slot(MPI_Comm comm) {
 
 // Under the lock. False when the table has no room: the handle stays untracked.
 bool insert_key(std::uint64_t key, std::uint64_t id) {
-  const std::size_t home = home_of(key);
-  for (std::size_t i = 0; i < kProbes; ++i) {
-    Slot& slot = slots[(home + i) % kSlots];
-    const std::uint64_t seen = slot.key.load(std::memory_order_relaxed);
-    if (seen != kEmpty && seen != kRemoved && seen != key) continue;
-    slot.key.store(kRemoved, std::memory_order_release);  // readers skip it while it changes
-    slot.id.store(id, std::memory_order_relaxed);
-    slot.entered.store(0, std::memory_order_relaxed);
-    slot.key.store(key, std::memory_order_release);
-    return true;
-  }
-  return false;
+  Slot* slot = handle_slots::claim(slots, key);
+  if (slot == nullptr) return false;
+  slot->id.store(id, std::memory_order_relaxed);
+  slot->entered.store(0, std::memory_order_relaxed);
+  slot->key.store(key, std::memory_order_release);
+  return true;
 }
 
 std::vector<int> world_ranks(MPI_Group group) {
@@ -193,7 +167,7 @@ void forget(Slot* slot, std::uint64_t id) {
   if (slot == nullptr || slot == &world_slot || slot == &self_slot || slot->id.load() != id) return;
   freed_counts.push_back({id, slot->entered.load(std::memory_order_relaxed)});
   if (freed_counts.size() > kFreedKept) freed_counts.pop_front();
-  slot->key.store(kRemoved, std::memory_order_release);
+  slot->key.store(kRemovedKey, std::memory_order_release);
   if (auto found = live.find(id); found != live.end()) {
     recently_freed.push_back(std::move(found->second));
     live.erase(found);
@@ -326,7 +300,7 @@ std::vector<CollectiveCount> collective_counts() {
   add(self_slot);
   for (const Slot& slot : slots) {
     const std::uint64_t key = slot.key.load(std::memory_order_acquire);
-    if (key != kEmpty && key != kRemoved) add(slot);
+    if (key != kEmptyKey && key != kRemovedKey) add(slot);
   }
   {
     const std::lock_guard lock(mutex);

@@ -1,5 +1,7 @@
 #include "wrappers/windows.hpp"
 
+#include "wrappers/handle_slots.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -11,10 +13,9 @@
 namespace mpisentry::windows {
 namespace {
 
-constexpr std::uint64_t kEmpty = 0;
-constexpr std::uint64_t kRemoved = ~std::uint64_t{0};
+using handle_slots::kEmptyKey;
+using handle_slots::kRemovedKey;
 constexpr std::size_t kSlots = 1024;
-constexpr std::size_t kProbes = 32;
 constexpr std::size_t kFreedKept = 256;
 constexpr std::uint64_t kWindowKind = 0x717D0;  // keeps windows' ids apart from communicators'
 
@@ -27,7 +28,7 @@ struct Group {
 };
 
 struct Slot {
-  std::atomic<std::uint64_t> key{kEmpty};  // the handle + 1
+  std::atomic<std::uint64_t> key{kEmptyKey};
   std::atomic<std::uint64_t> id{0};
   std::atomic<std::uint64_t> comm_id{0};
   std::atomic<std::uint64_t> entered{0};
@@ -39,27 +40,8 @@ Slot slots[kSlots];
 std::mutex mutex;  // creation and free
 std::deque<CollectiveCount> freed_counts;  // a member still in the last fence must not seem to wait for one that freed it
 
-std::uint64_t key_of(MPI_Win win) {
-  std::uint64_t key = 0;
-  static_assert(sizeof(MPI_Win) <= sizeof(key));
-  std::memcpy(&key, &win, sizeof(MPI_Win));
-  return key + 1;
-}
-
-std::size_t home_of(std::uint64_t key) { return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 54); }
-static_assert(kSlots == std::size_t{1} << 10);
-
 Slot* find_slot(MPI_Win win) {
-  if (win == MPI_WIN_NULL) return nullptr;
-  const std::uint64_t key = key_of(win);
-  const std::size_t home = home_of(key);
-  for (std::size_t i = 0; i < kProbes; ++i) {
-    Slot& slot = slots[(home + i) % kSlots];
-    const std::uint64_t seen = slot.key.load(std::memory_order_acquire);
-    if (seen == key) return &slot;
-    if (seen == kEmpty) return nullptr;
-  }
-  return nullptr;
+  return win == MPI_WIN_NULL ? nullptr : handle_slots::find(slots, handle_slots::key_of(win));
 }
 
 Group& group_of(Slot& slot, Epoch epoch) { return epoch == Epoch::Exposure ? slot.exposure : slot.access; }
@@ -70,24 +52,17 @@ void created(MPI_Comm comm, MPI_Win win) {
   if (win == MPI_WIN_NULL) return;
   const comms::Made made = comms::made_on(comm, kWindowKind);
   const std::lock_guard lock(mutex);
-  const std::uint64_t key = key_of(win);
-  const std::size_t home = home_of(key);
-  for (std::size_t i = 0; i < kProbes; ++i) {
-    Slot& slot = slots[(home + i) % kSlots];
-    const std::uint64_t seen = slot.key.load(std::memory_order_relaxed);
-    if (seen != kEmpty && seen != kRemoved && seen != key) continue;
-    slot.key.store(kRemoved, std::memory_order_release);  // readers skip it while it changes
-    slot.id.store(made.id, std::memory_order_relaxed);
-    slot.comm_id.store(made.comm_id, std::memory_order_relaxed);
-    slot.entered.store(0, std::memory_order_relaxed);
-    slot.exposure.size.store(0, std::memory_order_relaxed);
-    slot.access.size.store(0, std::memory_order_relaxed);
-    if (slot.members != MPI_GROUP_NULL) PMPI_Group_free(&slot.members);
-    PMPI_Win_get_group(win, &slot.members);
-    slot.key.store(key, std::memory_order_release);
-    return;
-  }
-  // No room: the window stays unknown, its calls wait for nothing readable.
+  const std::uint64_t key = handle_slots::key_of(win);
+  Slot* slot = handle_slots::claim(slots, key);
+  if (slot == nullptr) return;  // no room: the window stays unknown, its calls wait for nothing readable
+  slot->id.store(made.id, std::memory_order_relaxed);
+  slot->comm_id.store(made.comm_id, std::memory_order_relaxed);
+  slot->entered.store(0, std::memory_order_relaxed);
+  slot->exposure.size.store(0, std::memory_order_relaxed);
+  slot->access.size.store(0, std::memory_order_relaxed);
+  if (slot->members != MPI_GROUP_NULL) PMPI_Group_free(&slot->members);
+  PMPI_Win_get_group(win, &slot->members);
+  slot->key.store(key, std::memory_order_release);
 }
 
 void freed(MPI_Win win, std::uint64_t id) {
@@ -96,7 +71,7 @@ void freed(MPI_Win win, std::uint64_t id) {
   if (slot == nullptr || slot->id.load(std::memory_order_relaxed) != id) return;
   freed_counts.push_back({id, slot->entered.load(std::memory_order_relaxed)});
   if (freed_counts.size() > kFreedKept) freed_counts.pop_front();
-  slot->key.store(kRemoved, std::memory_order_release);
+  slot->key.store(kRemovedKey, std::memory_order_release);
   if (slot->members != MPI_GROUP_NULL) PMPI_Group_free(&slot->members);
 }
 
@@ -146,7 +121,7 @@ std::vector<CollectiveCount> collective_counts() {
   std::vector<CollectiveCount> counts;
   for (const Slot& slot : slots) {
     const std::uint64_t key = slot.key.load(std::memory_order_acquire);
-    if (key == kEmpty || key == kRemoved) continue;
+    if (key == kEmptyKey || key == kRemovedKey) continue;
     const std::uint64_t entered = slot.entered.load(std::memory_order_relaxed);
     if (entered > 0) counts.push_back({slot.id.load(std::memory_order_relaxed), entered});
   }
