@@ -537,7 +537,8 @@ std::string Describer::arguments(const CallRecord& call, const std::vector<Reque
                                       : call.comm == MPI_COMM_NULL ? std::string("MPI_COMM_NULL")
                                       : info                       ? fmt::format("{} ({})", handle_text(call.comm), info->name)
                                                                    : handle_text(call.comm));
-  const std::string op = call.op == MPI_OP_NULL ? "" : ", op=" + op_name(call.op);
+  // Only collectives store an operation.
+  const auto op = [&] { return call.op == MPI_OP_NULL ? std::string() : ", op=" + op_name(call.op); };
   switch (call.shape) {
     case CallShape::Send:
     case CallShape::Receive:
@@ -549,8 +550,8 @@ std::string Describer::arguments(const CallRecord& call, const std::vector<Reque
                          tag_text(call.tag), peer_text(call.source), tag_text(call.recv_tag), comm);
     case CallShape::MatchedReceive: return buffer();
     case CallShape::Collective:
-      return call.datatype == MPI_DATATYPE_NULL ? comm : fmt::format("{}{}, {}", buffer(), op, comm);
-    case CallShape::Rooted: return fmt::format("{}{}, root={}, {}", buffer(), op, peer_text(call.peer), comm);
+      return call.datatype == MPI_DATATYPE_NULL ? comm : fmt::format("{}{}, {}", buffer(), op(), comm);
+    case CallShape::Rooted: return fmt::format("{}{}, root={}, {}", buffer(), op(), peer_text(call.peer), comm);
     case CallShape::Neighborhood: return comm;
     case CallShape::FileCollective:
     case CallShape::FileAccess: {

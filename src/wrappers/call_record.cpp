@@ -33,6 +33,14 @@ const FunctionInfo& function_info(FunctionId id) {
 std::size_t CallRecord::used_bytes() const noexcept {
   constexpr std::size_t common = offsetof(CallRecord, requests);
   switch (shape) {
+    case CallShape::None:
+    case CallShape::Send:
+    case CallShape::Receive:
+    case CallShape::Probe:
+    case CallShape::MatchedReceive:
+    case CallShape::Opaque:
+    case CallShape::Finalize: return offsetof(CallRecord, source);
+    case CallShape::SendReceive: return offsetof(CallRecord, request_count);
     case CallShape::Requests:
       return common + static_cast<std::size_t>(std::clamp(request_count, 0, kCopiedRequests)) * sizeof(MPI_Request);
     case CallShape::FileCollective:
@@ -40,8 +48,12 @@ std::size_t CallRecord::used_bytes() const noexcept {
     case CallShape::Window:
       return common + offsetof(WindowFields, group) +
              static_cast<std::size_t>(std::clamp(window.group_size, 0, kCopiedRequests)) * sizeof(int);
-    default: return common;
+    case CallShape::Collective:
+    case CallShape::Rooted:
+    case CallShape::Neighborhood:
+    case CallShape::Connection: return common;
   }
+  return common;
 }
 
 void SharedRecord::store(const CallRecord& record) noexcept {

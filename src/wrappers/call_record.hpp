@@ -89,25 +89,27 @@ struct WindowFields {
 };
 
 struct CallRecord {
+  // Point-to-point calls and starts store only up to comm_id; a Sendrecv
+  // also source and recv_tag; collectives, Wait/Test and the rest up to op,
+  // then what their shape has in the union below (used_bytes).
   FunctionId function = FunctionId::None;
   CallShape shape = CallShape::None;
   bool converted_send = false;  // a standard send that potential mode made synchronous
-  int request_count = 0;
   int peer = MPI_PROC_NULL;
   int tag = 0;
-  int source = MPI_PROC_NULL;
-  int recv_tag = 0;
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
   std::int64_t count = 0;
   const void* buffer = nullptr;
-  const void* call_site = nullptr;  // return address into the caller
   // Collectives, and requests' starts: the communicator's identity, taken at
   // the start because a communicator may be freed while its requests are
   // pending; collectives also count themselves on it.
   std::uint64_t comm_id = 0;
-  std::uint64_t sequence = 0;
+  int source = MPI_PROC_NULL;
+  int recv_tag = 0;
+  int request_count = 0;
   MPI_Op op = MPI_OP_NULL;
+  std::uint64_t sequence = 0;
   // What only some shapes use, after the common fields, so that other calls
   // store none of it (used_bytes). Wrappers set every field their shape uses.
   union {

@@ -208,9 +208,8 @@ CallRecord opaque() {
 }
 
 // Completes what every wrapper records and marks the thread as inside the call.
-inline ThreadState& enter(CallRecord& record, FunctionId function, const void* call_site) {
+inline ThreadState& enter(CallRecord& record, FunctionId function) {
   record.function = function;
-  record.call_site = call_site;
   ThreadState& self = this_thread_state();
   self.enter(record);
   return self;
@@ -229,7 +228,7 @@ using namespace mpisentry;
     delay_injection::around_call(true);                                                         \
     CallRecord record = describe;                                                               \
     record.converted_send = converted;                                                          \
-    ThreadState& self = enter(record, FunctionId::name, __builtin_return_address(0));           \
+    ThreadState& self = enter(record, FunctionId::name);                                        \
     const int result = forward;                                                                 \
     if (result == MPI_SUCCESS) created;                                                         \
     self.leave(!(polls) || (result == MPI_SUCCESS && (completed)));                           \
@@ -247,7 +246,6 @@ using namespace mpisentry;
       CallRecord record = describe;                                                        \
       record.converted_send = converted;                                                   \
       record.function = FunctionId::name;                                                  \
-      record.call_site = __builtin_return_address(0);                                      \
       if (record.comm_id == 0) record.comm_id = comms::id_of(record.comm);                 \
       requests().remember(*(request), record);                                             \
       created;                                                                             \
@@ -354,49 +352,47 @@ namespace {
 // drops what the checker knows of it (taken before the call) only once the
 // call succeeded.
 template <typename Handle, typename Forget>
-int release_handle(Handle* handle, FunctionId function, int (*release)(Handle*), CallRecord record, Forget forget,
-                   const void* call_site) {
-  ThreadState& self = enter(record, function, call_site);
+int release_handle(Handle* handle, FunctionId function, int (*release)(Handle*), CallRecord record, Forget forget) {
+  ThreadState& self = enter(record, function);
   const int result = release(handle);
   if (result == MPI_SUCCESS) forget();
   self.leave(true);
   return result;
 }
 
-int release_communicator(MPI_Comm* comm, FunctionId function, int (*release)(MPI_Comm*), const void* call_site) {
+int release_communicator(MPI_Comm* comm, FunctionId function, int (*release)(MPI_Comm*)) {
   const MPI_Comm freeing = comm ? *comm : MPI_COMM_NULL;
   const std::uint64_t freeing_id = comms::id_of(freeing);
-  return release_handle(comm, function, release, collective(freeing), [&] { comms::freed(freeing, freeing_id); },
-                        call_site);
+  return release_handle(comm, function, release, collective(freeing), [&] { comms::freed(freeing, freeing_id); });
 }
 
 }  // namespace
 
 MPISENTRY_API int MPI_Comm_free(MPI_Comm* comm) {
-  return release_communicator(comm, FunctionId::Comm_free, PMPI_Comm_free, __builtin_return_address(0));
+  return release_communicator(comm, FunctionId::Comm_free, PMPI_Comm_free);
 }
 
 MPISENTRY_API int MPI_Comm_disconnect(MPI_Comm* comm) {
-  return release_communicator(comm, FunctionId::Comm_disconnect, PMPI_Comm_disconnect, __builtin_return_address(0));
+  return release_communicator(comm, FunctionId::Comm_disconnect, PMPI_Comm_disconnect);
 }
 
 MPISENTRY_API int MPI_File_close(MPI_File* fh) {
   const MPI_File closing = fh ? *fh : MPI_FILE_NULL;
   const std::uint64_t closing_id = comms::id_of(closing);
   return release_handle(fh, FunctionId::File_close, PMPI_File_close, file_collective(closing),
-                        [&] { comms::closed_file(closing, closing_id); }, __builtin_return_address(0));
+                        [&] { comms::closed_file(closing, closing_id); });
 }
 
 MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
   const CallRecord record = window_collective(win ? *win : MPI_WIN_NULL);
   return release_handle(win, FunctionId::Win_free, PMPI_Win_free, record,
-                        [&] { windows::freed(record.window.handle, record.window.id); }, __builtin_return_address(0));
+                        [&] { windows::freed(record.window.handle, record.window.id); });
 }
 
 MPISENTRY_API int MPI_Finalize(void) {
   CallRecord record;
   record.shape = CallShape::Finalize;
-  ThreadState& self = enter(record, FunctionId::Finalize, __builtin_return_address(0));
+  ThreadState& self = enter(record, FunctionId::Finalize);
   // Blocks until every rank is here: the monitors stop after the same round.
   monitor::stop();
   monitor_running = false;
