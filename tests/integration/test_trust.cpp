@@ -3,6 +3,9 @@
 // must run to their end unchanged, and true deadlocks of the same shapes must
 // be reported with the right cycle.
 #include <algorithm>
+#include <iterator>
+#include <map>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -236,66 +239,63 @@ TEST_CASE("twin_communicators: correct twins of the hangs below end without a re
   check_correct(2, TEST_PROGRAM(twin_communicators), {shape, "correct"});
 }
 
-TEST_CASE("twin_communicators: barriers on two duplicates of MPI_COMM_WORLD", "[trust][deadlock]") {
-  Workspace workspace;
-  const Program program = TEST_PROGRAM(twin_communicators);
-  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "barriers", "bug"});
-  check_deadlock(result, program,
-                 {.calls = {{0, R"(MPI_Barrier\(comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"},
-                            {1, R"(MPI_Barrier\(comm=.*MPI_Comm_dup #2 of MPI_COMM_WORLD)"}},
-                  .blocking_functions = {"barrier_on"},
-                  .shape = "barriers"});
-  check_cycle(result, {0, 1});
-}
+namespace {
 
-TEST_CASE("twin_communicators: MPI_Ssend on a duplicate, MPI_Recv on MPI_COMM_WORLD", "[trust][deadlock]") {
-  Workspace workspace;
-  const Program program = TEST_PROGRAM(twin_communicators);
-  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "ssend", "bug"});
-  check_deadlock(result, program,
-                 {.calls = {{0, R"(MPI_Ssend\(.*comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"},
-                            {1, R"(MPI_Recv\(.*comm=MPI_COMM_WORLD\))"}},
-                  .blocking_functions = {"send_synchronously", "receive_from_rank_0"},
-                  .shape = "ssend"});
-  check_cycle(result, {0, 1});
-}
+// A hang of twin_communicators: its shape, what the report must show, and
+// the cycle (empty when the rule names a mismatch instead).
+struct TwinHang {
+  std::string shape;
+  std::map<int, std::string> calls;
+  std::vector<std::string> blocking_functions;
+  std::vector<int> cycle;
+  std::string rule;  // a regex the rule line, or another line of the report, must match
+};
 
-TEST_CASE("twin_communicators: every rank broadcasts as the root", "[trust][deadlock]") {
-  Workspace workspace;
-  const Program program = TEST_PROGRAM(twin_communicators);
-  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "bcast_roots", "bug"});
-  check_deadlock(result, program,
-                 {.calls = {{0, R"(MPI_Bcast\(.*root=0,)"}, {1, R"(MPI_Bcast\(.*root=1,)"}},
-                  .blocking_functions = {"broadcast"},
-                  .shape = "bcast_roots"});
-  CHECK(any_line_matches(result.report.value_or(""),
-                         R"(rule: every rank is blocked and their calls cannot match: rank 0 is in MPI_Bcast with root 0 )"
-                         R"(and rank 1 in MPI_Bcast with root 1, as collective #1 of the same communicator)"));
-}
+const TwinHang kTwinHangs[] = {
+    {"barriers",
+     {{0, R"(MPI_Barrier\(comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"},
+      {1, R"(MPI_Barrier\(comm=.*MPI_Comm_dup #2 of MPI_COMM_WORLD)"}},
+     {"barrier_on"},
+     {0, 1},
+     R"(rule: each rank of the cycle waits in a call that cannot return before the next rank acts)"},
+    {"ssend",
+     {{0, R"(MPI_Ssend\(.*comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"}, {1, R"(MPI_Recv\(.*comm=MPI_COMM_WORLD\))"}},
+     {"send_synchronously", "receive_from_rank_0"},
+     {0, 1},
+     R"(rule: each rank of the cycle waits in a call that cannot return before the next rank acts)"},
+    {"bcast_roots",
+     {{0, R"(MPI_Bcast\(.*root=0,)"}, {1, R"(MPI_Bcast\(.*root=1,)"}},
+     {"broadcast"},
+     {},
+     R"(rule: every rank is blocked and their calls cannot match: rank 0 is in MPI_Bcast with root 0 )"
+     R"(and rank 1 in MPI_Bcast with root 1, as collective #1 of the same communicator)"},
+    {"kinds",
+     {{0, R"(MPI_Barrier\(comm=MPI_COMM_WORLD\))"}, {1, R"(MPI_Allreduce\(.*count=262144,.*op=MPI_SUM)"}},
+     {"barrier_on", "reduce"},
+     {},
+     R"(rule: every rank is blocked and their calls cannot match: rank 0 is in MPI_Barrier and rank 1 in )"
+     R"(MPI_Allreduce with operation MPI_SUM)"},
+    // Bad input: MPI leaves the receive waiting; the checker must neither
+    // crash nor give the new duplicate the freed one's identity.
+    {"freed",
+     {{0, R"(MPI_Comm_dup\(comm=MPI_COMM_WORLD\))"}, {1, R"(MPI_Recv\(.*comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"}},
+     {"receive_from_rank_0", "make_another"},
+     {0, 1},
+     R"(MPI_Comm_dup on MPI_COMM_WORLD \(its collective #2 there\))"},
+};
 
-TEST_CASE("twin_communicators: a barrier meets a reduction", "[trust][deadlock]") {
-  Workspace workspace;
-  const Program program = TEST_PROGRAM(twin_communicators);
-  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "kinds", "bug"});
-  check_deadlock(result, program,
-                 {.calls = {{0, R"(MPI_Barrier\(comm=MPI_COMM_WORLD\))"}, {1, R"(MPI_Allreduce\(.*count=262144,)"}},
-                  .blocking_functions = {"barrier_on", "reduce"},
-                  .shape = "kinds"});
-  CHECK(any_line_matches(result.report.value_or(""),
-                         R"(rule: .*rank [01] is in MPI_(Barrier|Allreduce).* and rank [01] in MPI_(Barrier|Allreduce))"));
-}
+}  // namespace
 
-TEST_CASE("twin_communicators: a rank waits on a communicator its peer freed and made anew", "[trust][deadlock]") {
-  // Bad input: MPI leaves the receive waiting; the checker must neither
-  // crash nor give the new duplicate the freed one's identity.
+TEST_CASE("twin_communicators: twin duplicates, self-rooted broadcasts, a barrier against a reduction, a freed "
+          "communicator",
+          "[trust][deadlock]") {
+  const TwinHang& hang = GENERATE(from_range(std::begin(kTwinHangs), std::end(kTwinHangs)));
+  INFO("shape: " << hang.shape);
   Workspace workspace;
   const Program program = TEST_PROGRAM(twin_communicators);
-  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "freed", "bug"});
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", hang.shape, "bug"});
   check_deadlock(result, program,
-                 {.calls = {{0, R"(MPI_Comm_dup\(comm=MPI_COMM_WORLD\))"},
-                            {1, R"(MPI_Recv\(.*comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"}},
-                  .blocking_functions = {"receive_from_rank_0", "make_another"},
-                  .shape = "freed"});
-  check_cycle(result, {0, 1});
-  CHECK(any_line_matches(result.report.value_or(""), R"(MPI_Comm_dup on MPI_COMM_WORLD \(its collective #2 there\))"));
+                 {.calls = hang.calls, .blocking_functions = hang.blocking_functions, .shape = hang.shape});
+  if (!hang.cycle.empty()) check_cycle(result, hang.cycle);
+  CHECK(any_line_matches(result.report.value_or(""), hang.rule));
 }
