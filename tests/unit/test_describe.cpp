@@ -695,7 +695,7 @@ TEST_CASE("MPI_Win_fence and MPI_Win_free wait only possibly, as the window's nu
     CHECK(w.definite.empty());
     CHECK(w.possible == Ranks{0, 2, 3});
     // Counted on the window's own id, not on its communicator's.
-    CHECK(w.collective == CollectiveCall{window_id, 2, function_info(function).name});
+    CHECK(w.collective == CollectiveCall{window_id, 2, function_info(function).name, -1, ""});
     CHECK_THAT(w.reason, Contains("the reversed comm") && Contains("#2"));
   }
 }
