@@ -264,7 +264,7 @@ TEST_CASE("RMA: a target in MPI_Win_wait and its origin in MPI_Win_complete are 
 TEST_CASE("RMA: a fence counts on its window, not on the window's communicator", "[verdict][rma]") {
   // Rank 0 is in the window's second fence; rank 1 in MPI_COMM_WORLD's second collective.
   RankSnapshot fencing = in_window_call("MPI_Win_fence", {}, {1}, {});
-  fencing.threads.front().collective = {window_id, 2, "MPI_Win_fence"};
+  fencing.threads.front().collective = {window_id, 2, "MPI_Win_fence", -1, ""};
   fencing.collectives = {{world_id, 1}, {window_id, 2}};
   SECTION("the other rank in MPI_Barrier: every rank stuck, no call can complete") {
     RankSnapshot barrier = in_collective("MPI_Barrier", {0}, {}, 2);
