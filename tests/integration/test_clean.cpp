@@ -6,14 +6,6 @@
 
 using namespace harness;
 
-namespace {
-
-// The computation's length: well past the timeout, so that a checker that
-// took waiting for a busy rank as a deadlock would report one.
-const std::string kLongComputation = std::to_string(3 * kDeadlockTimeoutSeconds);
-
-}  // namespace
-
 TEST_CASE("imbalance: ranks waiting in a barrier for a computing rank", "[clean]") {
   Workspace workspace;
   const JobResult result = run_checked(workspace, 3, TEST_PROGRAM(imbalance), kDeadlockOptions, {kLongComputation});

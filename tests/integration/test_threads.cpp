@@ -15,7 +15,6 @@ namespace {
 // 0 computes well past the timeout.
 const std::string kStressThreads = "8";
 const std::string kStressExchanges = "5000";
-const std::string kLongComputation = std::to_string(3 * kDeadlockTimeoutSeconds);
 
 }  // namespace
 

@@ -16,10 +16,6 @@ using namespace harness;
 
 namespace {
 
-// The computation's length: well past the timeout, so that a checker that
-// took waiting for a busy rank as a deadlock would report one.
-const std::string kLongComputation = std::to_string(3 * kDeadlockTimeoutSeconds);
-
 struct CorrectRuns {
   JobResult plain;    // without the checker and without the computation
   JobResult checked;  // with the checker and the long computation
