@@ -20,7 +20,7 @@ constexpr Key key_table[] = {
 #define MPISENTRY_PATH(name, member, help) {name, &Settings::member, help},
 #define MPISENTRY_CHOICE(name, member, default_word, words, help) {name, ChoiceMember{&Settings::member, words}, help},
 #define MPISENTRY_DELAYS(name, member, help) {name, &Settings::member, help},
-#define MPISENTRY_SIGNAL(name, member, help) {name, SignalMember{&Settings::member}, help},
+#define MPISENTRY_SIGNAL(name, member, unset_word, help) {name, SignalMember{&Settings::member, unset_word}, help},
 #define MPISENTRY_CHECK(check, member, default_on, help)
 #include "config/flags.def"
 };
@@ -31,7 +31,7 @@ constexpr Check check_table[] = {
 #define MPISENTRY_PATH(name, member, help)
 #define MPISENTRY_CHOICE(name, member, default_word, words, help)
 #define MPISENTRY_DELAYS(name, member, help)
-#define MPISENTRY_SIGNAL(name, member, help)
+#define MPISENTRY_SIGNAL(name, member, unset_word, help)
 #define MPISENTRY_CHECK(check, member, default_on, help) {check, &Settings::member, help},
 #include "config/flags.def"
 };
@@ -119,7 +119,7 @@ bool parse_value(const Key& key, std::string_view value, Settings& settings, std
                         [&](DelayInjection Settings::*member) {
                           return parse_delay_injection(value, settings.*member, error);
                         },
-                        [&](SignalMember signal) { return parse_signal(value, settings.*signal.member, error); },
+                        [&](SignalMember signal) { return parse_signal(value, signal.unset_word, settings.*signal.member, error); },
                     },
                     key.member);
 }
@@ -131,7 +131,7 @@ std::string value_text(const Key& key, const Settings& settings) {
                         [&](std::string Settings::*member) { return quoted_if_needed(settings.*member); },
                         [&](ChoiceMember choice) { return settings.*choice.member; },
                         [&](DelayInjection Settings::*member) { return format_delay_injection(settings.*member); },
-                        [&](SignalMember signal) { return format_signal(settings.*signal.member); },
+                        [&](SignalMember signal) { return format_signal(settings.*signal.member, signal.unset_word); },
                     },
                     key.member);
 }
@@ -143,7 +143,7 @@ std::string value_syntax(const Key& key) {
                         [](std::string Settings::*) -> std::string { return "PATH"; },
                         [](ChoiceMember choice) { return std::string(choice.words); },
                         [](DelayInjection Settings::*) -> std::string { return "off|SEED,PERCENT,DELAY"; },
-                        [](SignalMember) -> std::string { return "auto|SIGRTMIN+N|SIGUSR1|SIGUSR2"; },
+                        [](SignalMember signal) { return std::string(signal.unset_word) + "|SIGRTMIN+N|SIGUSR1|SIGUSR2"; },
                     },
                     key.member);
 }

@@ -24,9 +24,10 @@ struct ChoiceMember {
   std::string_view words;  // "auto|on|off"
 };
 
-// A signal number, kAutoSignal for the checker's choice.
+// A signal number, kUnsetSignal for the key's unset word.
 struct SignalMember {
   int Settings::*member;
+  std::string_view unset_word;  // "auto" or "off"
 };
 
 // The Settings member a key sets; its type is the key's kind.

@@ -136,6 +136,12 @@ std::string_view name_of(Duration Settings::*member) {
   return {};
 }
 
+std::string_view name_of(int Settings::*member) {
+  for (const Key& key : keys())
+    if (const auto* signal = std::get_if<SignalMember>(&key.member); signal && signal->member == member) return key.name;
+  return {};
+}
+
 }  // namespace
 
 void apply_setting(std::string_view key, std::string_view value, std::string_view where, LoadResult& into) {
@@ -222,6 +228,13 @@ void check_consistency(LoadResult& into) {
     add_error(into, where(interval_set ? interval : timeout),
               describe(into, interval, settings.check_interval) + " must be shorter than " +
                   describe(into, timeout, settings.deadlock_timeout));
+  }
+  // The stack signal is taken from threads the dump signal must not reach.
+  if (settings.dump_signal != kUnsetSignal && settings.dump_signal == settings.stack_signal) {
+    const std::string_view dump = name_of(&Settings::dump_signal);
+    add_error(into, where(dump),
+              std::string(dump) + " and " + std::string(name_of(&Settings::stack_signal)) + " are both " +
+                  format_signal(settings.dump_signal, "off") + ": they must differ");
   }
 }
 

@@ -24,8 +24,9 @@ struct DelayInjection {
   bool operator==(const DelayInjection&) const = default;
 };
 
-// A signal key's value when the checker is to choose the signal itself.
-inline constexpr int kAutoSignal = 0;
+// A signal key's value when it names no signal: the key's unset word, "auto"
+// (the checker chooses) for STACK-SIGNAL, "off" (none) for DUMP-SIGNAL.
+inline constexpr int kUnsetSignal = 0;
 
 // One member per row of flags.def, which gives each its type, default and
 // meaning: deadlock_timeout, verbose, report_file, check_hard, ...
@@ -35,7 +36,7 @@ struct Settings {
 #define MPISENTRY_PATH(name, member, help) std::string member;
 #define MPISENTRY_CHOICE(name, member, default_word, words, help) std::string member = default_word;
 #define MPISENTRY_DELAYS(name, member, help) DelayInjection member;
-#define MPISENTRY_SIGNAL(name, member, help) int member = kAutoSignal;
+#define MPISENTRY_SIGNAL(name, member, unset_word, help) int member = kUnsetSignal;
 #define MPISENTRY_CHECK(check, member, default_on, help) bool member = default_on;
 #include "config/flags.def"
   bool operator==(const Settings&) const = default;
@@ -90,11 +91,12 @@ bool parse_delay_injection(std::string_view text, DelayInjection& out, std::stri
 // The text parse_delay_injection reads back: "off", "7,5,300l".
 std::string format_delay_injection(const DelayInjection& injection);
 
-// A signal for the checker's own use: "auto" (kAutoSignal), a real-time
-// signal by number or as "SIGRTMIN+N", or SIGUSR1/SIGUSR2. On error leaves
-// `out` as it was and says what is wrong in `error`.
-bool parse_signal(std::string_view text, int& out, std::string& error);
-// The text parse_signal reads back: "auto", "SIGRTMIN+3", "SIGUSR1".
-std::string format_signal(int signal);
+// A signal for the checker's own use: the key's `unset_word` ("auto" or
+// "off", read as kUnsetSignal), a real-time signal by number or as
+// "SIGRTMIN+N", or SIGUSR1/SIGUSR2. On error leaves `out` as it was and says
+// what is wrong in `error`.
+bool parse_signal(std::string_view text, std::string_view unset_word, int& out, std::string& error);
+// The text parse_signal reads back: `unset_word`, "SIGRTMIN+3", "SIGUSR1".
+std::string format_signal(int signal, std::string_view unset_word);
 
 }  // namespace mpisentry::config

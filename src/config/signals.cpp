@@ -1,4 +1,5 @@
-// Signal keys' values: "auto", a real-time signal, SIGUSR1 or SIGUSR2.
+// Signal keys' values: the unset word ("auto", "off"), a real-time signal,
+// SIGUSR1 or SIGUSR2.
 #include <csignal>
 #include <charconv>
 
@@ -10,7 +11,6 @@
 namespace mpisentry::config {
 namespace {
 
-constexpr std::string_view kAuto = "auto";
 constexpr std::string_view kRtMin = "SIGRTMIN";
 
 struct NamedSignal {
@@ -19,10 +19,10 @@ struct NamedSignal {
 };
 const NamedSignal kNamed[] = {{"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}};
 
-std::string expected() {
-  return fmt::format("expected auto, SIGUSR1, SIGUSR2, a real-time signal SIGRTMIN+N with N from 0 to {}, or its "
+std::string expected(std::string_view unset_word) {
+  return fmt::format("expected {}, SIGUSR1, SIGUSR2, a real-time signal SIGRTMIN+N with N from 0 to {}, or its "
                      "number from {} to {}",
-                     SIGRTMAX - SIGRTMIN, SIGRTMIN, SIGRTMAX);
+                     unset_word, SIGRTMAX - SIGRTMIN, SIGRTMIN, SIGRTMAX);
 }
 
 bool read_number(std::string_view text, int& out) {
@@ -32,9 +32,9 @@ bool read_number(std::string_view text, int& out) {
 
 }  // namespace
 
-bool parse_signal(std::string_view text, int& out, std::string& error) {
-  if (equals_ignoring_case(text, kAuto)) {
-    out = kAutoSignal;
+bool parse_signal(std::string_view text, std::string_view unset_word, int& out, std::string& error) {
+  if (equals_ignoring_case(text, unset_word)) {
+    out = kUnsetSignal;
     return true;
   }
   for (const NamedSignal& named : kNamed) {
@@ -45,7 +45,7 @@ bool parse_signal(std::string_view text, int& out, std::string& error) {
   }
   if (equals_ignoring_case(text, "SIGKILL") || equals_ignoring_case(text, "SIGSTOP") ||
       text == std::to_string(SIGKILL) || text == std::to_string(SIGSTOP)) {
-    error = quoted(text) + ": this signal cannot be caught; " + expected();
+    error = quoted(text) + ": this signal cannot be caught; " + expected(unset_word);
     return false;
   }
   int number = 0;
@@ -53,12 +53,12 @@ bool parse_signal(std::string_view text, int& out, std::string& error) {
   if (upper.starts_with(kRtMin)) {
     std::string_view offset = std::string_view(upper).substr(kRtMin.size());
     if (!offset.empty() && (offset.front() != '+' || !read_number(offset.substr(1), number) || number < 0)) {
-      error = quoted(text) + ": not a signal; " + expected();
+      error = quoted(text) + ": not a signal; " + expected(unset_word);
       return false;
     }
     number += SIGRTMIN;
   } else if (!read_number(text, number)) {
-    error = quoted(text) + ": not a signal; " + expected();
+    error = quoted(text) + ": not a signal; " + expected(unset_word);
     return false;
   }
   if (number < SIGRTMIN || number > SIGRTMAX) {
@@ -66,15 +66,15 @@ bool parse_signal(std::string_view text, int& out, std::string& error) {
       out = number;
       return true;
     }
-    error = quoted(text) + ": not a signal the checker may use; " + expected();
+    error = quoted(text) + ": not a signal the checker may use; " + expected(unset_word);
     return false;
   }
   out = number;
   return true;
 }
 
-std::string format_signal(int signal) {
-  if (signal == kAutoSignal) return std::string(kAuto);
+std::string format_signal(int signal, std::string_view unset_word) {
+  if (signal == kUnsetSignal) return std::string(unset_word);
   for (const NamedSignal& named : kNamed)
     if (signal == named.number) return std::string(named.name);
   return fmt::format("{}+{}", kRtMin, signal - SIGRTMIN);

@@ -226,7 +226,7 @@ TEST_CASE("check patterns: '*' stays within a level, '**' crosses levels", "[con
 
 TEST_CASE("check names: 27 from ITC, the implemented ones among them, and mpisentry's own", "[config][check]") {
   CHECK(itc_checks().size() == 27);
-  const std::vector<std::string_view> own = {"GLOBAL:DEADLOCK:UNSAFE"};
+  const std::vector<std::string_view> own = {"GLOBAL:DEADLOCK:UNSAFE", "GLOBAL:DEADLOCK:OUTSIDE_MPI"};
   for (const Check& check : implemented_checks()) {
     INFO(check.name);
     const bool from_itc = std::ranges::find(itc_checks(), check.name) != itc_checks().end();
@@ -328,7 +328,7 @@ TEST_CASE("load: nothing set gives the defaults", "[config][load]") {
 TEST_CASE("load: CHECK from the environment, several separated by ; or ,", "[config][load]") {
   const Env env = {
       {"VT_CHECK", "** OFF"},
-      {"MPISENTRY_CHECK", "GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD on, LOCAL:** ON"},
+      {"MPISENTRY_CHECK", "GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD on, LOCAL:MEMORY:** ON"},
   };
   const auto result = load(lookup_in(env));
   REQUIRE(result.errors.empty());
@@ -336,7 +336,7 @@ TEST_CASE("load: CHECK from the environment, several separated by ; or ,", "[con
   CHECK(result.settings.check_hard);
   CHECK_FALSE(result.settings.check_no_progress);
   REQUIRE(result.notices.size() == 1);
-  CHECK(result.notices[0].str() == "MPISENTRY_CHECK: CHECK LOCAL:** is accepted but not implemented by mpisentry");
+  CHECK(result.notices[0].str() == "MPISENTRY_CHECK: CHECK LOCAL:MEMORY:** is accepted but not implemented by mpisentry");
 }
 
 TEST_CASE("load: errors from the environment name the variable; all are collected", "[config][load]") {
@@ -468,7 +468,7 @@ TEST_CASE("INJECT-DELAYS: bad values say what is wrong", "[config][delays]") {
 }
 
 TEST_CASE("STACK-SIGNAL: auto by default, a real-time signal, SIGUSR1 or SIGUSR2 when set", "[config][signal]") {
-  CHECK(Settings{}.stack_signal == kAutoSignal);
+  CHECK(Settings{}.stack_signal == kUnsetSignal);
   const auto result = load(lookup_in({{"MPISENTRY_STACK_SIGNAL", "SIGRTMIN+5"}}));
   CHECK(all(result.errors).empty());
   CHECK(result.settings.stack_signal == SIGRTMIN + 5);
@@ -476,11 +476,11 @@ TEST_CASE("STACK-SIGNAL: auto by default, a real-time signal, SIGUSR1 or SIGUSR2
   CHECK(from_text("STACK-SIGNAL " + std::to_string(SIGRTMAX)).settings.stack_signal == SIGRTMAX);
   CHECK(from_text("STACK-SIGNAL SIGUSR2").settings.stack_signal == SIGUSR2);
   CHECK(from_text("STACK-SIGNAL " + std::to_string(SIGUSR1)).settings.stack_signal == SIGUSR1);
-  CHECK(from_text("STACK-SIGNAL SIGUSR1\nSTACK-SIGNAL auto").settings.stack_signal == kAutoSignal);
-  for (const int signal : {kAutoSignal, SIGUSR1, SIGRTMIN, SIGRTMIN + 3, SIGRTMAX}) {
+  CHECK(from_text("STACK-SIGNAL SIGUSR1\nSTACK-SIGNAL auto").settings.stack_signal == kUnsetSignal);
+  for (const int signal : {kUnsetSignal, SIGUSR1, SIGRTMIN, SIGRTMIN + 3, SIGRTMAX}) {
     int read_back = -1;
     std::string error;
-    CHECK(parse_signal(format_signal(signal), read_back, error));
+    CHECK(parse_signal(format_signal(signal, "auto"), "auto", read_back, error));
     CHECK(read_back == signal);
   }
 }
@@ -489,7 +489,7 @@ TEST_CASE("STACK-SIGNAL: bad values name the key and the value", "[config][signa
   const auto error_of = [](const std::string& value) {
     const auto result = from_text("STACK-SIGNAL " + value);
     REQUIRE(result.errors.size() == 1);
-    CHECK(result.settings.stack_signal == kAutoSignal);
+    CHECK(result.settings.stack_signal == kUnsetSignal);
     return result.errors[0].str();
   };
   const std::string expected = "; expected auto, SIGUSR1, SIGUSR2, a real-time signal SIGRTMIN+N with N from 0 to " +
@@ -503,4 +503,36 @@ TEST_CASE("STACK-SIGNAL: bad values name the key and the value", "[config][signa
   CHECK(error_of("SIGRTMIN+99") == "job.conf:1: STACK-SIGNAL \"SIGRTMIN+99\": not a signal the checker may use" + expected);
   CHECK(error_of("15") == "job.conf:1: STACK-SIGNAL \"15\": not a signal the checker may use" + expected);
   CHECK(error_of("0") == "job.conf:1: STACK-SIGNAL \"0\": not a signal the checker may use" + expected);
+  CHECK(error_of("off") == "job.conf:1: STACK-SIGNAL \"off\": not a signal" + expected);
+}
+
+TEST_CASE("DUMP-SIGNAL: off by default, else a signal the checker may catch", "[config][signal]") {
+  CHECK(Settings{}.dump_signal == kUnsetSignal);
+  CHECK(from_text("DUMP-SIGNAL SIGUSR1").settings.dump_signal == SIGUSR1);
+  CHECK(from_text("DUMP-SIGNAL SIGUSR1\nDUMP-SIGNAL OFF").settings.dump_signal == kUnsetSignal);
+  CHECK(load(lookup_in({{"MPISENTRY_DUMP_SIGNAL", "sigrtmin+2"}})).settings.dump_signal == SIGRTMIN + 2);
+  int read_back = -1;
+  std::string error;
+  CHECK(format_signal(kUnsetSignal, "off") == "off");
+  CHECK(parse_signal("off", "off", read_back, error));
+  CHECK(read_back == kUnsetSignal);
+
+  const std::string expected = "; expected off, SIGUSR1, SIGUSR2, a real-time signal SIGRTMIN+N with N from 0 to " +
+                               std::to_string(SIGRTMAX - SIGRTMIN) + ", or its number from " +
+                               std::to_string(SIGRTMIN) + " to " + std::to_string(SIGRTMAX);
+  const auto error_of = [](const std::string& text) {
+    const auto result = from_text(text);
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.settings.dump_signal == kUnsetSignal);
+    return result.errors[0].str();
+  };
+  CHECK(error_of("DUMP-SIGNAL SIGKILL") == "job.conf:1: DUMP-SIGNAL \"SIGKILL\": this signal cannot be caught" + expected);
+  CHECK(error_of("DUMP-SIGNAL SIGSTOP") == "job.conf:1: DUMP-SIGNAL \"SIGSTOP\": this signal cannot be caught" + expected);
+  CHECK(error_of("DUMP-SIGNAL SIGWINCH") == "job.conf:1: DUMP-SIGNAL \"SIGWINCH\": not a signal" + expected);
+  CHECK(error_of("DUMP-SIGNAL auto") == "job.conf:1: DUMP-SIGNAL \"auto\": not a signal" + expected);
+  // Checked once every source is applied, and named where the dump signal was set.
+  auto clash = from_text("STACK-SIGNAL SIGUSR2\nDUMP-SIGNAL SIGUSR2");
+  check_consistency(clash);
+  REQUIRE(clash.errors.size() == 1);
+  CHECK(clash.errors[0].str() == "job.conf:2: DUMP-SIGNAL and STACK-SIGNAL are both SIGUSR2: they must differ");
 }
