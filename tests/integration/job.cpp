@@ -172,6 +172,10 @@ void Job::signal_group(int signal_number) {
   if (!end_) kill(-pid_, signal_number);
 }
 
+void Job::signal_leader(int signal_number) {
+  if (!end_) kill(pid_, signal_number);
+}
+
 JobResult Job::finish() {
   while (!reap(false)) {
     if (std::chrono::steady_clock::now() >= deadline_) {

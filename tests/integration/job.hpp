@@ -83,6 +83,11 @@ class Job {
   bool wait_for_text(const std::filesystem::path& file, const std::string& text, Seconds within);
 
   void signal_group(int signal_number);
+  // To the job's first process alone: mpiexec, which passes SIGUSR1 on to
+  // the ranks (the launcher execs it).
+  void signal_leader(int signal_number);
+  // False once the job has ended.
+  bool running() { return !reap(false); }
 
   // Waits for the job to end; when its time is up kills its process group.
   JobResult finish();

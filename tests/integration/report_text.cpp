@@ -8,7 +8,7 @@
 namespace harness {
 namespace {
 
-constexpr const char* kMarker = "mpisentry: blocks";
+constexpr const char* kMarker = "mpisentry: ";
 
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
@@ -17,19 +17,31 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
-}  // namespace
-
-std::vector<int> marker_lines(const std::string& source_path, const std::string& shape) {
+// The lines holding every one of `needles`.
+std::vector<int> lines_with(const std::string& source_path, const std::vector<std::string>& needles) {
   std::ifstream in(source_path);
   if (!in) throw std::runtime_error("cannot read test program source " + source_path);
   std::vector<int> lines;
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
-    if (line.find(kMarker) != std::string::npos && (shape.empty() || line.find("[" + shape + "]") != std::string::npos))
-      lines.push_back(number);
+    bool holds_all = true;
+    for (const std::string& needle : needles) holds_all = holds_all && line.find(needle) != std::string::npos;
+    if (holds_all) lines.push_back(number);
   }
   return lines;
+}
+
+}  // namespace
+
+std::vector<int> marker_lines(const std::string& source_path, const std::string& shape) {
+  const std::string blocks = std::string(kMarker) + "blocks";
+  if (shape.empty()) return lines_with(source_path, {blocks});
+  return lines_with(source_path, {blocks, "[" + shape + "]"});
+}
+
+std::vector<int> marked_lines(const std::string& source_path, const std::string& mark) {
+  return lines_with(source_path, {kMarker + mark});
 }
 
 std::string regex_escape(const std::string& text) {

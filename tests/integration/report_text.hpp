@@ -17,6 +17,9 @@ namespace harness {
 // program with several ways to block). Throws std::runtime_error when the
 // file is unreadable.
 std::vector<int> marker_lines(const std::string& source_path, const std::string& shape = "");
+// 1-based numbers of the lines that carry "mpisentry: <mark>", for lines
+// where a rank is found other than blocked ("mpisentry: crashes").
+std::vector<int> marked_lines(const std::string& source_path, const std::string& mark);
 
 // A regex for the stack line of `function` at source_path:line, the file
 // given by full path or by name. An empty function matches any.
