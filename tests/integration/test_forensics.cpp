@@ -235,8 +235,10 @@ TEST_CASE("dump_hang: DUMP-SIGNAL dumps a hung job's blocked calls and waits, an
   REQUIRE(result.report.has_value());
   const std::string& report = *result.report;
   CHECK(count_occurrences(report, kDumpHeadline) == 1);
-  // The dump alone, without what SIGTERM added after it.
-  const std::string dump = report.substr(report.find(kDumpHeadline));
+  const std::size_t dump_start = report.find(kDumpHeadline);
+  REQUIRE(dump_start != std::string::npos);
+  // The dump, and what SIGTERM added after it.
+  const std::string dump = report.substr(dump_start);
   check_every_rank_classed(dump, kRanks);
   const std::vector<int> lines = marker_lines(program.source);
   REQUIRE(lines.size() == 1);
