@@ -88,9 +88,12 @@ std::vector<int> expand_ranks(const std::string& ranks) {
 }
 
 BlockedCalls parse_blocked_calls(const std::string& report) {
-  static const std::regex rank0_line(R"(^\[0\] (?:ERROR|WARNING):(.*)$)");
+  static const std::regex rank0_line(R"(^\[0\] (?:ERROR|WARNING|INFO):(.*)$)");
   static const std::regex call_line(R"(^\s*(?:\[(\d+)\]\s+)?(MPI_\w+\(.*)$)");
   static const std::regex class_header(R"(^\s*\[(?:ranks )?(\d[\d,-]*)(?: \(\d+ ranks\))?\]\s+\S)");
+  // "waits for: rank 1" for the whole class, or "waits for: [0] rank 1; [1] rank 2".
+  static const std::regex waits_line(R"(^\s*waits for: (.*)$)");
+  static const std::regex rank_wait(R"(^\[(\d+)\] (.*)$)");
   BlockedCalls calls;
   for (const std::string& line : split_lines(report)) {
     std::smatch match;
@@ -102,6 +105,17 @@ BlockedCalls parse_blocked_calls(const std::string& report) {
         calls.call_of[std::stoi(match[1])] = match[2];
       else
         for (int rank : calls.classes.back()) calls.call_of[rank] = match[2];
+    } else if (std::regex_match(body, match, waits_line)) {
+      if (calls.classes.empty()) continue;
+      std::istringstream waits(match[1].str());
+      for (std::string wait; std::getline(waits, wait, ';');) {
+        wait.erase(0, wait.find_first_not_of(' '));
+        std::smatch own;
+        if (std::regex_match(wait, own, rank_wait))
+          calls.waits_for[std::stoi(own[1])] = own[2];
+        else
+          for (int rank : calls.classes.back()) calls.waits_for[rank] = wait;
+      }
     } else if (std::regex_search(body, match, class_header)) {
       calls.classes.push_back(expand_ranks(match[1]));
     }

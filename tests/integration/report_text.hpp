@@ -36,10 +36,12 @@ std::size_t count_occurrences(const std::string& text, const std::string& needle
 // "0-2,5" -> {0, 1, 2, 5}.
 std::vector<int> expand_ranks(const std::string& ranks);
 
-// The blocked calls of a report made by rank 0.
+// The blocked calls of a report made by rank 0 (its ERROR, WARNING and INFO
+// lines).
 struct BlockedCalls {
   std::vector<std::vector<int>> classes;  // the ranks of each class, in report order
   std::map<int, std::string> call_of;     // each rank's call, as printed
+  std::map<int, std::string> waits_for;   // what each rank waits for, as printed: "rank 1"
 };
 BlockedCalls parse_blocked_calls(const std::string& report);
 

@@ -1,8 +1,10 @@
 /* Not a deadlock: rank 0 runs outside MPI for argv[2] seconds, spinning
  * ("spin") or asleep ("sleep"), while the other ranks wait for it in
- * MPI_Allreduce; then it joins them. After a sleep rank 0 prints how long it
- * really slept: one nanosleep, not resumed when a signal cuts it short (as
- * programs do), so that a test sees a checker that interrupts it. */
+ * MPI_Allreduce; then it joins them.
+ * The spin reads the clock once in 2^24 turns only, so that its stack is
+ * nearly always the same (spin, main). After a sleep rank 0 prints how long
+ * it really slept: one nanosleep, not resumed when a signal cuts it short
+ * (as programs do), so that a test sees a checker that interrupts it. */
 #include <mpi.h>
 #include <stdio.h>
 #include <time.h>
@@ -12,7 +14,8 @@
 static volatile unsigned long sink;
 
 static void spin(double seconds) {
-  for (const double end = now_seconds() + seconds; now_seconds() < end;) sink = sink + 1; /* mpisentry: outside [spin] */
+  const double end = now_seconds() + seconds;
+  for (unsigned long turn = 1; (turn & 0xffffff) != 0 || now_seconds() < end; ++turn) sink = turn; /* mpisentry: outside [spin] */
 }
 
 static void rest(double seconds) {
