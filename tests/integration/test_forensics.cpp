@@ -289,10 +289,15 @@ TEST_CASE("early_exit: a rank's exit(3) without MPI_Finalize is reported, the jo
   Workspace workspace;
   const JobResult plain = run_job(workspace, plain_command(2, program));
   const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions);
-  check_same_ending(checked, plain);
-  CHECK(plain.exit_status == 3);
-  check_exit_report(checked, program, 0, "LOCAL:EXIT:BEFORE_MPI_FINALIZE", "leave_early", "exits");
+  INFO("without the checker:\n" << describe(plain));
   INFO(describe(checked));
+  REQUIRE_FALSE(plain.timed_out);
+  REQUIRE_FALSE(checked.timed_out);
+  // Hydra's status is that of the first rank it sees end: rank 1's 3 as a
+  // rule, now and then rank 0's hangup (1), without the checker too.
+  CHECK((checked.exit_status == 3 || checked.exit_status == plain.exit_status));
+  CHECK(checked.signal == 0);
+  check_exit_report(checked, program, 0, "LOCAL:EXIT:BEFORE_MPI_FINALIZE", "leave_early", "exits");
   CHECK(any_line_matches(checked.err, R"(^\[0\] ERROR: .*\brank 1\b.*\bstatus 3\b.*MPI_Finalize)"));
   // The other rank's class: rank 0 waits in MPI_Recv.
   const BlockedCalls blocked = parse_blocked_calls(*checked.report);
