@@ -379,8 +379,13 @@ class Monitor {
       for (const ThreadState::Sample& sample : threads.samples) {
         const bool wanted = thread.state != RankState::Running || first_of_idle_rank || sample.tid == exiting_tid;
         stacks::RawStack raw;
+        // A thread outside MPI may sleep in a call a signal would cut short:
+        // read, not interrupted. In MPI, the checker's and MPI's own sleeps
+        // are restarted, and an unwind is exact.
+        const bool outside_mpi = thread.state == RankState::Running;
         if (wanted && sample.id == thread.id &&
-            (stacks::capture_asleep(sample.tid, raw) || stacks::capture_thread(sample.tid, raw, kStackTimeout)))
+            ((outside_mpi && stacks::capture_asleep(sample.tid, raw)) ||
+             stacks::capture_thread(sample.tid, raw, kStackTimeout)))
           frames = stacks::locate(raw);
       }
       const std::string serialized = stacks::serialize(frames);
