@@ -14,9 +14,6 @@ namespace mpisentry::launcher {
 namespace {
 
 constexpr std::string_view kCheckerLibrary = "libmpisentry";
-// MPICH's libmpich, Open MPI's, Intel MPI's and MVAPICH's libmpi, Cray's
-// libmpi_cray: all begin so, as the checker's own library does too.
-constexpr std::string_view kMpiLibraryPrefix = "libmpi";
 
 std::string_view file_name(std::string_view path) {
   const auto slash = path.rfind('/');
@@ -104,20 +101,19 @@ Disposition parse_disposition(std::string_view status, int signal) {
   return Disposition::kDefault;
 }
 
-void read_mapped_files(std::string_view maps, ProcessState& into) {
+bool maps_checker(std::string_view maps) {
   for (const auto line : config::split(maps, "\n")) {
     // "address perms offset dev inode path": the path is the rest, when there is one.
-    const auto path_at = line.find('/');
-    if (path_at == std::string_view::npos) continue;
-    const std::string_view name = file_name(line.substr(path_at));
-    if (name.starts_with(kCheckerLibrary))
-      into.maps_checker = true;
-    else if (name.starts_with(kMpiLibraryPrefix))
-      into.maps_mpi = true;
+    if (const auto path_at = line.find('/'); path_at != std::string_view::npos &&
+                                             file_name(line.substr(path_at)).starts_with(kCheckerLibrary))
+      return true;
   }
+  return false;
 }
 
-bool is_rank(const ProcessState& process) { return process.maps_checker && process.maps_mpi; }
+bool has_rank(const Environment& env) { return env.contains("PMI_RANK") || env.contains("PMIX_RANK"); }
+
+bool is_rank(const ProcessState& process) { return process.maps_checker && process.has_rank; }
 
 bool forwards_to_ranks(std::string_view launcher_name, int signal) {
   if (launcher_name == "mpiexec.hydra") return signal == SIGUSR1;

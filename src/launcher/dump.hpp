@@ -43,18 +43,22 @@ struct ProcessState {
   pid_t pid = 0;
   std::string name;           // of its executable: "mpiexec.hydra"
   bool maps_checker = false;  // libmpisentry.so
-  bool maps_mpi = false;      // an MPI library
+  bool has_rank = false;      // a rank number from the launcher in its environment
   Disposition disposition = Disposition::kDefault;  // of the dump signal
 };
 
 // Its disposition of `signal`, from the SigIgn and SigCgt masks of
 // /proc/PID/status.
 Disposition parse_disposition(std::string_view status, int signal);
-// maps_checker and maps_mpi from the file names in /proc/PID/maps.
-void read_mapped_files(std::string_view maps, ProcessState& into);
+// Whether /proc/PID/maps shows libmpisentry.so.
+bool maps_checker(std::string_view maps);
+// Whether the environment has the rank that a launcher gives each process it
+// starts: PMI_RANK (hydra, srun --mpi=pmi2), PMIX_RANK (Open MPI, srun --mpi=pmix).
+bool has_rank(const Environment& env);
 
-// A rank: the checker in a process that runs MPI. The launchers get the
-// preloaded library too, through the environment they pass on.
+// A rank of a checked job. The launchers and their proxies map the checker
+// (and with it the MPI library) too, through the environment they pass on,
+// but have no rank.
 bool is_rank(const ProcessState& process);
 
 // Whether a launcher by this executable name passes `signal` to every rank:

@@ -84,7 +84,7 @@ int run_dump_command(std::span<const std::string> words) {
   });
   if (!settings.ok()) {
     for (const config::Problem& problem : settings.errors) report.fail("its settings: " + problem.str());
-    return report.fail("its settings are wrong as above, so it cannot have a dump signal; nothing was sent");
+    return report.fail("its settings have the errors above, so its dump signal is unknown; nothing was sent");
   }
   const int signal = settings.settings.dump_signal;
   if (signal == config::kUnsetSignal)

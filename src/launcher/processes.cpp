@@ -60,10 +60,11 @@ bool read_proc_file(pid_t pid, const char* file, std::string& text) {
 bool read_process_state(pid_t pid, int signal, ProcessState& state) {
   state = ProcessState{};
   state.pid = pid;
-  std::string status, maps;
+  std::string status, maps, environ_text;
   if (!read_proc_file(pid, "status", status)) return false;
   state.disposition = parse_disposition(status, signal);
-  if (read_proc_file(pid, "maps", maps)) read_mapped_files(maps, state);
+  state.maps_checker = read_proc_file(pid, "maps", maps) && maps_checker(maps);
+  state.has_rank = read_proc_file(pid, "environ", environ_text) && has_rank(parse_environ(environ_text));
   std::error_code error;
   const std::filesystem::path exe = std::filesystem::read_symlink(proc_path(pid, "exe"), error);
   if (!error) {

@@ -31,6 +31,20 @@ JobResult run_dump(const std::vector<std::string>& words) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// A process that is no MPI job, with `env`, once it runs `sleep` itself.
+class Sleeper {
+ public:
+  explicit Sleeper(const Environment& env) : job_(workspace_, {"sleep", "30"}, env, Seconds{60}) {
+    const auto command_name = [&] { return read_file("/proc/" + std::to_string(job_.pid()) + "/comm"); };
+    REQUIRE(job_.wait_until([&] { return command_name() == "sleep\n"; }, Seconds{10}));
+  }
+  std::string pid() const { return std::to_string(job_.pid()); }
+
+ private:
+  Workspace workspace_;
+  Job job_;
+};
+
 }  // namespace
 
 TEST_CASE("dump command: a running job writes one report and goes on", "[dump]") {
@@ -87,13 +101,25 @@ TEST_CASE("dump command: bad usage, no such process, a process not started by mp
   CHECK(missing.exit_status == kUsageError);
   CHECK(contains(missing.err, "process " + pid_max + ": no such process"));
 
-  Workspace workspace;
-  Job sleeper(workspace, {"sleep", "30"}, {}, Seconds{60});
-  const auto command_name = [&] { return read_file("/proc/" + std::to_string(sleeper.pid()) + "/comm"); };
-  REQUIRE(sleeper.wait_until([&] { return command_name() == "sleep\n"; }, Seconds{10}));
-  const JobResult foreign = run_dump({std::to_string(sleeper.pid())});
+  const Sleeper foreign_process(Environment{});
+  const JobResult foreign = run_dump({foreign_process.pid()});
   INFO(describe(foreign));
   CHECK(foreign.exit_status == kUsageError);
-  CHECK(contains(foreign.err, "process " + std::to_string(sleeper.pid()) + " (sleep): was not started by mpisentry"));
+  CHECK(contains(foreign.err, "process " + foreign_process.pid() + " (sleep): was not started by mpisentry"));
   CHECK(contains(foreign.err, "scancel --signal=USR1"));
+}
+
+TEST_CASE("dump command: bad settings, and no rank to send the signal to", "[dump]") {
+  const Sleeper bad_settings(Environment{{"MPISENTRY_DUMP_SIGNAL", "SIGFOO"}});
+  const JobResult bad = run_dump({bad_settings.pid()});
+  INFO(describe(bad));
+  CHECK(bad.exit_status == kUsageError);
+  CHECK(contains(bad.err, "process " + bad_settings.pid() + " (sleep): its settings: MPISENTRY_DUMP_SIGNAL: "
+                                                               "DUMP-SIGNAL \"SIGFOO\": not a signal"));
+
+  const Sleeper no_ranks(Environment{{"MPISENTRY_DUMP_SIGNAL", "SIGUSR1"}});
+  const JobResult nothing_sent = run_dump({no_ranks.pid()});
+  INFO(describe(nothing_sent));
+  CHECK(nothing_sent.exit_status == kUsageError);
+  CHECK(contains(nothing_sent.err, "no rank of the job runs below it on this host"));
 }

@@ -22,12 +22,12 @@ Strings messages(const DumpArguments& args) {
 }
 
 ProcessState launcher_process(pid_t pid, std::string name) {
-  return {.pid = pid, .name = std::move(name), .maps_checker = true, .maps_mpi = false,
+  return {.pid = pid, .name = std::move(name), .maps_checker = true, .has_rank = false,
           .disposition = Disposition::kDefault};
 }
 
 ProcessState rank_process(pid_t pid, Disposition disposition = Disposition::kCaught) {
-  return {.pid = pid, .name = "app", .maps_checker = true, .maps_mpi = true, .disposition = disposition};
+  return {.pid = pid, .name = "app", .maps_checker = true, .has_rank = true, .disposition = disposition};
 }
 
 }  // namespace
@@ -86,29 +86,23 @@ TEST_CASE("dump: a process's disposition of the signal from /proc/PID/status", "
   CHECK(parse_disposition("Name:\tapp\n", SIGUSR1) == Disposition::kDefault);
 }
 
-TEST_CASE("dump: the checker and an MPI library among the mapped files", "[launcher][dump]") {
-  ProcessState rank;
-  read_mapped_files(
+TEST_CASE("dump: a rank maps the checker and has a rank from its launcher", "[launcher][dump]") {
+  const std::string rank_maps =
       "55d0c0000000-55d0c0001000 r--p 00000000 08:01 1 /home/u/app\n"
       "7f0000000000-7f0000100000 r-xp 00000000 08:01 2 /usr/lib/x86_64-linux-gnu/libmpich.so.12.2.0\n"
       "7f0000200000-7f0000300000 r-xp 00000000 08:01 3 /opt/mpisentry/lib/libmpisentry.so\n"
-      "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]\n",
-      rank);
-  CHECK(rank.maps_checker);
-  CHECK(rank.maps_mpi);
-  CHECK(is_rank(rank));
+      "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]\n";
+  CHECK(maps_checker(rank_maps));
+  CHECK_FALSE(maps_checker("7f0000000000-7f0000100000 r-xp 00000000 08:01 2 /usr/lib/libmpi.so.40\n"
+                           "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0 [stack]\n"));
+  CHECK(has_rank({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}));
+  CHECK(has_rank({{"PMIX_RANK", "3"}}));
+  CHECK_FALSE(has_rank({{"PMI_PORT", "host:1234"}, {"LD_PRELOAD", "libmpisentry.so"}}));
 
-  ProcessState launcher;
-  read_mapped_files(
-      "55d0c0000000-55d0c0001000 r-xp 00000000 08:01 1 /usr/bin/mpiexec.hydra\n"
-      "7f0000200000-7f0000300000 r-xp 00000000 08:01 3 /opt/mpisentry/lib/libmpisentry.so\n",
-      launcher);
-  CHECK(launcher.maps_checker);
-  CHECK_FALSE(launcher.maps_mpi);
-  CHECK_FALSE(is_rank(launcher));
-
-  ProcessState unchecked;
-  read_mapped_files("7f0000000000-7f0000100000 r-xp 00000000 08:01 2 /usr/lib/libmpi.so.40\n", unchecked);
+  CHECK(is_rank(rank_process(1)));
+  CHECK_FALSE(is_rank(launcher_process(1, "hydra_pmi_proxy")));
+  ProcessState unchecked = rank_process(1);
+  unchecked.maps_checker = false;
   CHECK_FALSE(is_rank(unchecked));
 }
 
