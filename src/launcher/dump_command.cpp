@@ -3,8 +3,6 @@
 #include "launcher/dump.hpp"
 #include "launcher/processes.hpp"
 
-#include "config/text.hpp"
-
 #include <fmt/format.h>
 
 #include <csignal>
@@ -64,17 +62,15 @@ int run_dump_command(std::span<const std::string> words) {
   Reporter report(args.pid);
   std::string environ_text;
   if (!read_proc_file(args.pid, "environ", environ_text)) return report.fail(unreadable(errno));
-  ProcessState job;
-  if (!read_process_state(args.pid, 0, job)) return report.fail("no such process");
-  report.name(job.name);
+  report.name(process_name(args.pid));
 
   const Environment env = parse_environ(environ_text);
   if (!started_by_mpisentry(env))
     return report.fail(
         "was not started by mpisentry: no libmpisentry in its LD_PRELOAD and no MPISENTRY_ variables in its "
         "environment. To dump a job that has the checker some other way, start it with DUMP-SIGNAL set "
-        "(MPISENTRY_DUMP_SIGNAL=SIGUSR1, or in its config file) and send that signal to the ranks yourself: "
-        "kill -s USR1 to hydra's mpiexec, which passes it on, or scancel --signal=USR1 JOBID under Slurm");
+        "(MPISENTRY_DUMP_SIGNAL=SIGUSR1, or in its config file) and send that signal yourself: kill -s USR1 "
+        "MPIEXEC_PID (hydra's mpiexec passes it to the ranks), or scancel --signal=USR1 JOBID under Slurm");
 
   const std::string job_directory = working_directory(args.pid);
   const Environment config_env = with_absolute_config(env, job_directory);
@@ -92,7 +88,7 @@ int run_dump_command(std::span<const std::string> words) {
         "the job has DUMP-SIGNAL off, so it cannot be dumped; it must be started with --dump-signal SIGUSR1 "
         "(or MPISENTRY_DUMP_SIGNAL=SIGUSR1); nothing was sent");
 
-  // Its disposition of the signal, now that the signal is known.
+  ProcessState job;
   if (!read_process_state(args.pid, signal, job)) return report.fail("has ended");
   std::vector<ProcessState> below;
   for (const pid_t pid : descendants(args.pid)) {

@@ -65,14 +65,17 @@ bool read_process_state(pid_t pid, int signal, ProcessState& state) {
   state.disposition = parse_disposition(status, signal);
   state.maps_checker = read_proc_file(pid, "maps", maps) && maps_checker(maps);
   state.has_rank = read_proc_file(pid, "environ", environ_text) && has_rank(parse_environ(environ_text));
+  state.name = process_name(pid);
+  return true;
+}
+
+std::string process_name(pid_t pid) {
   std::error_code error;
   const std::filesystem::path exe = std::filesystem::read_symlink(proc_path(pid, "exe"), error);
-  if (!error) {
-    state.name = exe.filename().string();
-  } else if (read_proc_file(pid, "comm", state.name) && !state.name.empty() && state.name.back() == '\n') {
-    state.name.pop_back();
-  }
-  return true;
+  if (!error) return exe.filename().string();
+  std::string comm;
+  if (read_proc_file(pid, "comm", comm) && comm.ends_with('\n')) comm.pop_back();
+  return comm;
 }
 
 std::vector<pid_t> descendants(pid_t pid) {

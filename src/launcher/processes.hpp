@@ -13,8 +13,10 @@ namespace mpisentry::launcher {
 // The whole of /proc/PID/<file>; false with errno set when it cannot be read.
 bool read_proc_file(pid_t pid, const char* file, std::string& text);
 
-// What the dump needs to know of one process; its name from its executable,
-// else from its command name. False when it is gone.
+// The file name of its executable, else its command name (/proc/PID/comm).
+std::string process_name(pid_t pid);
+
+// What the dump needs to know of one process. False when it is gone.
 bool read_process_state(pid_t pid, int signal, ProcessState& state);
 
 // Every process below `pid` (children, their children, ...), in no order.
