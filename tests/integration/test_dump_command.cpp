@@ -31,12 +31,16 @@ JobResult run_dump(const std::vector<std::string>& words) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// A process that is no MPI job, with `env`, once it runs `sleep` itself.
+// A process that is no MPI job, with `env`, once it runs `sleep` itself:
+// during the exec, its command name changes before its environment shows.
 class Sleeper {
  public:
   explicit Sleeper(const Environment& env) : job_(workspace_, {"sleep", "30"}, env, Seconds{60}) {
-    const auto command_name = [&] { return read_file("/proc/" + std::to_string(job_.pid()) + "/comm"); };
-    REQUIRE(job_.wait_until([&] { return command_name() == "sleep\n"; }, Seconds{10}));
+    const auto proc_file = [&](const char* name) {
+      return read_file("/proc/" + std::to_string(job_.pid()) + "/" + name).value_or("");
+    };
+    REQUIRE(job_.wait_until([&] { return proc_file("comm") == "sleep\n" && !proc_file("environ").empty(); },
+                            Seconds{10}));
   }
   std::string pid() const { return std::to_string(job_.pid()); }
 
