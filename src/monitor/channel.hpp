@@ -29,9 +29,9 @@ class Channel {
   // Everyone's string at rank 0 (index = rank); empty elsewhere.
   std::vector<std::string> gather(const std::string& mine);
   std::string broadcast(const std::string& value_at_root);
+  std::int32_t broadcast(std::int32_t value_at_root);
 
  private:
-  std::int32_t broadcast(std::int32_t value_at_root);
   void complete(MPI_Request& request);
 
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -29,7 +29,7 @@
 #include "monitor/channel.hpp"
 #include "monitor/describe.hpp"
 #include "monitor/rules.hpp"
-#include "monitor/termination.hpp"
+#include "monitor/signal_protocol.hpp"
 #include "monitor/verdict.hpp"
 #include "monitor/wait_graph.hpp"
 #include "report/report.hpp"
@@ -45,7 +45,13 @@ constexpr auto kStackTimeout = 1000ms;
 constexpr int kAbortExitCode = 1;
 constexpr auto kStderrDrainLimit = 2s;
 constexpr auto kStderrForwarding = 100ms;  // from the launcher's proxy on to mpiexec
-constexpr auto kSignalDumpWait = termination::kMaxDumpTime - 300ms;  // the handler waits no longer
+constexpr auto kSignalDumpWait = signal_protocol::kMaxDumpTime - 300ms;  // the handler waits no longer
+// Requests that reach a rank this soon after a dump are the same request
+// reaching the ranks one by one (mpiexec, scancel and kill signal them in turn).
+constexpr auto kDumpMergeTime = 1s;
+// The longest an exiting rank waits for its report: the other ranks' monitors
+// meet it within a round (a second at most) unless something is badly wrong.
+constexpr auto kExitReportLimit = 10s;
 
 double to_seconds(std::chrono::microseconds d) { return std::chrono::duration<double>(d).count(); }
 
@@ -95,8 +101,7 @@ class Monitor {
       : settings_(settings),
         program_thread_level_(program_thread_level),
         describer_(channel_.rank()),
-        decider_(Thresholds{settings.deadlock_timeout, settings.deadlock_warning,
-                            settings.check_hard || settings.check_potential, settings.check_no_progress}) {
+        decider_(thresholds()) {
     report_path_ = channel_.broadcast(settings.report_file.empty() ? default_report_path() : settings.report_file);
     if (channel_.rank() == 0) check_writable(report_path_);
     if (pipe(wake_pipe_) != 0) wake_pipe_[0] = wake_pipe_[1] = -1;
@@ -113,27 +118,66 @@ class Monitor {
     channel_.close();
   }
 
-  // On the dump thread: no MPI calls here. Returns once every rank's dump is
-  // in the report, or at a deadline: the launcher kills the other ranks as
-  // soon as one exits, so no rank leaves before the others have written.
-  void write_signal_dump(int signal_number, const stacks::RawStack& stack) {
+  // On the dump thread: no MPI calls here. A crash is this rank's alone. For
+  // SIGTERM and SIGINT, returns once every rank's dump is in the report, or at
+  // a deadline: the launcher kills the other ranks as soon as one exits, so
+  // no rank leaves before the others have written.
+  void write_signal_dump(const signal_protocol::Ending& ending, const stacks::RawStack& stack) {
     const auto deadline = Clock::now() + kSignalDumpWait;
     RankSnapshot snapshot = describe(/*ask_mpi=*/false);
-    if (!snapshot.threads.empty()) snapshot.threads.front().stack = stacks::symbolize(stack);
-    const std::string text = report::format_signal_dump(snapshot, signal_number);
+    // The stack is the signalled thread's: its own when it called MPI.
+    ThreadSnapshot* signalled = snapshot.threads.empty() ? nullptr : &snapshot.threads.front();
+    const Threads threads = sample_threads();
+    for (const ThreadState::Sample& sample : threads.samples)
+      if (sample.tid == ending.tid)
+        for (ThreadSnapshot& thread : snapshot.threads)
+          if (thread.id == sample.id) signalled = &thread;
+    if (signalled) signalled->stack = stacks::symbolize(stack);
+    const std::string fault = ending.has_fault_address ? fmt::format("{:#x}", ending.fault_address) : "";
+    const std::string text = report::format_signal_dump(snapshot, ending.signal_number, fault);
+    const std::string problem = report::write_file(report_path_, text, /*append=*/true);
     write_stderr(text);
-    if (const std::string problem = report::write_file(report_path_, text, /*append=*/true); !problem.empty()) {
+    if (!settings_.report_json.empty()) {
+      report::Report report;
+      report.check = report::Check::ExitSignal;
+      report.signal_number = ending.signal_number;
+      report.ranks = {snapshot};
+      write_extra(per_rank_path(settings_.report_json, rank()), report::format_json(report));
+    }
+    if (!problem.empty()) {
       log::error("{}", problem);
       return;
     }
+    if (ending.fatal) return;
     const auto all_dumped = [this] {
       return report::count_signal_dumps(read_file(report_path_)) >= static_cast<std::size_t>(size());
     };
     while (Clock::now() < deadline && !all_dumped()) std::this_thread::sleep_for(2ms);
   }
 
+  // From the program's thread in exit() (an on_exit handler), when MPI_Init
+  // ran and MPI_Finalize did not: the rank's exit is reported to every rank,
+  // then checking ends (the ranks' monitors can no longer meet). Returns once
+  // the report is written, or after kExitReportLimit.
+  void exit_without_finalize(int status) {
+    if (std::this_thread::get_id() == thread_.get_id() || finalizing_.load(std::memory_order_acquire) ||
+        aborting_.load(std::memory_order_acquire) || checking_ended_.load(std::memory_order_acquire))
+      return;
+    exit_status_.store(status & 0xff, std::memory_order_release);
+    exiting_tid_.store(static_cast<pid_t>(gettid()), std::memory_order_release);
+    exiting_.store(true, std::memory_order_release);
+    wake();
+    const auto deadline = Clock::now() + kExitReportLimit;
+    while (!checking_ended_.load(std::memory_order_acquire) && Clock::now() < deadline)
+      std::this_thread::sleep_for(2ms);
+  }
+
+  // MPI_Abort ends the job at once, by the program's choice: no report.
+  void note_abort() { aborting_.store(true, std::memory_order_release); }
+
   int rank() const { return channel_.rank(); }
   int size() const { return channel_.size(); }
+  int wake_fd() const { return wake_pipe_[1]; }
   const std::string& report_path() const { return report_path_; }
 
  private:
@@ -156,18 +200,32 @@ class Monitor {
       sleep_until(next_tick);
 
       // Every tick times the rank's own calls; the ranks talk only when a
-      // verdict may be due, or to agree on stopping.
-      const LocalStatus status = observe();
-      if (--ticks_to_round > 0 && !finalizing) continue;
-      termination::keep_handlers_first();
-      const Summary summary = channel_.allreduce(summarize(status, rank(), settings_.deadlock_timeout, step_));
+      // verdict may be due, to agree on stopping, or when this rank has news
+      // (a dump request, its exit) that its round carries to the others.
+      LocalStatus status = observe();
+      if (signal_protocol::take_dump_request()) {
+        if (Clock::now() - last_dump_at_ < kDumpMergeTime)
+          log::info("{} arrived during the dump just made: merged into it",
+                    report::signal_name(settings_.dump_signal));
+        else
+          dump_pending_ = true;
+      }
+      status.dump_requested = dump_pending_;
+      status.exiting = exiting_.load(std::memory_order_acquire);
+      const bool news = status.dump_requested || status.exiting;
+      if (--ticks_to_round > 0 && !finalizing && !news) continue;
+      signal_protocol::keep_handlers_first();
+      const Summary summary = channel_.allreduce(summarize(status, rank(), thresholds(), step_));
       step_ = Step::None;
       switch (decider_.decide(summary)) {
         case Action::Stop: return;
         case Action::CheckDeadlock: look(/*first=*/true); break;
         case Action::SecondLook: look(/*first=*/false); break;
-        case Action::Report: report_confirmed(); break;
+        case Action::Report: report_confirmed(summary.dump_requested > 0); break;
         case Action::WarnNoProgress: warn_no_progress(); break;
+        case Action::CheckOutsideMpi: check_outside_mpi(); break;
+        case Action::Dump: dump(); break;
+        case Action::ReportExit: report_exit(); return;
         case Action::None: break;
       }
       ticks_to_round = decider_.ticks_until_next_round(summary, settings_.check_interval);
@@ -183,7 +241,7 @@ class Monitor {
   void sleep_until(Clock::time_point when) {
     const auto wait = std::chrono::ceil<std::chrono::milliseconds>(when - Clock::now());
     if (wait.count() <= 0) return;
-    pollfd woken{wake_pipe_[0], POLLIN, 0};
+    pollfd woken{wake_pipe_[0], POLLIN, 0};  // by exit_without_finalize() or DUMP-SIGNAL
     if (poll(&woken, 1, static_cast<int>(wait.count())) > 0) {
       char drained[16];
       [[maybe_unused]] ssize_t ignored = read(wake_pipe_[0], drained, sizeof(drained));
@@ -300,7 +358,9 @@ class Monitor {
       }
       return false;
     };
-    return describer_.describe(rank_state, rank_seconds, activity, views, ask_mpi, still_in_call);
+    RankSnapshot snapshot = describer_.describe(rank_state, rank_seconds, activity, views, ask_mpi, still_in_call);
+    if (exiting_.load(std::memory_order_acquire)) snapshot.exit_status = exit_status_.load(std::memory_order_acquire);
+    return snapshot;
   }
 
   // Where each thread of the snapshot is, for a report: the threads in MPI,
@@ -310,13 +370,16 @@ class Monitor {
     const Threads threads = sample_threads();
     const bool any_in_mpi = std::any_of(snapshot.threads.begin(), snapshot.threads.end(),
                                         [](const ThreadSnapshot& thread) { return thread.state != RankState::Running; });
+    const pid_t exiting_tid = exiting_.load(std::memory_order_acquire) ? exiting_tid_.load() : 0;
     std::string located = std::to_string(snapshot.threads.size()) + ';';
     for (const ThreadSnapshot& thread : snapshot.threads) {
       std::vector<stacks::FrameAddress> frames;
-      const bool wanted = thread.state != RankState::Running || (!any_in_mpi && &thread == &snapshot.threads.front());
+      const bool first_of_idle_rank = !any_in_mpi && &thread == &snapshot.threads.front();
       for (const ThreadState::Sample& sample : threads.samples) {
+        const bool wanted = thread.state != RankState::Running || first_of_idle_rank || sample.tid == exiting_tid;
         stacks::RawStack raw;
-        if (wanted && sample.id == thread.id && stacks::capture_thread(sample.tid, raw, kStackTimeout))
+        if (wanted && sample.id == thread.id &&
+            (stacks::capture_asleep(sample.tid, raw) || stacks::capture_thread(sample.tid, raw, kStackTimeout)))
           frames = stacks::locate(raw);
       }
       const std::string serialized = stacks::serialize(frames);
@@ -366,6 +429,12 @@ class Monitor {
     return gathered;
   }
 
+  Thresholds thresholds() const {
+    return Thresholds{settings_.deadlock_timeout, settings_.deadlock_warning,
+                      settings_.check_hard || settings_.check_potential, settings_.check_no_progress,
+                      settings_.check_outside_mpi};
+  }
+
   JudgeSettings judge_settings() const {
     return {to_seconds(settings_.deadlock_timeout), to_seconds(settings_.deadlock_warning)};
   }
@@ -409,14 +478,107 @@ class Monitor {
   // The stacks are taken only now, for a verdict seen twice: ranks that only
   // compute are never signalled otherwise. A third look comes with them, and
   // must agree too.
-  void report_confirmed() {
+  // A dump asked for meanwhile is merged into the report, or made of the
+  // same gathered states when the verdict is not confirmed.
+  void report_confirmed(bool dump_requested) {
     Gathered gathered = gather_ranks(/*with_stacks=*/true);
-    if (rank() != 0 || gathered.ranks.empty() || !pending_) return;
-    Look confirmed = std::move(*pending_);
+    if (dump_requested) end_dump_request();
+    if (rank() != 0 || gathered.ranks.empty()) return;
+    std::optional<Look> confirmed = std::move(pending_);
     pending_.reset();
     const Verdict latest = judge(gathered.ranks, judge_settings());
-    if (!confirms(confirmed.verdict, confirmed.ranks, latest, gathered.ranks)) return;
-    publish(latest, confirmed.seconds_between, std::move(gathered));
+    if (confirmed && confirms(confirmed->verdict, confirmed->ranks, latest, gathered.ranks)) {
+      if (dump_requested)
+        log::info("the dump asked for by {} is the report that follows", report::signal_name(settings_.dump_signal));
+      publish(latest, confirmed->seconds_between, std::move(gathered));
+    } else if (dump_requested) {
+      publish_dump(std::move(gathered));
+    }
+  }
+
+  void end_dump_request() {
+    dump_pending_ = false;
+    last_dump_at_ = Clock::now();
+  }
+
+  // Every rank's state and stack now, written by rank 0; the program goes on.
+  void dump() {
+    Gathered gathered = gather_ranks(/*with_stacks=*/true);
+    end_dump_request();
+    if (rank() == 0 && !gathered.ranks.empty()) publish_dump(std::move(gathered));
+  }
+
+  void publish_dump(Gathered gathered) {
+    report::Report report;
+    report.check = report::Check::Dump;
+    report.signal_number = settings_.dump_signal;
+    report.rule = fmt::format("DUMP-SIGNAL {} reached a rank; each rank's state is as its monitor saw it in the "
+                              "round that followed",
+                              report::signal_name(settings_.dump_signal));
+    report.arcs = waitgraph::effective_arcs(gathered.ranks, {0, /*with_possible_waits=*/true});
+    const waitgraph::OutsideMpi outside = waitgraph::find_outside_mpi(gathered.ranks, 0);
+    report.waiting = outside.waiting;
+    report.culprits = outside.culprits;
+    symbolize_into(gathered);
+    report.ranks = std::move(gathered.ranks);
+    write_report(report);
+  }
+
+  // Ranks blocked past DEADLOCK-WARNING: a warning when they wait for ranks
+  // outside MPI and the culprits or their stacks changed since the last one.
+  // The stacks are taken only when there are culprits.
+  void check_outside_mpi() {
+    const Gathered states = gather_ranks(/*with_stacks=*/false);
+    const double warning = to_seconds(settings_.deadlock_warning);
+    const bool found = rank() == 0 && !states.ranks.empty() && !waitgraph::find_outside_mpi(states.ranks, warning).empty();
+    if (channel_.broadcast(std::int32_t{found ? 1 : 0}) == 0) return;
+    Gathered gathered = gather_ranks(/*with_stacks=*/true);
+    if (rank() != 0 || gathered.ranks.empty()) return;
+    const waitgraph::OutsideMpi outside = waitgraph::find_outside_mpi(gathered.ranks, warning);
+    if (outside.empty()) return;
+    symbolize_into(gathered);
+    const std::string signature = outside_mpi_signature(outside, gathered.ranks);
+    if (signature == outside_mpi_warned_) return;
+    outside_mpi_warned_ = signature;
+    report::Report report;
+    report.check = report::Check::OutsideMpi;
+    report.rule = "ranks blocked in MPI for longer than DEADLOCK-WARNING wait, directly or through other blocked "
+                  "ranks, for ranks that make no MPI call (they compute, sleep or wait outside MPI); not a deadlock";
+    report.threshold_seconds = warning;
+    report.threshold_key = "DEADLOCK-WARNING";
+    report.arcs = waitgraph::effective_arcs(gathered.ranks, {0, /*with_possible_waits=*/true});
+    report.waiting = outside.waiting;
+    report.culprits = outside.culprits;
+    report.ranks = std::move(gathered.ranks);
+    write_report(report);
+  }
+
+  // The culprits and the functions on their stacks: a loop over several
+  // lines is one place, a move to another function is news.
+  static std::string outside_mpi_signature(const waitgraph::OutsideMpi& outside, const std::vector<RankSnapshot>& ranks) {
+    std::string signature = fmt::format("{}|", fmt::join(outside.culprits, ","));
+    for (int rank : outside.culprits)
+      for (const ThreadSnapshot& thread : ranks[static_cast<std::size_t>(rank)].threads)
+        for (const Frame& frame : thread.stack) signature += frame.function + ';';
+    return signature;
+  }
+
+  // A rank exits without MPI_Finalize: rank 0 reports it with every rank's
+  // state, then every monitor stops (the exiting rank can no longer take part).
+  void report_exit() {
+    Gathered gathered = gather_ranks(/*with_stacks=*/true);
+    if (rank() == 0 && !gathered.ranks.empty() && settings_.check_exit_before_finalize) {
+      report::Report report;
+      report.check = report::Check::ExitBeforeFinalize;
+      report.rule = "a rank called exit() or returned from main after MPI_Init without calling MPI_Finalize";
+      report.arcs = waitgraph::effective_arcs(gathered.ranks, {0, /*with_possible_waits=*/true});
+      symbolize_into(gathered);
+      report.ranks = std::move(gathered.ranks);
+      write_report(report);
+    }
+    channel_.broadcast(std::int32_t{0});  // the report is written: the exiting rank may go
+    log::debug("checking ends: a rank exits without MPI_Finalize");
+    checking_ended_.store(true, std::memory_order_release);
   }
 
   // POTENTIAL when the mode is on and a stuck thread waits in a converted send.
@@ -446,7 +608,7 @@ class Monitor {
   // Rank 0 only: writes the report; a fatal one ends the job.
   void publish(const Verdict& verdict, double seconds_between, Gathered gathered) {
     const report::Check check = check_of(verdict, gathered.ranks);
-    const bool fatal = report::is_fatal(check);
+    const bool fatal = report::aborts_job(check);
     const bool after_warning = check == report::Check::NoProgress;
     report::Report report;
     report.check = check;
@@ -459,8 +621,22 @@ class Monitor {
     report.threshold_key = after_warning ? "DEADLOCK-WARNING" : "DEADLOCK-TIMEOUT";
     report.arcs = waitgraph::effective_arcs(
         gathered.ranks, {to_seconds(settings_.deadlock_timeout), verdict.with_possible_waits});
+    symbolize_into(gathered);
+    report.ranks = std::move(gathered.ranks);
+    if (!fatal) warned_.insert(signature(verdict));
+    write_report(report);
+    if (fatal) {
+      log::error("{}: aborting the job", report::check_name(check));
+      wait_for_stderr_to_drain();
+      note_abort();
+      PMPI_Abort(MPI_COMM_WORLD, kAbortExitCode);
+    }
+  }
+
+  // Rank 0: each thread's gathered frames, symbolized, into its snapshot.
+  void symbolize_into(Gathered& gathered) {
     try {
-      for (std::size_t rank = 0; rank < gathered.ranks.size(); ++rank) {
+      for (std::size_t rank = 0; rank < gathered.ranks.size() && rank < gathered.frames.size(); ++rank) {
         std::vector<ThreadSnapshot>& threads = gathered.ranks[rank].threads;
         for (std::size_t thread = 0; thread < threads.size() && thread < gathered.frames[rank].size(); ++thread)
           threads[thread].stack =
@@ -469,14 +645,6 @@ class Monitor {
     } catch (const std::exception& error) {
       log::error("cannot read the ranks' stacks: {}", error.what());
     }
-    report.ranks = std::move(gathered.ranks);
-    if (!fatal) warned_.insert(signature(verdict));
-    write_report(report);
-    if (fatal) {
-      log::error("{}: aborting the job", report::check_name(check));
-      wait_for_stderr_to_drain();
-      PMPI_Abort(MPI_COMM_WORLD, kAbortExitCode);
-    }
   }
 
   // Disk first, fsync'ed, then stderr: the job may be killed at any moment.
@@ -484,11 +652,6 @@ class Monitor {
     const std::string text = report::format_text(report);
     const std::string problem = report::write_file(report_path_, text, /*append=*/reports_written_ > 0);
     ++reports_written_;
-    const auto write_extra = [&](const std::string& path, const std::string& contents) {
-      if (path.empty()) return;
-      if (const std::string failed = report::write_file(path, contents, false); !failed.empty())
-        log::error("{}", failed);
-    };
     write_extra(settings_.report_json, report::format_json(report));
     write_extra(settings_.report_dot, report::format_dot(report));
     write_stderr(text);
@@ -496,6 +659,20 @@ class Monitor {
       log::info("report written to {}", report_path_);
     else
       log::error("{}", problem);
+  }
+
+  static void write_extra(const std::string& path, const std::string& contents) {
+    if (path.empty()) return;
+    if (const std::string failed = report::write_file(path, contents, false); !failed.empty()) log::error("{}", failed);
+  }
+
+  // "report.json" -> "report.rank3.json": a rank's own report beside the job's.
+  static std::string per_rank_path(const std::string& path, int rank) {
+    const std::size_t slash = path.find_last_of('/');
+    const std::size_t dot = path.find_last_of('.');
+    const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+    const std::string suffix = fmt::format(".rank{}", rank);
+    return has_extension ? path.substr(0, dot) + suffix + path.substr(dot) : path + suffix;
   }
 
   // The launcher forwards stderr through a pipe and kills the job as soon as
@@ -544,6 +721,15 @@ class Monitor {
   std::optional<Look> pending_;
   Step step_ = Step::None;
   std::set<std::string> warned_;  // warnings given, by verdict: each once
+  std::string outside_mpi_warned_;  // culprits and stacks of the last OUTSIDE_MPI warning
+  bool dump_pending_ = false;       // DUMP-SIGNAL reached this rank; carried by each round until the dump
+  Clock::time_point last_dump_at_{};
+  // Set by the program's thread in exit(), read by the monitor.
+  std::atomic<bool> exiting_{false};
+  std::atomic<int> exit_status_{0};
+  std::atomic<pid_t> exiting_tid_{0};
+  std::atomic<bool> aborting_{false};
+  std::atomic<bool> checking_ended_{false};  // after an exit report: the monitors no longer meet
 };
 
 // Never destroyed: the process may exit without MPI_Finalize while the
@@ -580,10 +766,14 @@ Started start(int granted_thread_level, int program_thread_level) {
 
   const config::Settings& settings = loaded.settings;
   running_monitor = new Monitor(settings, program_thread_level);
+  // The dump signal first, so that an automatic stack signal keeps clear of it.
+  signal_protocol::install({rank,
+                            [](const signal_protocol::Ending& ending, const stacks::RawStack& stack) {
+                              running_monitor->write_signal_dump(ending, stack);
+                            },
+                            settings.check_exit_signal, settings.dump_signal, running_monitor->wake_fd()});
   stacks::install_capture_signal(settings.stack_signal);
-  termination::install([](int signal_number, const stacks::RawStack& stack) {
-    running_monitor->write_signal_dump(signal_number, stack);
-  });
+  on_exit([](int status, void*) { running_monitor->exit_without_finalize(status); }, nullptr);
   running_monitor->start_thread();
   if (rank == 0)
     log::info("checking {} ranks: DEADLOCK-TIMEOUT {}, DEADLOCK-WARNING {}{}; report file {}", size,
@@ -595,6 +785,10 @@ Started start(int granted_thread_level, int program_thread_level) {
 
 void stop() {
   if (running_monitor) running_monitor->stop();
+}
+
+void note_abort() {
+  if (running_monitor) running_monitor->note_abort();
 }
 
 }  // namespace mpisentry::monitor

@@ -24,4 +24,7 @@ Started start(int granted_thread_level, int program_thread_level);
 // private communicator.
 void stop();
 
+// In MPI_Abort: the program ends the job on purpose; its exit is not reported.
+void note_abort();
+
 }  // namespace mpisentry::monitor

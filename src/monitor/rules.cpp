@@ -79,17 +79,25 @@ double Observer::blocked_seconds(int thread_id) const {
   return found == timed_.end() ? 0 : found->second.seconds;
 }
 
-Summary summarize(const LocalStatus& status, int world_rank, std::chrono::microseconds deadlock_timeout,
-                  Step step) {
+Summary summarize(const LocalStatus& status, int world_rank, const Thresholds& thresholds, Step step) {
   Summary summary;
   summary.step = static_cast<std::int64_t>(step);
   summary.ranks = 1;
   summary.min_blocked_ms = milliseconds(status.blocked_seconds);
-  if (status.blocked_seconds * 1e6 >= static_cast<double>(deadlock_timeout.count())) {
+  const std::uint64_t call_digest = (status.call_number * 0x9E3779B97F4A7C15ull) ^ static_cast<std::uint64_t>(world_rank);
+  const double blocked_us = status.blocked_seconds * 1e6;
+  if (blocked_us >= static_cast<double>(thresholds.deadlock_timeout.count())) {
     summary.long_blocked_ranks = 1;
-    summary.long_blocked_digest = static_cast<std::int64_t>(
-        (status.call_number * 0x9E3779B97F4A7C15ull) ^ static_cast<std::uint64_t>(world_rank));
+    summary.long_blocked_digest = static_cast<std::int64_t>(call_digest);
   }
+  const double warning_us = static_cast<double>(thresholds.deadlock_warning.count());
+  if (warning_us > 0 && blocked_us >= warning_us) {
+    const auto periods = static_cast<std::uint64_t>(blocked_us / warning_us);
+    summary.warning_blocked_ranks = 1;
+    summary.warning_blocked_digest = static_cast<std::int64_t>(call_digest * 31 + periods);
+  }
+  summary.dump_requested = status.dump_requested ? 1 : 0;
+  summary.exiting_ranks = status.exiting ? 1 : 0;
   summary.stalled_ms = milliseconds(status.stalled_seconds);
   summary.polling_ranks = status.polling ? 1 : 0;
   summary.finalizing_ranks = status.finalizing ? 1 : 0;
@@ -107,6 +115,10 @@ void combine(const Summary& in, Summary& inout) {
   inout.finalizing_ranks += in.finalizing_ranks;
   inout.max_short_blocked_ms = std::max(inout.max_short_blocked_ms, in.max_short_blocked_ms);
   inout.step = std::max(inout.step, in.step);
+  inout.warning_blocked_ranks += in.warning_blocked_ranks;
+  inout.warning_blocked_digest = wrapping_add(inout.warning_blocked_digest, in.warning_blocked_digest);
+  inout.dump_requested = std::max(inout.dump_requested, in.dump_requested);
+  inout.exiting_ranks += in.exiting_ranks;
 }
 
 Action Decider::decide(const Summary& summary) {
@@ -116,8 +128,10 @@ Action Decider::decide(const Summary& summary) {
 
 Action Decider::decide_action(const Summary& summary) {
   if (summary.ranks > 0 && summary.finalizing_ranks == summary.ranks) return Action::Stop;
+  if (summary.exiting_ranks > 0) return Action::ReportExit;
   if (summary.step == static_cast<std::int64_t>(Step::SecondLook)) return Action::SecondLook;
   if (summary.step == static_cast<std::int64_t>(Step::Report)) return Action::Report;
+  if (summary.dump_requested > 0) return Action::Dump;
 
   // Judge once per change of the set of long-blocked calls: a partial wait
   // that is not a deadlock (load imbalance) is not gathered again every tick.
@@ -126,6 +140,14 @@ Action Decider::decide_action(const Summary& summary) {
     judged_ranks_ = summary.long_blocked_ranks;
     judged_digest_ = summary.long_blocked_digest;
     return Action::CheckDeadlock;
+  }
+  // Ranks blocked past DEADLOCK-WARNING are looked at whenever their calls
+  // change and once every DEADLOCK-WARNING: some rank outside MPI may hold them.
+  if (summary.warning_blocked_ranks == 0) {
+    outside_mpi_digest_ = 0;
+  } else if (thresholds_.check_outside_mpi && summary.warning_blocked_digest != outside_mpi_digest_) {
+    outside_mpi_digest_ = summary.warning_blocked_digest;
+    return Action::CheckOutsideMpi;
   }
   // Every rank blocked past DEADLOCK-WARNING in calls that may still complete
   // together is judged once more, for the warning that the run is slow.

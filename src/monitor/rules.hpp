@@ -25,6 +25,10 @@ struct LocalStatus {
   bool polling = false;        // stalled, but calling MPI_Test-like functions rather than blocked
   bool finalizing = false;
   std::uint64_t call_number = 0;  // which calls its threads are blocked in (a digest of their numbers)
+  // Set by the monitor, not observed: the rank got DUMP-SIGNAL since the last
+  // round; the rank is exiting without MPI_Finalize.
+  bool dump_requested = false;
+  bool exiting = false;
 };
 
 // Turns the wrappers' counters into times.
@@ -66,7 +70,13 @@ struct Summary {
   std::int64_t finalizing_ranks = 0;     // SUM
   std::int64_t max_short_blocked_ms = 0; // MAX over ranks blocked for less than DEADLOCK-TIMEOUT
   std::int64_t step = 0;                 // MAX: what rank 0 asks of the next round (Step)
-  static constexpr int kFields = 9;
+  std::int64_t warning_blocked_ranks = 0;   // SUM: ranks blocked for DEADLOCK-WARNING or more
+  // SUM: changes when one of those ranks changes calls, or passes another
+  // multiple of DEADLOCK-WARNING in the same call.
+  std::int64_t warning_blocked_digest = 0;
+  std::int64_t dump_requested = 0;  // MAX: some rank got DUMP-SIGNAL
+  std::int64_t exiting_ranks = 0;   // SUM: ranks exiting without MPI_Finalize
+  static constexpr int kFields = 13;
 };
 
 // What rank 0, the judge, asks every rank to do in the next round.
@@ -76,8 +86,15 @@ enum class Step : std::int64_t {
   Report = 2,      // gather the stacks and write the report
 };
 
-Summary summarize(const LocalStatus& status, int world_rank, std::chrono::microseconds deadlock_timeout,
-                  Step step = Step::None);
+struct Thresholds {
+  std::chrono::microseconds deadlock_timeout;
+  std::chrono::microseconds deadlock_warning;
+  bool check_deadlock = true;     // HARD or POTENTIAL on
+  bool check_no_progress = true;
+  bool check_outside_mpi = true;
+};
+
+Summary summarize(const LocalStatus& status, int world_rank, const Thresholds& thresholds, Step step = Step::None);
 void combine(const Summary& in, Summary& inout);
 
 enum class Action {
@@ -87,17 +104,13 @@ enum class Action {
   SecondLook,      // rank 0 has a verdict in view: gather snapshots again
   Report,          // rank 0 confirmed a verdict: gather stacks, rank 0 reports
   WarnNoProgress,  // GLOBAL:DEADLOCK:NO_PROGRESS: report, the program goes on
+  CheckOutsideMpi, // ranks blocked past DEADLOCK-WARNING changed: gather with stacks, rank 0 may warn
+  Dump,            // some rank got DUMP-SIGNAL: gather with stacks, rank 0 writes the dump
+  ReportExit,      // a rank exits without MPI_Finalize: gather with stacks, rank 0 reports, checking ends
 };
 
 // The longest time between rounds while no verdict can be due.
 inline constexpr std::chrono::microseconds kLongestRoundGap = std::chrono::seconds(1);
-
-struct Thresholds {
-  std::chrono::microseconds deadlock_timeout;
-  std::chrono::microseconds deadlock_warning;
-  bool check_deadlock = true;     // HARD or POTENTIAL on
-  bool check_no_progress = true;
-};
 
 // Identical on every rank: same summaries in, same actions out.
 class Decider {
@@ -117,6 +130,7 @@ class Decider {
   std::int64_t judged_digest_ = 0;
   bool warned_ = false;  // one NO_PROGRESS warning per stall
   bool judged_warning_ = false;  // every rank blocked past DEADLOCK-WARNING was judged once
+  std::int64_t outside_mpi_digest_ = 0;  // warning_blocked_digest at the last CheckOutsideMpi
   Action last_action_ = Action::None;
 };
 

@@ -337,4 +337,40 @@ std::vector<WaitArc> effective_arcs(const std::vector<RankSnapshot>& ranks, cons
   return result;
 }
 
+OutsideMpi find_outside_mpi(const std::vector<RankSnapshot>& ranks, double min_waiting_seconds) {
+  std::vector<std::vector<int>> waits_for(ranks.size());
+  for (const WaitArc& arc : effective_arcs(ranks, {0, /*with_possible_waits=*/true}))
+    waits_for[static_cast<std::size_t>(arc.from.rank)].push_back(arc.to);
+  OutsideMpi result;
+  std::vector<bool> culprit(ranks.size(), false);
+  for (std::size_t start = 0; start < ranks.size(); ++start) {
+    if (!is_stuck(ranks[start], min_waiting_seconds)) continue;
+    // Through blocked ranks only: a polling rank is in MPI, and whoever it
+    // waits for is a question for NO_PROGRESS.
+    std::vector<bool> seen(ranks.size(), false);
+    std::vector<std::size_t> pending = {start};
+    seen[start] = true;
+    bool waits_outside = false;
+    while (!pending.empty()) {
+      const std::size_t rank = pending.back();
+      pending.pop_back();
+      for (int target : waits_for[rank]) {
+        const auto t = static_cast<std::size_t>(target);
+        if (t >= ranks.size() || seen[t]) continue;
+        seen[t] = true;
+        if (ranks[t].state == RankState::Running) {
+          culprit[t] = true;
+          waits_outside = true;
+        } else if (is_waiting(ranks[t].state)) {
+          pending.push_back(t);
+        }
+      }
+    }
+    if (waits_outside) result.waiting.push_back(static_cast<int>(start));
+  }
+  for (std::size_t rank = 0; rank < ranks.size(); ++rank)
+    if (culprit[rank]) result.culprits.push_back(static_cast<int>(rank));
+  return result;
+}
+
 }  // namespace mpisentry::waitgraph

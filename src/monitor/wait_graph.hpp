@@ -34,6 +34,16 @@ DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, const Options
 // way dropped out: for the report's DOT graph and JSON.
 std::vector<WaitArc> effective_arcs(const std::vector<RankSnapshot>& ranks, const Options& options);
 
+// Ranks blocked in MPI for at least `min_waiting_seconds` that wait, directly
+// or through other blocked ranks (definite or possible waits), for ranks that
+// run outside MPI: the culprits of a hang that is not a deadlock.
+struct OutsideMpi {
+  std::vector<int> waiting;   // sorted
+  std::vector<int> culprits;  // sorted
+  bool empty() const { return culprits.empty(); }
+};
+OutsideMpi find_outside_mpi(const std::vector<RankSnapshot>& ranks, double min_waiting_seconds);
+
 // How many collectives `rank` has entered on a communicator (0 when none).
 std::uint64_t collectives_entered(const RankSnapshot& rank, std::uint64_t comm_id);
 

@@ -2,22 +2,27 @@
 // "mpisentry-report/3"; docs/report-schema.md has the field-by-field text:
 //
 // {
-//   "schema": "mpisentry-report/3",
-//   "check": "GLOBAL:DEADLOCK:HARD" | "...:POTENTIAL" | "...:NO_PROGRESS" | "...:UNSAFE",
-//   "severity": "error" | "warning",   // error: the check is fatal, the job is aborted
+//   "schema": "mpisentry-report/4",
+//   "check": "GLOBAL:DEADLOCK:HARD" | "...:POTENTIAL" | "...:NO_PROGRESS" | "...:UNSAFE" | "...:OUTSIDE_MPI"
+//            | "LOCAL:EXIT:SIGNAL" | "LOCAL:EXIT:BEFORE_MPI_FINALIZE" | "DUMP",
+//   "severity": "error" | "warning" | "info",  // error: fatal (the job ends); info: a dump on request
+//   "aborts_job": bool,                 // the checker aborts the job (HARD, POTENTIAL)
 //   "rule": string,                     // the rule that fired, in words
 //   "threshold_seconds": number, "threshold_key": "DEADLOCK-TIMEOUT" | "DEADLOCK-WARNING",
 //   "partial": bool,                    // some ranks deadlocked while others still run
 //   "core": {"ranks": [int], "cycle": [int], "blocked_behind": [int]},
+//   "waiting": [int], "culprits": [int],  // OUTSIDE_MPI (and a dump): who waits for which ranks outside MPI
+//   "signal": null | string,            // DUMP and LOCAL:EXIT:SIGNAL: the signal, "SIGUSR1"
 //   "arcs": [{"from": {"rank": int, "thread": int}, "to": int, "mode": "all" | "any", "possible": bool}],
 //   "ranks": [{
 //     "rank": int, "host": string, "pid": int,
 //     "state": "running" | "blocked" | "polling" | "finalizing", "seconds": number, "activity": int,
+//     "exit_status": null | int,        // exiting without MPI_Finalize with this status
 //     "threads": [{
 //       "id": int, "state": string, "seconds": number, "function": string, "call": string,
 //       "wait_mode": "none" | "all" | "any", "waits_for": [int], "possibly_waits_for": [int],
 //       "wait_reason": string,
-//       "collective": null | {"comm_id": string, "sequence": int, "function": string, "root": int, "op": int},
+//       "collective": null | {"comm_id": string, "sequence": int, "function": string, "root": int, "op": string},
 //       "converted_send": bool,
 //       "messages": [{"send": bool, "peer": int, "tag": int, "comm_id": string}],
 //       "stack": [{"function": string, "file": string, "line": int, "module": string}]
@@ -103,8 +108,9 @@ void append_collective_count(std::string& out, const CollectiveCount& count) {
 
 void append_rank(std::string& out, const RankSnapshot& rank) {
   fmt::format_to(std::back_inserter(out),
-                 R"({{"rank":{},"host":{},"pid":{},"state":"{}","seconds":{},"activity":{},"threads":)", rank.rank,
-                 json_quote(rank.host), rank.pid, to_string(rank.state), number(rank.seconds), rank.activity);
+                 R"({{"rank":{},"host":{},"pid":{},"state":"{}","seconds":{},"activity":{},"exit_status":{},"threads":)",
+                 rank.rank, json_quote(rank.host), rank.pid, to_string(rank.state), number(rank.seconds), rank.activity,
+                 rank.exit_status == RankSnapshot::kNotExiting ? "null" : std::to_string(rank.exit_status));
   append_array(out, rank.threads, append_thread);
   out += R"(,"collectives":)";
   append_array(out, rank.collectives, append_collective_count);
@@ -121,16 +127,28 @@ void append_class(std::string& out, const RankClass& rank_class) {
                  compress_ranks(rank_class.ranks), rank_array(rank_class.ranks), rank_class.representative->rank);
 }
 
+const char* severity_word(Severity level) {
+  switch (level) {
+    case Severity::Fatal: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Info: return "info";
+  }
+  return "error";
+}
+
 }  // namespace
 
 std::string format_json(const Report& report) {
   std::string out = fmt::format(
-      R"({{"schema":"mpisentry-report/3","check":"{}","severity":"{}","rule":{},"threshold_seconds":{},)"
-      R"("threshold_key":{},"partial":{},"core":{{"ranks":{},"cycle":{},"blocked_behind":{}}},)"
+      R"({{"schema":"mpisentry-report/4","check":"{}","severity":"{}","aborts_job":{},"rule":{},)"
+      R"("threshold_seconds":{},"threshold_key":{},"partial":{},)"
+      R"("core":{{"ranks":{},"cycle":{},"blocked_behind":{}}},"waiting":{},"culprits":{},"signal":{},)"
       "\n\"arcs\":",
-      check_name(report.check), is_fatal(report.check) ? "error" : "warning", json_quote(report.rule),
-      number(report.threshold_seconds), json_quote(report.threshold_key), boolean(report.partial),
-      rank_array(report.core.core), rank_array(report.core.cycle), rank_array(report.core.blocked_behind));
+      check_name(report.check), severity_word(severity(report.check)), boolean(aborts_job(report.check)),
+      json_quote(report.rule), number(report.threshold_seconds), json_quote(report.threshold_key),
+      boolean(report.partial), rank_array(report.core.core), rank_array(report.core.cycle),
+      rank_array(report.core.blocked_behind), rank_array(report.waiting), rank_array(report.culprits),
+      report.signal_number == 0 ? "null" : json_quote(signal_name(report.signal_number)));
   append_array(out, report.arcs, append_arc);
   out += ",\n\"ranks\":[";
   for (std::size_t i = 0; i < report.ranks.size(); ++i) {
@@ -138,7 +156,7 @@ std::string format_json(const Report& report) {
     append_rank(out, report.ranks[i]);
   }
   out += "],\n\"classes\":";
-  append_array(out, merge_stacks(report.ranks, report.core), append_class);
+  append_array(out, merge_stacks(report.ranks, leading_ranks(report)), append_class);
   out += "}\n";
   return out;
 }

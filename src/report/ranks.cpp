@@ -22,11 +22,12 @@ bool thread_less(const ThreadSnapshot& a, const ThreadSnapshot& b) {
   return std::lexicographical_compare(a.stack.begin(), a.stack.end(), b.stack.begin(), b.stack.end(), frame_less);
 }
 
-// Orders snapshots by what a class shares: the rank's state, and each
-// thread's id, state, function and stack.
+// Orders snapshots by what a class shares: the rank's state and exit status,
+// and each thread's id, state, function and stack.
 struct SameClassLess {
   bool operator()(const RankSnapshot* a, const RankSnapshot* b) const {
     if (a->state != b->state) return a->state < b->state;
+    if (a->exit_status != b->exit_status) return a->exit_status < b->exit_status;
     return std::lexicographical_compare(a->threads.begin(), a->threads.end(), b->threads.begin(), b->threads.end(),
                                         thread_less);
   }

@@ -24,11 +24,42 @@ const char* check_name(Check check) {
     case Check::DeadlockPotential: return "GLOBAL:DEADLOCK:POTENTIAL";
     case Check::NoProgress: return "GLOBAL:DEADLOCK:NO_PROGRESS";
     case Check::Unsafe: return "GLOBAL:DEADLOCK:UNSAFE";
+    case Check::OutsideMpi: return "GLOBAL:DEADLOCK:OUTSIDE_MPI";
+    case Check::ExitSignal: return "LOCAL:EXIT:SIGNAL";
+    case Check::ExitBeforeFinalize: return "LOCAL:EXIT:BEFORE_MPI_FINALIZE";
+    case Check::Dump: return "DUMP";
   }
   return "GLOBAL:DEADLOCK:UNKNOWN";
 }
 
-bool is_fatal(Check check) { return check == Check::DeadlockHard || check == Check::DeadlockPotential; }
+Severity severity(Check check) {
+  switch (check) {
+    case Check::DeadlockHard:
+    case Check::DeadlockPotential:
+    case Check::ExitSignal:
+    case Check::ExitBeforeFinalize: return Severity::Fatal;
+    case Check::NoProgress:
+    case Check::Unsafe:
+    case Check::OutsideMpi: return Severity::Warning;
+    case Check::Dump: return Severity::Info;
+  }
+  return Severity::Fatal;
+}
+
+std::string signal_name(int signal_number) {
+  const char* abbreviation = sigabbrev_np(signal_number);
+  return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal_number);
+}
+
+DeadlockCore leading_ranks(const Report& report) {
+  if (!report.culprits.empty()) return DeadlockCore{report.culprits, {}, {}};
+  DeadlockCore exiting;
+  for (const RankSnapshot& rank : report.ranks)
+    if (rank.exit_status != RankSnapshot::kNotExiting) exiting.core.push_back(rank.rank);
+  return exiting.core.empty() ? report.core : exiting;
+}
+
+bool aborts_job(Check check) { return check == Check::DeadlockHard || check == Check::DeadlockPotential; }
 
 std::string write_file(const std::string& path, const std::string& text, bool append) {
   const int mode = O_CREAT | O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);

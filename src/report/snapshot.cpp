@@ -13,7 +13,7 @@
 namespace mpisentry {
 namespace {
 
-constexpr std::string_view kHeader = "mpisentry-snapshot/3;";
+constexpr std::string_view kHeader = "mpisentry-snapshot/4;";
 
 class Writer {
  public:
@@ -211,6 +211,7 @@ std::string serialize(const RankSnapshot& snapshot) {
   out.number(static_cast<int>(snapshot.state));
   out.number(snapshot.seconds);
   out.number(snapshot.activity);
+  out.number(snapshot.exit_status);
   out.number(snapshot.threads.size());
   for (const ThreadSnapshot& thread : snapshot.threads) write_thread(out, thread);
   out.number(snapshot.collectives.size());
@@ -230,6 +231,7 @@ RankSnapshot deserialize(std::string_view bytes) {
   snapshot.state = in.enumeration("state", RankState::Finalizing);
   snapshot.seconds = in.number<double>("seconds");
   snapshot.activity = in.number<std::uint64_t>("activity");
+  snapshot.exit_status = in.number<int>("exit_status");
   snapshot.threads.resize(in.count("threads"));
   for (ThreadSnapshot& thread : snapshot.threads) thread = read_thread(in);
   snapshot.collectives.resize(in.count("collectives"));

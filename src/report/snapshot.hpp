@@ -99,6 +99,10 @@ struct RankSnapshot {
   // Changes whenever any thread of the rank enters, starts or completes
   // anything: equal in two looks means no progress in between.
   std::uint64_t activity = 0;
+  // The status a rank passed to exit() (as the process will report it, 0 to
+  // 255) when it exits without MPI_Finalize; kNotExiting otherwise.
+  static constexpr int kNotExiting = -1;
+  int exit_status = kNotExiting;
   std::vector<ThreadSnapshot> threads;  // those in MPI, and the rank's first thread; by id
   std::vector<CollectiveCount> collectives;  // by comm_id
   bool operator==(const RankSnapshot&) const = default;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -262,8 +263,11 @@ void add_class_body(Lines& lines, const RankClass& rank_class) {
 
 void add_class(Lines& lines, const RankClass& rank_class) {
   const RankSnapshot& first = *rank_class.representative;
-  lines.add(kDescription, class_label(rank_class) + " " +
-                              state_text(first.state, duration_text(rank_class), first.threads.size()));
+  const std::string state =
+      first.exit_status != RankSnapshot::kNotExiting
+          ? fmt::format("exited with status {} without MPI_Finalize, at:", first.exit_status)
+          : state_text(first.state, duration_text(rank_class), first.threads.size());
+  lines.add(kDescription, class_label(rank_class) + " " + state);
   add_class_body(lines, rank_class);
 }
 
@@ -377,6 +381,64 @@ std::string possible_waits_used(const Report& report) {
   return text;
 }
 
+// Where a thread of the program is: its innermost frame.
+std::string place_text(const ThreadSnapshot& thread) {
+  return thread.stack.empty() ? "an unknown place (no stack)" : frame_text(thread.stack.front());
+}
+
+// The first of the rank's threads that runs outside MPI, else its first thread.
+const ThreadSnapshot* running_thread(const RankSnapshot& rank) {
+  for (const ThreadSnapshot& thread : rank.threads)
+    if (thread.state == RankState::Running) return &thread;
+  return rank.threads.empty() ? nullptr : &rank.threads.front();
+}
+
+// "a, b and c"; at most kMaxListed, then how many more.
+std::string and_list(const std::vector<std::string>& items) {
+  std::string text;
+  const std::size_t listed = std::min(items.size(), kMaxListed);
+  for (std::size_t i = 0; i < listed; ++i)
+    text += (i == 0 ? "" : i + 1 == listed && items.size() == listed ? " and " : ", ") + items[i];
+  if (items.size() > listed) text += fmt::format(" and {} more", items.size() - listed);
+  return text;
+}
+
+void add_unique(std::vector<std::string>& items, std::string item) {
+  if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(std::move(item));
+}
+
+// "ranks 1-3 have waited 0:05 in MPI_Allreduce for rank 0, which runs outside
+// MPI at spin (outside.c:14)".
+std::string outside_mpi_text(const Report& report) {
+  double waited = std::numeric_limits<double>::infinity();
+  std::vector<std::string> functions;
+  for (int rank : report.waiting) {
+    const RankSnapshot* snapshot = find_rank(report.ranks, rank);
+    if (snapshot == nullptr) continue;
+    waited = std::min(waited, snapshot->seconds);
+    for (const ThreadSnapshot& thread : snapshot->threads)
+      if (thread.state == RankState::Blocked) add_unique(functions, thread.function);
+  }
+  std::vector<std::string> places;
+  for (int rank : report.culprits) {
+    const RankSnapshot* snapshot = find_rank(report.ranks, rank);
+    const ThreadSnapshot* thread = snapshot == nullptr ? nullptr : running_thread(*snapshot);
+    add_unique(places, thread == nullptr ? "an unknown place (no stack)" : place_text(*thread));
+  }
+  const bool one_waits = report.waiting.size() == 1;
+  const bool one_culprit = report.culprits.size() == 1;
+  return fmt::format("{} {} waited {} in {} for {}, which {} outside MPI at {}", ranks_phrase(report.waiting),
+                     one_waits ? "has" : "have", minutes(waited), and_list(functions), ranks_phrase(report.culprits),
+                     one_culprit ? "runs" : "run", and_list(places));
+}
+
+// "at leave_early (early_exit.c:9)", or where no frame of the program is left.
+std::string exit_place(const RankSnapshot& rank) {
+  const ThreadSnapshot* thread = running_thread(rank);
+  if (thread == nullptr || thread->stack.empty()) return "after main returned (no frame of the program on its stack)";
+  return "at " + frame_text(thread->stack.front());
+}
+
 void add_description(Lines& lines, const Report& report) {
   switch (report.check) {
     case Check::DeadlockHard:
@@ -401,51 +463,79 @@ void add_description(Lines& lines, const Report& report) {
       lines.add(kDescription, "the ranks wait in a cycle that needs a wait only some MPI implementations make: " +
                                   possible_waits_used(report));
       return;
+    case Check::OutsideMpi:
+      lines.add(kDescription, outside_mpi_text(report) + "; the program goes on.");
+      return;
+    case Check::ExitBeforeFinalize:
+      for (const RankSnapshot& rank : report.ranks)
+        if (rank.exit_status != RankSnapshot::kNotExiting)
+          lines.add(kDescription, fmt::format("rank {} exited with status {} without calling MPI_Finalize, {}; MPI "
+                                              "ends the job.",
+                                              rank.rank, rank.exit_status, exit_place(rank)));
+      return;
+    case Check::Dump:
+      lines.add(kDescription, fmt::format("{} asked every rank for its state (DUMP-SIGNAL); the program goes on.",
+                                          signal_name(report.signal_number)));
+      if (!report.culprits.empty()) lines.add(kDescription, outside_mpi_text(report) + ".");
+      return;
+    case Check::ExitSignal:  // one rank's own report: format_signal_dump
+      return;
   }
 }
 
-std::string signal_name(int signal_number) {
-  const char* abbreviation = sigabbrev_np(signal_number);
-  return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal_number);
+const char* line_prefix(Severity severity) {
+  switch (severity) {
+    case Severity::Fatal: return "[0] ERROR: ";
+    case Severity::Warning: return "[0] WARNING: ";
+    case Severity::Info: return "[0] INFO: ";
+  }
+  return "[0] ERROR: ";
+}
+
+std::string headline(Check check) {
+  switch (severity(check)) {
+    case Severity::Fatal: return fmt::format("{}: fatal error", check_name(check));
+    case Severity::Warning: return fmt::format("{}: warning", check_name(check));
+    case Severity::Info: return fmt::format("{}: on request", check_name(check));
+  }
+  return check_name(check);
 }
 
 }  // namespace
 
 std::string format_text(const Report& report) {
-  const bool fatal = is_fatal(report.check);
-  Lines lines(fatal ? "[0] ERROR: " : "[0] WARNING: ");
-  lines.add(0, fmt::format("{}: {}", check_name(report.check), fatal ? "fatal error" : "warning"));
+  const Severity level = severity(report.check);
+  Lines lines(line_prefix(level));
+  lines.add(0, headline(report.check));
   add_description(lines, report);
   if (!report.rule.empty()) lines.add(kDescription, "rule: " + report.rule);
   add_deadlock(lines, report);
-  for (const RankClass& rank_class : merge_stacks(report.ranks, report.core)) add_class(lines, rank_class);
+  for (const RankClass& rank_class : merge_stacks(report.ranks, leading_ranks(report))) add_class(lines, rank_class);
+  if (level == Severity::Info) return lines.take();
   return lines.take() + fmt::format("[0] INFO: {}: found 1 time ({}), 0 reports were suppressed\n",
                                     check_name(report.check),
-                                    fatal ? "1 error + 0 warnings" : "0 errors + 1 warning");
+                                    level == Severity::Fatal ? "1 error + 0 warnings" : "0 errors + 1 warning");
 }
 
-namespace {
-constexpr std::string_view kSignalDumpHeadline = "LOCAL:EXIT:SIGNAL: fatal error";
-}
-
-std::string format_signal_dump(const RankSnapshot& rank, int signal_number) {
+std::string format_signal_dump(const RankSnapshot& rank, int signal_number, std::string_view fault_address) {
   Lines lines(fmt::format("[{}] ERROR: ", rank.rank));
-  lines.add(0, std::string(kSignalDumpHeadline));
+  lines.add(0, headline(Check::ExitSignal));
   const std::string duration = tenths(rank.seconds) + " s";
   const std::string doing = rank.state == RankState::Polling && rank.threads.size() <= 1
                                 ? fmt::format("polling with MPI call, without progress for {}:", duration)
                                 : state_text(rank.state, duration, rank.threads.size());
-  lines.add(kDescription, fmt::format("rank {} (host {}, pid {}) received {} while {}", rank.rank, rank.host,
-                                      rank.pid, signal_name(signal_number), doing));
+  const std::string fault = fault_address.empty() ? "" : fmt::format(" (fault at address {})", fault_address);
+  lines.add(kDescription, fmt::format("rank {} (host {}, pid {}) received {}{} while {}", rank.rank, rank.host,
+                                      rank.pid, signal_name(signal_number), fault, doing));
   add_class_body(lines, RankClass{{rank.rank}, &rank, {&rank}});
   return lines.take();
 }
 
 std::size_t count_signal_dumps(std::string_view report_text) {
-  const std::string headline = fmt::format("] ERROR: {}\n", kSignalDumpHeadline);
+  const std::string marker = fmt::format("] ERROR: {}\n", headline(Check::ExitSignal));
   std::size_t count = 0;
-  for (std::size_t at = report_text.find(headline); at != std::string_view::npos;
-       at = report_text.find(headline, at + headline.size()))
+  for (std::size_t at = report_text.find(marker); at != std::string_view::npos;
+       at = report_text.find(marker, at + marker.size()))
     ++count;
   return count;
 }

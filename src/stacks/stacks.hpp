@@ -45,6 +45,13 @@ int capture_signal();
 // its handler.
 bool capture_thread(pid_t tid, RawStack& out, std::chrono::milliseconds timeout);
 
+// When thread `tid` of this process sleeps in a system call that a signal
+// handler would cut short (nanosleep, poll, epoll_wait...), reads its stack
+// without interrupting it, by scanning its stack for return addresses, and
+// returns true. False, having read nothing, for any other thread: the
+// capture signal does not disturb it (its system call, if any, restarts).
+bool capture_asleep(pid_t tid, RawStack& out);
+
 // The calling thread's own stack, without this function's frame.
 // Async-signal-safe: for use inside a signal handler (the SIGTERM dump); there
 // it starts at the interrupted frame once install_capture_signal() has run.

@@ -389,6 +389,11 @@ MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
                         [&] { windows::freed(record.window.handle, record.window.id); });
 }
 
+MPISENTRY_API int MPI_Abort(MPI_Comm comm, int errorcode) {
+  monitor::note_abort();
+  return PMPI_Abort(comm, errorcode);
+}
+
 MPISENTRY_API int MPI_Finalize(void) {
   CallRecord record;
   record.shape = CallShape::Finalize;

@@ -314,10 +314,10 @@ TEST_CASE("deserialize rejects damaged input with a message", "[report]") {
                                                  Catch::Contains("no value 3"));
     CHECK_THROWS_WITH(deserialize(bytes + "x"), Catch::Contains("1 unexpected bytes"));
     // rank, host, pid, state, seconds, activity, then a count no input can hold
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/3;0;0:0;0;0;0;999999999999;"),
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/4;0;0:0;0;0;0;-1;999999999999;"),
                       Catch::Contains("\"threads\""));
     // ... one thread: id, state, seconds, function, call, wait_mode, waits_for, then possibly_waits_for
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/3;0;0:0;0;0;0;1;0;1;0;0:0:1;0;x;"),
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/4;0;0:0;0;0;0;-1;1;0;1;0;0:0:1;0;x;"),
                       Catch::Contains("\"threads.possibly_waits_for\"") && Catch::Contains("not a number"));
   }
 }
@@ -331,10 +331,15 @@ TEST_CASE("state and wait mode names", "[report]") {
 }
 
 TEST_CASE("HARD and POTENTIAL are fatal, the others warnings", "[report]") {
-  CHECK(is_fatal(Check::DeadlockHard));
-  CHECK(is_fatal(Check::DeadlockPotential));
-  CHECK_FALSE(is_fatal(Check::NoProgress));
-  CHECK_FALSE(is_fatal(Check::Unsafe));
+  CHECK(aborts_job(Check::DeadlockHard));
+  CHECK(aborts_job(Check::DeadlockPotential));
+  CHECK_FALSE(aborts_job(Check::NoProgress));
+  CHECK_FALSE(aborts_job(Check::Unsafe));
+  CHECK_FALSE(aborts_job(Check::ExitSignal));
+  CHECK_FALSE(aborts_job(Check::ExitBeforeFinalize));
+  CHECK(severity(Check::ExitBeforeFinalize) == Severity::Fatal);
+  CHECK(severity(Check::OutsideMpi) == Severity::Warning);
+  CHECK(severity(Check::Dump) == Severity::Info);
 }
 
 TEST_CASE("format_text prints ITC's hard deadlock report", "[report]") {
@@ -618,14 +623,16 @@ TEST_CASE("format_json writes the documented schema", "[report]") {
   report.ranks[1].host = "bad\"host\xff";
   const std::string json = format_json(report);
   CHECK(json_well_formed(json));
-  CHECK(json.starts_with(R"({"schema":"mpisentry-report/3","check":"GLOBAL:DEADLOCK:HARD","severity":"error",)"
+  CHECK(json.starts_with(R"({"schema":"mpisentry-report/4","check":"GLOBAL:DEADLOCK:HARD","severity":"error",)"
+                         R"("aborts_job":true,)"
                          R"("rule":"every rank of the cycle waits in a call that cannot return before the next rank )"
                          R"(acts","threshold_seconds":5,"threshold_key":"DEADLOCK-TIMEOUT","partial":false,)"
                          R"("core":{"ranks":[0,1],"cycle":[0,1,0],"blocked_behind":[2,3]},)"
+                         R"("waiting":[],"culprits":[],"signal":null,)"
                          "\n"
                          R"("arcs":[{"from":{"rank":0,"thread":0},"to":1,"mode":"all","possible":false},)"));
   CHECK(json.find(R"({"rank":0,"host":"node1","pid":1000,"state":"blocked","seconds":5.2,"activity":0,)"
-                  R"("threads":[{"id":0,"state":"blocked","seconds":5.2,"function":"MPI_Recv",)") != std::string::npos);
+                  R"("exit_status":null,"threads":[{"id":0,"state":"blocked","seconds":5.2,"function":"MPI_Recv",)") != std::string::npos);
   CHECK(json.find(R"("wait_mode":"all","waits_for":[1],"possibly_waits_for":[],"wait_reason":"MPI_Recv from rank 1",)"
                   R"("collective":null,"converted_send":false,"messages":[],)"
                   R"("stack":[{"function":"exchange","file":"/src/tests/programs/recv_recv.c","line":14,)"
@@ -661,7 +668,7 @@ TEST_CASE("format_json writes threads, possible waits, collectives and the arcs 
         != std::string::npos);
   CHECK(json.find(R"("collectives":[{"comm_id":"7","entered":1}]})") != std::string::npos);
   CHECK(json.find(R"({"rank":1,"host":"node1","pid":1001,"state":"blocked","seconds":5,)"
-                  R"("activity":18446744073709551615,"threads":[{"id":0,"state":"blocked",)") != std::string::npos);
+                  R"("activity":18446744073709551615,"exit_status":null,"threads":[{"id":0,"state":"blocked",)") != std::string::npos);
   CHECK(json.find(R"("collective":{"comm_id":"18446744073709551615","sequence":4,"function":"MPI_Barrier",)"
                   R"("root":-1,"op":""},)") != std::string::npos);
   CHECK(json.find(R"({"id":1,"state":"blocked","seconds":5,"function":"MPI_Recv",)") != std::string::npos);

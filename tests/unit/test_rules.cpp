@@ -35,9 +35,9 @@ Thresholds thresholds() { return Thresholds{3s, 10s, true, true}; }
 
 Summary reduce(const std::vector<LocalStatus>& ranks, const std::vector<Step>& steps = {}) {
   const auto step_of = [&](std::size_t rank) { return rank < steps.size() ? steps[rank] : Step::None; };
-  Summary total = summarize(ranks.front(), 0, 3s, step_of(0));
+  Summary total = summarize(ranks.front(), 0, thresholds(), step_of(0));
   for (std::size_t rank = 1; rank < ranks.size(); ++rank)
-    combine(summarize(ranks[rank], static_cast<int>(rank), 3s, step_of(rank)), total);
+    combine(summarize(ranks[rank], static_cast<int>(rank), thresholds(), step_of(rank)), total);
   return total;
 }
 

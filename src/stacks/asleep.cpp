@@ -1,0 +1,135 @@
+// The stack of a thread asleep in a system call that a signal handler would
+// cut short (nanosleep, poll, epoll_wait...: these fail with EINTR whatever
+// SA_RESTART says). Interrupting it to take its stack would end the
+// program's sleep early, so the stack is read instead: the kernel gives the
+// sleeping thread's stack pointer and pc, and the words above the stack
+// pointer that point just after a call instruction in executable code are
+// taken as the return addresses. A scan, not an unwind: a stale return
+// address left in a live frame may show up as an extra frame.
+#include <sys/syscall.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "stacks/stacks.hpp"
+
+namespace mpisentry::stacks {
+namespace {
+
+// How far above the stack pointer return addresses are looked for.
+constexpr std::uintptr_t kMaxScanBytes = 1 << 20;
+
+// The system calls that fail with EINTR when a handler runs, whatever
+// SA_RESTART says (signal(7)), among those a thread sleeps in.
+bool cut_short_by_signals(long number) {
+  static const long kCalls[] = {
+      SYS_nanosleep,  SYS_clock_nanosleep, SYS_pause,        SYS_rt_sigsuspend, SYS_rt_sigtimedwait,
+      SYS_poll,       SYS_ppoll,           SYS_select,       SYS_pselect6,      SYS_epoll_wait,
+      SYS_epoll_pwait, SYS_io_getevents,   SYS_semtimedop,   SYS_semop,         SYS_msgrcv,
+      SYS_msgsnd,
+  };
+  return std::find(std::begin(kCalls), std::end(kCalls), number) != std::end(kCalls);
+}
+
+struct Sleeping {
+  long call = -1;
+  std::uintptr_t sp = 0;
+  std::uintptr_t pc = 0;
+  bool operator==(const Sleeping&) const = default;
+};
+
+// From /proc/self/task/TID/syscall: "NR a1 ... a6 sp pc", "running", or
+// "-1 sp pc" (blocked, not in a system call).
+bool read_sleeping(pid_t tid, Sleeping& out) {
+  std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
+  std::string line;
+  if (!std::getline(file, line)) return false;
+  std::istringstream words(line);
+  long call = 0;
+  if (!(words >> call) || call < 0) return false;
+  std::vector<std::string> rest;
+  for (std::string word; words >> word;) rest.push_back(word);
+  if (rest.size() != 8) return false;
+  out.call = call;
+  out.sp = std::stoull(rest[6], nullptr, 16);
+  out.pc = std::stoull(rest[7], nullptr, 16);
+  return true;
+}
+
+struct Range {
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+  bool contains(std::uintptr_t address, std::uintptr_t length = 1) const {
+    return address >= begin && address <= end && end - address >= length;
+  }
+};
+
+// The executable mappings, and the mapping that holds `sp`.
+void read_mappings(std::uintptr_t sp, std::vector<Range>& code, Range& stack) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    unsigned long begin = 0, end = 0;
+    char permissions[5] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &begin, &end, permissions) != 3) continue;
+    const Range range{begin, end};
+    if (permissions[0] == 'r' && permissions[2] == 'x') code.push_back(range);
+    if (range.contains(sp)) stack = range;
+  }
+}
+
+// The bytes before `address` end a call instruction: call rel32 (E8), or an
+// indirect call (FF /2) through a register or memory, with its ModRM and any
+// SIB and displacement.
+bool follows_call(std::uintptr_t address, const std::vector<Range>& code) {
+  const auto in_code = [&](std::uintptr_t at, std::uintptr_t length) {
+    return std::any_of(code.begin(), code.end(), [&](const Range& range) { return range.contains(at, length); });
+  };
+  if (address < 7 || !in_code(address - 7, 7)) return false;
+  const auto byte = [&](int back) { return *reinterpret_cast<const std::uint8_t*>(address - back); };
+  if (byte(5) == 0xE8) return true;
+  for (int length = 2; length <= 7; ++length) {
+    if (byte(length) != 0xFF) continue;
+    const std::uint8_t modrm = byte(length - 1);
+    if (((modrm >> 3) & 7) != 2) continue;
+    const int mod = modrm >> 6;
+    const int rm = modrm & 7;
+    const int sib = mod != 3 && rm == 4 ? 1 : 0;
+    const int displacement = mod == 1 ? 1 : mod == 2 ? 4 : (mod == 0 && rm == 5) ? 4 : 0;
+    if (2 + sib + displacement == length) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool capture_asleep(pid_t tid, RawStack& out) {
+  Sleeping before;
+  if (!read_sleeping(tid, before) || !cut_short_by_signals(before.call)) return false;
+  std::vector<Range> code;
+  Range stack;
+  read_mappings(before.sp, code, stack);
+  if (!stack.contains(before.sp, sizeof(void*))) return false;
+  RawStack scanned;
+  scanned.pcs[0] = reinterpret_cast<void*>(before.pc);
+  scanned.depth = 1;
+  scanned.interrupted = 0;
+  const std::uintptr_t limit = std::min(stack.end, before.sp + kMaxScanBytes);
+  for (std::uintptr_t at = before.sp; at + sizeof(void*) <= limit && scanned.depth < RawStack::kMaxFrames;
+       at += sizeof(void*)) {
+    const std::uintptr_t word = *reinterpret_cast<const std::uintptr_t*>(at);
+    if (follows_call(word, code)) scanned.pcs[scanned.depth++] = reinterpret_cast<void*>(word);
+  }
+  // Still in the same call: the words read were its stack.
+  Sleeping after;
+  if (!read_sleeping(tid, after) || !(after == before)) return false;
+  out = scanned;
+  return true;
+}
+
+}  // namespace mpisentry::stacks
