@@ -83,6 +83,8 @@ class Job {
   bool wait_for_text(const std::filesystem::path& file, const std::string& text, Seconds within);
 
   void signal_group(int signal_number);
+  // The command's process, also after it ended.
+  pid_t pid() const { return pid_; }
 
   // Waits for the job to end; when its time is up kills its process group.
   JobResult finish();
