@@ -166,10 +166,10 @@ std::string sent_message(const ProcessState& job, const DumpPlan& plan, int sign
     return fmt::format("sent {} to process {} ({}), which passes it to every rank; rank 0 writes the report to {}",
                        name, job.pid, job.name, report);
   return fmt::format(
-      "sent {} to {} rank{} on this host (process{} {}) below process {} ({}), which does not pass it on; ranks on "
-      "other hosts need scancel --signal={} or a launcher that forwards it; rank 0 writes the report to {}",
+      "sent {} to {} rank{} on this host (process{} {}) below process {} ({}), which does not pass it on; the "
+      "checker carries the request on to the ranks on other hosts; rank 0 writes the report to {}",
       name, plan.targets.size(), plan.targets.size() == 1 ? "" : "s", plan.targets.size() == 1 ? "" : "es",
-      pid_list(plan.targets), job.pid, job.name, signal_word(signal), report);
+      pid_list(plan.targets), job.pid, job.name, report);
 }
 
 }  // namespace mpisentry::launcher

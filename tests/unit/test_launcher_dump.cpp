@@ -142,8 +142,8 @@ TEST_CASE("dump: otherwise every rank below the launcher gets it", "[launcher][d
   CHECK(plan.unready.empty());
   CHECK(sent_message(launcher_process(10, "mpiexec.hydra"), plan, SIGUSR2, "r.txt") ==
         "sent SIGUSR2 to 2 ranks on this host (processes 14, 15) below process 10 (mpiexec.hydra), which does not "
-        "pass it on; ranks on other hosts need scancel --signal=USR2 or a launcher that forwards it; rank 0 writes "
-        "the report to r.txt");
+        "pass it on; the checker carries the request on to the ranks on other hosts; rank 0 writes the report to "
+        "r.txt");
   CHECK(plan_dump(launcher_process(10, "mpiexec.hydra"), below, SIGRTMIN + 4).targets == Pids{14, 15});
   // A rank named directly.
   CHECK(plan_dump(rank_process(14), {}, SIGUSR1).targets == Pids{14});

@@ -96,7 +96,7 @@ TEST_CASE("a rank that computes outside MPI is neither blocked nor stalled", "[r
   CHECK_FALSE(status.polling);
 }
 
-TEST_CASE("a polling loop that completes nothing stalls; its stall starts when polling starts", "[rules]") {
+TEST_CASE("a polling loop that completes nothing stalls, its stall starts when polling starts", "[rules]") {
   Observer observer;
   observer.observe({outside(1, 1)}, t0);
   observer.observe({outside(1, 1)}, t0 + 30s);  // computing: no stall
@@ -307,7 +307,7 @@ TEST_CASE("ranks blocked past DEADLOCK-WARNING are looked at for ranks outside M
   }
 }
 
-TEST_CASE("a dump request from any rank makes every rank dump; a rank's exit comes first", "[rules]") {
+TEST_CASE("a dump request from any rank makes every rank dump, a rank's exit comes first", "[rules]") {
   Decider decider(thresholds());
   LocalStatus asked;
   asked.dump_requested = true;
