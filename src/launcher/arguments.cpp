@@ -124,6 +124,9 @@ std::string usage() {
   std::string text =
       "usage: mpisentry [options] -n N ./app [args...]  runs mpiexec -n N ./app args...\n"
       "       mpisentry [options] -- LAUNCHER [args...] runs the launcher line as given\n"
+      "       mpisentry dump PID                        asks the job of launcher PID, started\n"
+      "                                                 with --dump-signal, for a report of\n"
+      "                                                 every rank's state (dump --help)\n"
       "\n"
       "Runs an MPI job with the mpisentry deadlock checker preloaded into every rank.\n"
       "Settings come from the config file, then VT_<KEY> and MPISENTRY_<KEY>\n"

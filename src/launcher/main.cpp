@@ -1,7 +1,9 @@
 // The mpisentry command: checks the whole configuration, then replaces itself
 // with the MPI launcher, so that signals and the exit status pass straight
 // through. Exit status 2: a problem found before starting; 127: cannot start.
+// `mpisentry dump PID` asks a running job for a report instead (dump.hpp).
 #include "launcher/arguments.hpp"
+#include "launcher/dump.hpp"
 #include "launcher/job.hpp"
 
 #include <unistd.h>
@@ -24,6 +26,8 @@ void print(const std::vector<config::Problem>& problems) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> words(argv + 1, argv + argc);
+  if (!words.empty() && words.front() == launcher::kDumpCommand)
+    return launcher::run_dump_command(std::span(words).subspan(1));
   const launcher::Arguments args = launcher::parse_arguments(words);
   if (args.help) {
     std::cout << launcher::usage();

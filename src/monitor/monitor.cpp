@@ -140,6 +140,7 @@ class Monitor {
     if (!settings_.report_json.empty()) {
       report::Report report;
       report.check = report::Check::ExitSignal;
+      report.threshold_key = "";
       report.signal_number = ending.signal_number;
       report.ranks = {snapshot};
       write_extra(per_rank_path(settings_.report_json, rank()), report::format_json(report));
@@ -378,8 +379,13 @@ class Monitor {
       for (const ThreadState::Sample& sample : threads.samples) {
         const bool wanted = thread.state != RankState::Running || first_of_idle_rank || sample.tid == exiting_tid;
         stacks::RawStack raw;
+        // A thread outside MPI may sleep in a call a signal would cut short:
+        // read, not interrupted. In MPI, the checker's and MPI's own sleeps
+        // are restarted, and an unwind is exact.
+        const bool outside_mpi = thread.state == RankState::Running;
         if (wanted && sample.id == thread.id &&
-            (stacks::capture_asleep(sample.tid, raw) || stacks::capture_thread(sample.tid, raw, kStackTimeout)))
+            ((outside_mpi && stacks::capture_asleep(sample.tid, raw)) ||
+             stacks::capture_thread(sample.tid, raw, kStackTimeout)))
           frames = stacks::locate(raw);
       }
       const std::string serialized = stacks::serialize(frames);
@@ -511,6 +517,7 @@ class Monitor {
   void publish_dump(Gathered gathered) {
     report::Report report;
     report.check = report::Check::Dump;
+    report.threshold_key = "";
     report.signal_number = settings_.dump_signal;
     report.rule = fmt::format("DUMP-SIGNAL {} reached a rank; each rank's state is as its monitor saw it in the "
                               "round that followed",
@@ -570,6 +577,7 @@ class Monitor {
     if (rank() == 0 && !gathered.ranks.empty() && settings_.check_exit_before_finalize) {
       report::Report report;
       report.check = report::Check::ExitBeforeFinalize;
+      report.threshold_key = "";
       report.rule = "a rank called exit() or returned from main after MPI_Init without calling MPI_Finalize";
       report.arcs = waitgraph::effective_arcs(gathered.ranks, {0, /*with_possible_waits=*/true});
       symbolize_into(gathered);
@@ -577,7 +585,7 @@ class Monitor {
       write_report(report);
     }
     channel_.broadcast(std::int32_t{0});  // the report is written: the exiting rank may go
-    log::debug("checking ends: a rank exits without MPI_Finalize");
+    if (rank() == 0) log::info("checking ends here: a rank exits without MPI_Finalize, the monitors can no longer meet");
     checking_ended_.store(true, std::memory_order_release);
   }
 

@@ -141,17 +141,18 @@ Action Decider::decide_action(const Summary& summary) {
     judged_digest_ = summary.long_blocked_digest;
     return Action::CheckDeadlock;
   }
+  const bool warning_due = summary.min_blocked_ms * 1000 >= thresholds_.deadlock_warning.count();
   // Ranks blocked past DEADLOCK-WARNING are looked at whenever their calls
-  // change and once every DEADLOCK-WARNING: some rank outside MPI may hold them.
+  // change and once every DEADLOCK-WARNING: a rank outside MPI may hold them
+  // (none can when every rank is blocked).
   if (summary.warning_blocked_ranks == 0) {
     outside_mpi_digest_ = 0;
-  } else if (thresholds_.check_outside_mpi && summary.warning_blocked_digest != outside_mpi_digest_) {
+  } else if (thresholds_.check_outside_mpi && !warning_due && summary.warning_blocked_digest != outside_mpi_digest_) {
     outside_mpi_digest_ = summary.warning_blocked_digest;
     return Action::CheckOutsideMpi;
   }
   // Every rank blocked past DEADLOCK-WARNING in calls that may still complete
   // together is judged once more, for the warning that the run is slow.
-  const bool warning_due = summary.min_blocked_ms * 1000 >= thresholds_.deadlock_warning.count();
   if (!warning_due) {
     judged_warning_ = false;
   } else if (thresholds_.check_deadlock && !judged_warning_) {

@@ -150,7 +150,9 @@ void on_dump_request(int signal_number, siginfo_t* info, void* context) {
 }
 
 // Puts our handler in front of the program's current one, unless it is ours
-// already or the program ignores a signal that does not end it on purpose.
+// already or the program ignores a termination signal on purpose (nohup).
+// A fault ends the process even where it is ignored, and the dump signal was
+// asked for by the user.
 void take_signal(int signal_number) {
   Handled& entry = handled[signal_number];
   const auto ours = entry.kind == Kind::Dump ? &on_dump_request : &on_ending;
@@ -158,7 +160,7 @@ void take_signal(int signal_number) {
   sigaction(signal_number, nullptr, &current);
   const bool is_ours = (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == ours;
   const bool ignored = !(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN;
-  if (is_ours || (ignored && entry.kind != Kind::Fatal)) return;
+  if (is_ours || (ignored && entry.kind == Kind::Termination)) return;
   struct sigaction handler {};
   handler.sa_sigaction = ours;
   handler.sa_flags = SA_SIGINFO | SA_RESTART | (entry.kind == Kind::Fatal ? SA_ONSTACK : 0);

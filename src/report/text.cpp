@@ -261,13 +261,41 @@ void add_class_body(Lines& lines, const RankClass& rank_class) {
   }
 }
 
+// Where a thread of the program is: its innermost frame.
+std::string place_text(const ThreadSnapshot& thread) {
+  return thread.stack.empty() ? "an unknown place (no stack)" : frame_text(thread.stack.front());
+}
+
+// Whether the thread's stack still holds the program's main (C, C++) or
+// main program (Fortran): once main returned, exit() runs below it.
+bool main_on_stack(const ThreadSnapshot& thread) {
+  return std::any_of(thread.stack.begin(), thread.stack.end(),
+                     [](const Frame& frame) { return frame.function == "main" || frame.function == "MAIN__"; });
+}
+
+// The first of the rank's threads that runs outside MPI, else its first thread.
+const ThreadSnapshot* running_thread(const RankSnapshot& rank) {
+  for (const ThreadSnapshot& thread : rank.threads)
+    if (thread.state == RankState::Running) return &thread;
+  return rank.threads.empty() ? nullptr : &rank.threads.front();
+}
+
 void add_class(Lines& lines, const RankClass& rank_class) {
   const RankSnapshot& first = *rank_class.representative;
-  const std::string state =
-      first.exit_status != RankSnapshot::kNotExiting
-          ? fmt::format("exited with status {} without MPI_Finalize, at:", first.exit_status)
-          : state_text(first.state, duration_text(rank_class), first.threads.size());
-  lines.add(kDescription, class_label(rank_class) + " " + state);
+  if (first.exit_status == RankSnapshot::kNotExiting) {
+    lines.add(kDescription, class_label(rank_class) + " " +
+                                state_text(first.state, duration_text(rank_class), first.threads.size()));
+    add_class_body(lines, rank_class);
+    return;
+  }
+  const std::string exited = fmt::format("{} exited with status {} without MPI_Finalize", class_label(rank_class),
+                                         first.exit_status);
+  const ThreadSnapshot* thread = running_thread(first);
+  if (first.threads.size() <= 1 && (thread == nullptr || !main_on_stack(*thread))) {
+    lines.add(kDescription, exited + ", after main returned");
+    return;
+  }
+  lines.add(kDescription, exited + ", at:");
   add_class_body(lines, rank_class);
 }
 
@@ -381,18 +409,6 @@ std::string possible_waits_used(const Report& report) {
   return text;
 }
 
-// Where a thread of the program is: its innermost frame.
-std::string place_text(const ThreadSnapshot& thread) {
-  return thread.stack.empty() ? "an unknown place (no stack)" : frame_text(thread.stack.front());
-}
-
-// The first of the rank's threads that runs outside MPI, else its first thread.
-const ThreadSnapshot* running_thread(const RankSnapshot& rank) {
-  for (const ThreadSnapshot& thread : rank.threads)
-    if (thread.state == RankState::Running) return &thread;
-  return rank.threads.empty() ? nullptr : &rank.threads.front();
-}
-
 // "a, b and c"; at most kMaxListed, then how many more.
 std::string and_list(const std::vector<std::string>& items) {
   std::string text;
@@ -432,10 +448,10 @@ std::string outside_mpi_text(const Report& report) {
                      one_culprit ? "runs" : "run", and_list(places));
 }
 
-// "at leave_early (early_exit.c:9)", or where no frame of the program is left.
+// "at leave_early (early_exit.c:9)", or "after main returned".
 std::string exit_place(const RankSnapshot& rank) {
   const ThreadSnapshot* thread = running_thread(rank);
-  if (thread == nullptr || thread->stack.empty()) return "after main returned (no frame of the program on its stack)";
+  if (thread == nullptr || !main_on_stack(*thread)) return "after main returned";
   return "at " + frame_text(thread->stack.front());
 }
 

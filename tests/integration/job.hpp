@@ -88,6 +88,8 @@ class Job {
   void signal_leader(int signal_number);
   // False once the job has ended.
   bool running() { return !reap(false); }
+  // The command's process, also after it ended.
+  pid_t pid() const { return pid_; }
 
   // Waits for the job to end; when its time is up kills its process group.
   JobResult finish();

@@ -325,7 +325,7 @@ TEST_CASE("load: nothing set gives the defaults", "[config][load]") {
   CHECK(result.origin.empty());
 }
 
-TEST_CASE("load: CHECK from the environment, several separated by ; or ,", "[config][load]") {
+TEST_CASE("load: CHECK from the environment, several separated by semicolons or commas", "[config][load]") {
   const Env env = {
       {"VT_CHECK", "** OFF"},
       {"MPISENTRY_CHECK", "GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD on, LOCAL:MEMORY:** ON"},
@@ -339,7 +339,7 @@ TEST_CASE("load: CHECK from the environment, several separated by ; or ,", "[con
   CHECK(result.notices[0].str() == "MPISENTRY_CHECK: CHECK LOCAL:MEMORY:** is accepted but not implemented by mpisentry");
 }
 
-TEST_CASE("load: errors from the environment name the variable; all are collected", "[config][load]") {
+TEST_CASE("load: errors from the environment name the variable, all are collected", "[config][load]") {
   const TempFile file("VERBOSE 7\n");
   const Env env = {
       {"MPISENTRY_CONFIG", file.path()},

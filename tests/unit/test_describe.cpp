@@ -138,7 +138,7 @@ void check_no_wait(const Waits& w) {
 
 }  // namespace
 
-TEST_CASE("a standard or synchronous send waits for its receiver; a buffered send for nothing", "[describe]") {
+TEST_CASE("a standard or synchronous send waits for its receiver, a buffered send for nothing", "[describe]") {
   for (FunctionId function : {FunctionId::Send, FunctionId::Ssend}) {
     const Waits w = waits(send(function, 2));
     CHECK(w.mode == WaitMode::All);
@@ -396,7 +396,7 @@ TEST_CASE("Barrier and Allreduce with data wait definitely for every other membe
   }
 }
 
-TEST_CASE("a Bcast leaf waits definitely for its root and possibly for the others; the root only possibly",
+TEST_CASE("a Bcast leaf waits definitely for its root and possibly for the others, the root only possibly",
           "[describe]") {
   SECTION("leaf") {
     const Waits w = waits(rooted(FunctionId::Bcast, 2));
@@ -426,7 +426,7 @@ TEST_CASE("a Bcast leaf waits definitely for its root and possibly for the other
   }
 }
 
-TEST_CASE("a Gather or Reduce root waits definitely for every member; a leaf only possibly", "[describe]") {
+TEST_CASE("a Gather or Reduce root waits definitely for every member, a leaf only possibly", "[describe]") {
   for (FunctionId function : {FunctionId::Gather, FunctionId::Reduce}) {
     const Waits root = waits(rooted(function, me));
     CHECK(root.mode == WaitMode::All);
@@ -463,7 +463,7 @@ TEST_CASE("a Scan waits definitely for the ranks before it, possibly for those a
   }
 }
 
-TEST_CASE("Alltoallv and Comm_dup wait only possibly; Comm_split definitely", "[describe]") {
+TEST_CASE("Alltoallv and Comm_dup wait only possibly, Comm_split definitely", "[describe]") {
   for (FunctionId function : {FunctionId::Alltoallv, FunctionId::Comm_dup}) {
     const Waits w = waits(collective(function, 0));
     CHECK(w.mode == WaitMode::None);
@@ -581,7 +581,7 @@ TEST_CASE("a large-count collective waits like its int-count twin", "[describe]"
   }
 }
 
-TEST_CASE("a collective on a file waits possibly for the members of its communicator; independent IO for nobody",
+TEST_CASE("a collective on a file waits possibly for the members of its communicator, independent IO for nobody",
           "[describe]") {
   CallRecord write_all;
   write_all.function = FunctionId::File_write_all;

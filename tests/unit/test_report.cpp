@@ -751,3 +751,76 @@ TEST_CASE("write_file writes, appends and names the path on failure", "[report]"
   unlink(path.c_str());
   rmdir(directory);
 }
+
+TEST_CASE("format_text of OUTSIDE_MPI names who waits, where, and the culprit's place", "[report]") {
+  Report report;
+  report.check = Check::OutsideMpi;
+  report.threshold_seconds = 300;
+  report.threshold_key = "DEADLOCK-WARNING";
+  report.rule = "the rule";
+  report.ranks = {running(0), recv_from(1, 0, 301), recv_from(2, 1, 302)};
+  report.waiting = {1, 2};
+  report.culprits = {0};
+  const std::string text = format_text(report);
+  const auto lines = lines_of(text);
+  REQUIRE(lines.size() > 4);
+  CHECK(lines[0] == "[0] WARNING: GLOBAL:DEADLOCK:OUTSIDE_MPI: warning");
+  CHECK(lines[1] == "[0] WARNING:    ranks 1-2 have waited 5:01 in MPI_Recv for rank 0, which runs outside MPI at "
+                    "compute (/src/x.c:40); the program goes on.");
+  CHECK(lines[2] == "[0] WARNING:    rule: the rule");
+  CHECK(lines[3] == "[0] WARNING:    [0] running outside MPI, now at:");  // the culprit's class first
+  CHECK(lines.back() ==
+        "[0] INFO: GLOBAL:DEADLOCK:OUTSIDE_MPI: found 1 time (0 errors + 1 warning), 0 reports were suppressed");
+  report.culprits = {0, 3};
+  report.waiting = {1};
+  report.ranks.push_back(running(3));
+  report.ranks.back().threads.front().stack = {{"nap", "/src/y.c", 7, "y"}, {"main", "/src/y.c", 9, "y"}};
+  CHECK(lines_of(format_text(report))[1] ==
+        "[0] WARNING:    rank 1 has waited 5:01 in MPI_Recv for ranks 0,3, which run outside MPI at compute "
+        "(/src/x.c:40) and nap (/src/y.c:7); the program goes on.");
+}
+
+TEST_CASE("format_text of a dump is information, with the culprits when there are any", "[report]") {
+  Report report;
+  report.check = Check::Dump;
+  report.signal_number = SIGUSR1;
+  report.ranks = {running(0), recv_from(1, 0, 2)};
+  const auto plain = lines_of(format_text(report));
+  CHECK(plain[0] == "[0] INFO: DUMP: on request");
+  CHECK(plain[1] == "[0] INFO:    SIGUSR1 asked every rank for its state (DUMP-SIGNAL); the program goes on.");
+  CHECK(plain[2] == "[0] INFO:    [0] running outside MPI, now at:");
+  CHECK(plain.back().find("found 1 time") == std::string::npos);
+  report.waiting = {1};
+  report.culprits = {0};
+  CHECK(lines_of(format_text(report))[2] ==
+        "[0] INFO:    rank 1 has waited 0:02 in MPI_Recv for rank 0, which runs outside MPI at compute (/src/x.c:40).");
+  CHECK(format_json(report).find(R"("severity":"info","aborts_job":false,)") != std::string::npos);
+  CHECK(format_json(report).find(R"("waiting":[1],"culprits":[0],"signal":"SIGUSR1",)") != std::string::npos);
+}
+
+TEST_CASE("format_text of an exit before MPI_Finalize says where, or that main returned", "[report]") {
+  Report report;
+  report.check = Check::ExitBeforeFinalize;
+  report.ranks = {recv_from(0, 1, 0.5), running(1)};
+  report.ranks[1].exit_status = 3;
+  const auto lines = lines_of(format_text(report));
+  CHECK(lines[0] == "[0] ERROR: LOCAL:EXIT:BEFORE_MPI_FINALIZE: fatal error");
+  CHECK(lines[1] == "[0] ERROR:    rank 1 exited with status 3 without calling MPI_Finalize, at compute "
+                    "(/src/x.c:40); MPI ends the job.");
+  CHECK(lines[2] == "[0] ERROR:    [1] exited with status 3 without MPI_Finalize, at:");  // the exiting rank first
+  CHECK(lines[3] == "[0] ERROR:       compute (/src/x.c:40)");
+  CHECK(format_json(report).find(R"("exit_status":3,)") != std::string::npos);
+  // Once main returned, what is left below exit() is not the program's.
+  report.ranks[1].threads.front().stack = {{"_start", "", 0, "x"}};
+  const auto returned = lines_of(format_text(report));
+  CHECK(returned[1] == "[0] ERROR:    rank 1 exited with status 3 without calling MPI_Finalize, after main returned; "
+                       "MPI ends the job.");
+  CHECK(returned[2] == "[0] ERROR:    [1] exited with status 3 without MPI_Finalize, after main returned");
+  CHECK(returned[3].starts_with("[0] ERROR:    [0] blocked"));
+}
+
+TEST_CASE("format_signal_dump of a crash gives the fault address", "[report]") {
+  CHECK(lines_of(format_signal_dump(running(4), SIGSEGV, "0x0"))[1] ==
+        "[4] ERROR:    rank 4 (host node2, pid 2004) received SIGSEGV (fault at address 0x0) while running outside MPI, "
+        "now at:");
+}

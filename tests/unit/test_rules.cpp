@@ -96,7 +96,7 @@ TEST_CASE("a rank that computes outside MPI is neither blocked nor stalled", "[r
   CHECK_FALSE(status.polling);
 }
 
-TEST_CASE("a polling loop that completes nothing stalls; its stall starts when polling starts", "[rules]") {
+TEST_CASE("a polling loop that completes nothing stalls, its stall starts when polling starts", "[rules]") {
   Observer observer;
   observer.observe({outside(1, 1)}, t0);
   observer.observe({outside(1, 1)}, t0 + 30s);  // computing: no stall
@@ -257,7 +257,7 @@ TEST_CASE("every rank blocked past DEADLOCK-WARNING is judged once more, for the
     CHECK(decider.decide(reduce({blocked(10, 2), blocked(10, 2)})) == Action::CheckDeadlock);
   }
   SECTION("not while one rank is blocked for less") {
-    Decider fresh(thresholds());
+    Decider fresh(Thresholds{3s, 10s, true, true, /*check_outside_mpi=*/false});
     CHECK(fresh.decide(reduce({blocked(11), blocked(11), LocalStatus{}})) == Action::CheckDeadlock);
     CHECK(fresh.decide(reduce({blocked(20), blocked(20), blocked(9)})) == Action::CheckDeadlock);  // a third long-blocked rank
     CHECK(fresh.decide(reduce({blocked(21), blocked(21), blocked(9.9)})) == Action::None);
@@ -283,9 +283,43 @@ TEST_CASE("load imbalance without polling never warns of no progress", "[rules]"
   Decider decider(thresholds());
   LocalStatus in_barrier = blocked(20);
   in_barrier.call_number = 3;
-  decider.decide(reduce({LocalStatus{}, in_barrier, in_barrier}));
   for (int tick = 0; tick < 10; ++tick)
-    CHECK(decider.decide(reduce({LocalStatus{}, in_barrier, in_barrier})) == Action::None);
+    CHECK(decider.decide(reduce({LocalStatus{}, in_barrier, in_barrier})) != Action::WarnNoProgress);
+}
+
+TEST_CASE("ranks blocked past DEADLOCK-WARNING are looked at for ranks outside MPI, again each period", "[rules]") {
+  Decider decider(thresholds());
+  const LocalStatus running;
+  CHECK(decider.decide(reduce({running, blocked(4), blocked(4)})) == Action::CheckDeadlock);
+  CHECK(decider.decide(reduce({running, blocked(9.9), blocked(9.9)})) == Action::None);  // imbalance below the threshold
+  CHECK(decider.decide(reduce({running, blocked(10), blocked(10.1)})) == Action::CheckOutsideMpi);
+  for (int tick = 0; tick < 10; ++tick) CHECK(decider.decide(reduce({running, blocked(11), blocked(12)})) == Action::None);
+  CHECK(decider.decide(reduce({running, blocked(20), blocked(19)})) == Action::CheckOutsideMpi);  // rank 1's 2nd period
+  CHECK(decider.decide(reduce({running, blocked(20.1), blocked(20)})) == Action::CheckOutsideMpi);  // rank 2's
+  CHECK(decider.decide(reduce({running, blocked(20.2), blocked(20.1)})) == Action::None);
+  // Another call: judged for a deadlock first, then looked at again.
+  CHECK(decider.decide(reduce({running, blocked(10, 2), blocked(21)})) == Action::CheckDeadlock);
+  CHECK(decider.decide(reduce({running, blocked(10, 2), blocked(21)})) == Action::CheckOutsideMpi);
+  SECTION("not with the check off") {
+    Decider off(Thresholds{3s, 10s, true, true, /*check_outside_mpi=*/false});
+    off.decide(reduce({running, blocked(4), blocked(4)}));
+    for (int tick = 0; tick < 5; ++tick) CHECK(off.decide(reduce({running, blocked(11), blocked(11)})) == Action::None);
+  }
+}
+
+TEST_CASE("a dump request from any rank makes every rank dump, a rank's exit comes first", "[rules]") {
+  Decider decider(thresholds());
+  LocalStatus asked;
+  asked.dump_requested = true;
+  CHECK(decider.decide(reduce({LocalStatus{}, asked, LocalStatus{}})) == Action::Dump);
+  CHECK(decider.decide(reduce({LocalStatus{}, LocalStatus{}})) == Action::None);
+  // A report under way goes first (the dump is merged into it); an exit before all.
+  CHECK(decider.decide(reduce({asked, LocalStatus{}}, {Step::Report})) == Action::Report);
+  LocalStatus exiting;
+  exiting.exiting = true;
+  CHECK(decider.decide(reduce({asked, exiting}, {Step::Report})) == Action::ReportExit);
+  CHECK(decider.decide(reduce({finalizing(), exiting})) == Action::ReportExit);
+  CHECK(decider.decide(reduce({finalizing(), finalizing()})) == Action::Stop);
 }
 
 TEST_CASE("switched-off checks are never acted on", "[rules]") {

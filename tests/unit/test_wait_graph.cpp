@@ -475,3 +475,23 @@ TEST_CASE("half the ranks of a large job in Finalize, one receiving from rank 0,
   CHECK(find_deadlock(job(std::move(ranks)), definite_only) ==
         deadlock({0, receiver}, {0, receiver, 0}, ranks_from(1, receiver - 1)));
 }
+
+TEST_CASE("ranks outside MPI are the culprits of whoever waits for them long enough, directly or through others") {
+  using mpisentry::waitgraph::find_outside_mpi;
+  // 1 waits for 0 (running); 2 waits for 1; 3 waits for 4 (polling); 5 waits briefly for 0.
+  const auto ranks = job({running(), waits_for_all({0}), waits_for_all({1}), waits_for_all({4}),
+                          with_state(RankState::Polling), blocked(WaitMode::All, {0}, 0.5)});
+  const auto found = find_outside_mpi(ranks, min_stuck);
+  CHECK(found.culprits == std::vector<int>{0});
+  CHECK(found.waiting == std::vector<int>{1, 2});
+  CHECK(find_outside_mpi(ranks, 0).waiting == std::vector<int>{1, 2, 5});
+  CHECK(find_outside_mpi(ranks, 10).empty());  // below the threshold: nothing
+  // A deadlock among blocked ranks names no culprit.
+  CHECK(find_outside_mpi(job({waits_for_all({1}), waits_for_all({0}), running()}), min_stuck).empty());
+  // Any-of waits count each rank outside MPI they may wait for.
+  const auto any = find_outside_mpi(job({running(), running(), waits_for_any({0, 1})}), min_stuck);
+  CHECK(any.culprits == std::vector<int>{0, 1});
+  // A rank with one thread outside MPI is a culprit, though another thread waits.
+  const auto mixed = job({rank_of({blocked_thread(WaitMode::All, {1}, 0), running_thread(1)}), waits_for_all({0})});
+  CHECK(find_outside_mpi(mixed, min_stuck).culprits == std::vector<int>{0});
+}
