@@ -52,7 +52,9 @@ void check_outside_warning(const JobResult& result, const Program& program, cons
 // ---- Dumps on DUMP-SIGNAL ----
 
 const std::vector<std::string> kDumpOptions = {"--dump-signal", "SIGUSR1"};
-const std::string kDumpHeadline = "[0] INFO: DUMP:";
+// Rank 0's dump: this headline, then lines with the same prefix.
+const std::string kDumpLinePrefix = "[0] INFO: ";
+const std::string kDumpHeadline = kDumpLinePrefix + "DUMP:";
 // How long the job runs before the signal, so that the checker knows the
 // ranks' state.
 constexpr Seconds kBeforeDump{3};
@@ -93,12 +95,12 @@ void check_one_dump(const Dumped& dumped) {
   CHECK(count_occurrences(*result.report, kDumpHeadline) == 1);
 }
 
-// The dump in `report`: its headline and the "[0] INFO:" lines that follow.
+// The dump in `report`: its headline and the lines of its prefix that follow.
 std::string dump_section(const std::string& report) {
   const std::size_t start = report.find(kDumpHeadline);
   if (start == std::string::npos) return "";
   std::size_t end = start;
-  while (end < report.size() && report.compare(end, 10, "[0] INFO: ") == 0) {
+  while (end < report.size() && report.compare(end, kDumpLinePrefix.size(), kDumpLinePrefix) == 0) {
     const std::size_t line_end = report.find('\n', end);
     end = line_end == std::string::npos ? report.size() : line_end + 1;
   }
@@ -119,8 +121,8 @@ void check_every_rank_classed(const BlockedCalls& dump, int ranks) {
 
 // ---- Crashes and early exits ----
 
-// The crash's report (check `check`, error at `rank`) names the marked line
-// `mark` in `function` on stderr and in the report.
+// One error `check` by `rank`, on stderr and in the report, and a line of
+// it that names the line marked `mark`, in `function`.
 void check_exit_report(const JobResult& result, const Program& program, int rank, const std::string& check,
                        const std::string& function, const std::string& mark) {
   INFO(describe(result));
