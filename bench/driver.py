@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 DEADLOCK_TIMEOUT_S = 2.0
@@ -26,10 +27,18 @@ IDLE_SECONDS = 6
 IDLE_PAIRS = 2
 EXCHANGE_RANKS = [2, 4, 6, 8, 16, 64]
 EXCHANGE_SECONDS = 2
-SUMMARY_BYTES = 64  # the monitor's per-round record: 8 x int64
+SUMMARY_BYTES = 104  # the monitor's per-round record: Summary, kFields = 13 x int64
 CALL_COST_THREADS = 4
+# Ranks -> (runs, seconds rank 0 computes after "ready"): long enough for the dump to end well before; longer at
+# 64 ranks, where 2 cores run 64 main threads and 64 monitors.
+DUMP_RUNS = {2: (3, 6), 16: (3, 10), 64: (2, 20)}
+DUMP_POLL_S = 0.005  # how often the report file's size is read while a dump is under way
 JOB_TIMEOUT_S = 90
 READER_TIMEOUT_S = 10  # for the output once the job has ended
+
+
+# The groups of rows, in the order they run; --only picks some.
+GROUPS = ["overhead", "detection", "cpu", "exchange", "dump"]
 
 
 class JobFailed(Exception):
@@ -42,6 +51,18 @@ class JobResult:
     stderr: str
     returncode: int
     watched_at: float | None  # wall time of the first stderr line with the watched text
+    stdout_seen: dict[str, float]  # first word of a stdout line -> wall time of the first such line
+
+
+@dataclass
+class RunningJob:
+    """What a job's watcher (Runner.run's while_running) sees of it."""
+    process: subprocess.Popen
+    deadline: float  # time.monotonic() by which the watcher must return
+    stdout_seen: dict[str, float]  # filled in as the lines arrive
+
+    def running(self) -> bool:
+        return self.process.poll() is None and time.monotonic() < self.deadline
 
 
 def process_tree(root: int) -> list[int]:
@@ -83,7 +104,10 @@ class Runner:
         print(f"[{time.monotonic() - self.started:5.0f}s] {text}", file=sys.stderr, flush=True)
 
     def run(self, ranks: int, command: list[str], env: dict[str, str], watch: str | None = None,
-            expect_success: bool = True, pinned: bool = False) -> JobResult:
+            expect_success: bool = True, pinned: bool = False,
+            while_running: Callable[[RunningJob], None] | None = None) -> JobResult:
+        """Runs a job to its end. while_running, if given, is called once the job has started and may act on it
+        (signal it, watch its files) until it ends or the job's deadline passes."""
         argv = ["mpiexec", "-n", str(ranks)] + (["-bind-to", "core"] if pinned else [])
         for name, value in env.items():
             argv += ["-genv", name, value]
@@ -93,6 +117,14 @@ class Runner:
         out: list[str] = []
         err: list[str] = []
         watched: list[float] = []
+        stdout_seen: dict[str, float] = {}
+
+        def read_stdout() -> None:
+            for line in job.stdout:
+                words = line.split()
+                if words:
+                    stdout_seen.setdefault(words[0], time.time())
+                out.append(line)
 
         def read_stderr() -> None:
             for line in job.stderr:
@@ -100,12 +132,15 @@ class Runner:
                     watched.append(time.time())
                 err.append(line)
 
-        readers = [threading.Thread(target=lambda: out.extend(job.stdout), daemon=True),
+        readers = [threading.Thread(target=read_stdout, daemon=True),
                    threading.Thread(target=read_stderr, daemon=True)]
         for reader in readers:
             reader.start()
+        deadline = time.monotonic() + JOB_TIMEOUT_S
         try:
-            job.wait(timeout=JOB_TIMEOUT_S)
+            if while_running:
+                while_running(RunningJob(job, deadline, stdout_seen))
+            job.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             kill_tree(job.pid)
             job.wait()
@@ -116,7 +151,8 @@ class Runner:
         finally:
             for reader in readers:
                 reader.join(READER_TIMEOUT_S)
-        result = JobResult("".join(out), "".join(err), job.returncode, watched[0] if watched else None)
+        result = JobResult("".join(out), "".join(err), job.returncode, watched[0] if watched else None,
+                           stdout_seen)
         if expect_success and job.returncode != 0:
             raise JobFailed(f"{' '.join(command)} on {ranks} ranks: exit code {job.returncode}: "
                             f"{result.stderr.strip()[-300:]}")
@@ -193,6 +229,8 @@ class Variant:
     env: dict[str, str]
     row_suffix: str = ""
     runs: dict[str, list[float]] = field(default_factory=dict)  # metric key -> one value per round (nan: failed)
+    # Another variant whose cost over this one the rows show too (what one check adds to the checker).
+    under: str | None = None
 
 
 def overhead_variants(library: str, thread_multiple: bool) -> list[Variant]:
@@ -202,6 +240,9 @@ def overhead_variants(library: str, thread_multiple: bool) -> list[Variant]:
                         ", NO checker, MPICH at MPI_THREAD_MULTIPLE")] if thread_multiple else []
     return [Variant("without", {}), *multiple,
             Variant("with", checker),
+            # The culprit check runs only once ranks are blocked past DEADLOCK-WARNING: it should cost nothing here.
+            Variant("with OUTSIDE_MPI off", {**checker, "MPISENTRY_CHECK": "GLOBAL:DEADLOCK:OUTSIDE_MPI OFF"},
+                    ", checker with GLOBAL:DEADLOCK:OUTSIDE_MPI OFF", under="with"),
             Variant("with POTENTIAL", {**checker, "MPISENTRY_CHECK": "GLOBAL:DEADLOCK:POTENTIAL ON"},
                     ", POTENTIAL mode")]
 
@@ -229,21 +270,30 @@ def measure_overhead(runner: Runner, programs: str, variants: list[Variant], rou
     return failures
 
 
+def paired(base: Variant, other: Variant, key: str) -> list[tuple[float, float]]:
+    """(base, other) of the rounds in which both ran."""
+    return [(b, o) for b, o in zip(base.runs[key], other.runs[key]) if not math.isnan(b) and not math.isnan(o)]
+
+
 def overhead_rows(variants: list[Variant]) -> list[list[str]]:
     without, *checked = variants
+    by_name = {variant.name: variant for variant in variants}
     rows = []
     for variant in checked:
         for kernel in KERNELS:
             for metric in kernel.metrics:
-                pairs = [(w, c) for w, c in zip(without.runs[metric.key], variant.runs[metric.key])
-                         if not math.isnan(w) and not math.isnan(c)]
+                pairs = paired(without, variant, metric.key)
                 # Costs are ratios of times, paired within a round (the two runs were neighbours in time).
                 ratios = [c / w for w, c in pairs]
                 shown = lambda values: spread([1 / v if metric.per_time else v for v in values], metric.scale,
                                               metric.digits)
                 cost = statistics.median(ratios) if ratios else math.nan
+                cost_cell = spread(ratios, 1, 3)
+                if variant.under:
+                    above = [a / b for b, a in paired(variant, by_name[variant.under], metric.key)]
+                    cost_cell += f"; {variant.under} / {variant.name}: {spread(above, 1, 3)}"
                 rows.append([f"{metric.label}{variant.row_suffix} ({metric.unit})", shown([w for w, _ in pairs]),
-                             shown([c for _, c in pairs]), spread(ratios, 1, 3),
+                             shown([c for _, c in pairs]), cost_cell,
                              *target_cells(metric.target, cost, bool(ratios))])
     return rows
 
@@ -379,6 +429,85 @@ def measure_exchange(runner: Runner, program: str, library: str, counter: str) -
     return rows, failures
 
 
+# ---------------------------------------------------------------- dump on demand
+
+@dataclass
+class DumpTiming:
+    signalled_at: float  # wall time just before SIGUSR1 went to mpiexec
+    sizes: list[tuple[float, int]]  # (wall time, size) of the report file at each change seen; -1: no file yet
+
+
+def signal_and_watch(job: RunningJob, report: str, timing: list[DumpTiming]) -> None:
+    """Once the program says "ready" (every rank past MPI_Init, the checker's handlers in place), sends SIGUSR1 to
+    mpiexec, which hands it to every rank, then reads the report file's size until the job ends."""
+    while "ready" not in job.stdout_seen:
+        if not job.running():
+            return  # ended or overran before "ready": Runner.run reports it
+        time.sleep(DUMP_POLL_S)
+    sizes: list[tuple[float, int]] = []
+    timing.append(DumpTiming(time.time(), sizes))
+    os.kill(job.process.pid, signal.SIGUSR1)
+    while job.running():
+        try:
+            size = os.stat(report).st_size
+        except FileNotFoundError:
+            size = -1
+        if not sizes or sizes[-1][1] != size:
+            sizes.append((time.time(), size))
+        time.sleep(DUMP_POLL_S)
+
+
+def measure_dump(runner: Runner, program: str, library: str) -> tuple[list[list[str]], list[str]]:
+    rows, failures = [], []
+    for ranks, (runs, seconds) in DUMP_RUNS.items():
+        on_disk, on_stderr, lives = [], [], []
+        for run in range(runs):
+            runner.progress(f"dump on demand: {ranks} ranks, run {run + 1}/{runs}")
+            report = os.path.join(tempfile.mkdtemp(dir=runner.work), "report.txt")
+            env = {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0", "MPISENTRY_DUMP_SIGNAL": "SIGUSR1",
+                   "MPISENTRY_REPORT_FILE": report}
+            timing: list[DumpTiming] = []
+            try:
+                # Exit code 0 is checked: the program goes on after the dump.
+                job = runner.run(ranks, [program, str(seconds)], env, watch="DUMP: on request",
+                                 while_running=lambda running: signal_and_watch(running, report, timing))
+                if not timing:
+                    raise JobFailed(f"dump on {ranks} ranks: the program never said ready")
+                with open(report) as file:
+                    first_line = file.readline()
+                if "DUMP: on request" not in first_line:
+                    raise JobFailed(f"dump on {ranks} ranks: the report file starts with {first_line.strip()!r}")
+                if job.watched_at is None:
+                    raise JobFailed(f"dump on {ranks} ranks: no \"DUMP: on request\" on stderr")
+                if "done" not in job.stdout_seen:
+                    raise JobFailed(f"dump on {ranks} ranks: rank 0 never said done after its MPI_Allreduce")
+            except (JobFailed, OSError) as failure:
+                failures.append(str(failure))
+                continue
+            signalled_at, sizes = timing[0].signalled_at, timing[0].sizes
+            final_size = os.stat(report).st_size
+            # The report is on disk when the file reaches its final size (the last change seen, to DUMP_POLL_S).
+            complete = [at for at, size in sizes if size == final_size]
+            on_disk.append((complete[-1] if complete else os.stat(report).st_mtime_ns / 1e9) - signalled_at)
+            on_stderr.append(job.watched_at - signalled_at)
+            lives.append(job.stdout_seen["done"] - signalled_at)
+        crowded = f"; {ranks} ranks on {os.cpu_count()} cores: oversubscribed {ranks // (os.cpu_count() or 1)}x" \
+            if ranks > (os.cpu_count() or 1) else ""
+        label = (f"dump on demand, {ranks} ranks: SIGUSR1 to mpiexec -> report (s); rank 0 computes {seconds} s, "
+                 f"the others wait in MPI_Allreduce{crowded}")
+        if not on_disk:
+            rows.append([label, "-", "failed", "failed", "none set", "n/a"])
+            continue
+        early = sum(1 for disk, life in zip(on_disk, lives) if not disk < life)
+        rows.append([label, "-",
+                     f"report file at its final size {spread(on_disk, 1, 3)}; first stderr line "
+                     f"{spread(on_stderr, 1, 3)} ({len(on_disk)} runs, all ended with exit code 0; rank 0's "
+                     f"computation ended {spread(lives, 1, 1)} s after the signal"
+                     + (f", {early} before the report" if early else "") + ")",
+                     f"{statistics.median(on_disk):.3f} s", "none set", "-"])
+    return rows, failures
+
+
 # ---------------------------------------------------------------- output
 
 def load_average() -> str:
@@ -399,16 +528,24 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="runs of each overhead variant (default 5)")
     parser.add_argument("--thread-multiple", action="store_true",
                         help="add an overhead variant without the checker but with MPICH at MPI_THREAD_MULTIPLE")
-    parser.add_argument("--overhead-only", action="store_true",
-                        help="only the overhead rows: no detection latency, monitor CPU or exchange rows")
+    parser.add_argument("--only", metavar="GROUP[,GROUP...]",
+                        help=f"run only these groups of rows: {', '.join(GROUPS)} (default: all)")
+    parser.add_argument("--overhead-only", action="store_true", help="the same as --only overhead")
     arguments = parser.parse_args()
     if arguments.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {arguments.rounds}")
+    if arguments.only and arguments.overhead_only:
+        parser.error("--only and --overhead-only together: give one")
+    groups = ["overhead"] if arguments.overhead_only else arguments.only.split(",") if arguments.only else GROUPS
+    unknown = [group for group in groups if group not in GROUPS]
+    if unknown:
+        parser.error(f"--only: no group {', '.join(map(repr, unknown))}; the groups are {', '.join(GROUPS)}")
 
-    programs = os.path.join(arguments.build, "bench")
-    library = os.path.join(arguments.build, "src", "wrappers", "libmpisentry.so")
+    build = os.path.abspath(arguments.build)  # the jobs run in a scratch folder
+    programs = os.path.join(build, "bench")
+    library = os.path.join(build, "src", "wrappers", "libmpisentry.so")
     counter = os.path.join(programs, "libsend_counter.so")
-    needed = [kernel.program for kernel in KERNELS] + ["stuck_receive", "idle", "libsend_counter.so"]
+    needed = [kernel.program for kernel in KERNELS] + ["stuck_receive", "idle", "one_computes", "libsend_counter.so"]
     for path in [library] + [os.path.join(programs, name) for name in needed]:
         if not os.path.exists(path):
             parser.error(f"{path} is missing: build the bench targets first (bench/run does)")
@@ -416,25 +553,30 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="mpisentry-bench-")
     runner = Runner(work)
     load_before = load_average()
+    rows: list[list[str]] = []
+    failures: list[str] = []
     try:
-        variants = overhead_variants(library, arguments.thread_multiple)
-        failures = measure_overhead(runner, programs, variants, arguments.rounds)
-        rows = overhead_rows(variants)
-        other_measures = [] if arguments.overhead_only else [
-            lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
-            lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
-            lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter)]
-        for measure in other_measures:
-            more_rows, more_failures = measure()
-            rows += more_rows
-            failures += more_failures
+        if "overhead" in groups:
+            variants = overhead_variants(library, arguments.thread_multiple)
+            failures += measure_overhead(runner, programs, variants, arguments.rounds)
+            rows += overhead_rows(variants)
+        measures = {
+            "detection": lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
+            "cpu": lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
+            "exchange": lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter),
+            "dump": lambda: measure_dump(runner, os.path.join(programs, "one_computes"), library)}
+        for group, measure in measures.items():
+            if group in groups:
+                more_rows, more_failures = measure()
+                rows += more_rows
+                failures += more_failures
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
     elapsed = time.monotonic() - runner.started
     print(f"mpisentry benchmark, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores; load average "
           f"(1/5/15 min) {load_before} at start, {load_average()} at end; {elapsed:.0f} s; "
-          f"{arguments.rounds} interleaved runs per overhead variant. Cells: median (min-max of the runs); "
+          f"groups {','.join(groups)}; {arguments.rounds} interleaved runs per overhead variant. Cells: median (min-max of the runs); "
           f"cost = median of the ratios with/without of runs that were neighbours in time.\n")
     print(table(rows))
     if failures:

@@ -1,0 +1,53 @@
+// A job to dump on demand: rank 0 computes for <seconds> outside MPI while
+// every other rank waits for its result in MPI_Allreduce, as ranks do behind
+// a slow one. Rank 0 prints "ready" once every rank is past MPI_Init (so
+// that the checker's signal handlers are in place everywhere) and "done"
+// once the MPI_Allreduce is over, on stdout, for bench/driver.py.
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+// Arithmetic until `seconds` have passed, timed with the C++ clock rather than
+// MPI_Wtime, so that the rank makes no MPI call meanwhile.
+double compute_for(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  double sum = 0;
+  for (long i = 1; std::chrono::steady_clock::now() < end; ++i)
+    for (int j = 0; j < 10000; ++j) sum += std::sqrt(static_cast<double>(i + j));
+  return sum;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  char* end = nullptr;
+  const double seconds = argc == 2 ? std::strtod(argv[1], &end) : -1;
+  if (argc != 2 || *end != '\0' || !(seconds > 0)) {
+    if (rank == 0)
+      std::fprintf(stderr, "usage: one_computes <seconds rank 0 computes, > 0>; got '%s'\n", argc > 1 ? argv[1] : "");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("ready\n");
+    std::fflush(stdout);
+  }
+  const double mine = rank == 0 ? compute_for(seconds) : 0;
+  double total = 0;
+  MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("done %g\n", total);
+    std::fflush(stdout);
+  }
+  MPI_Finalize();
+  return 0;
+}
