@@ -8,6 +8,7 @@ shared: see bench/README.md for what each row measures and how.
 """
 
 import argparse
+import itertools
 import math
 import os
 import shutil
@@ -32,6 +33,9 @@ CALL_COST_THREADS = 4
 # Ranks -> (runs, seconds rank 0 computes after "ready"): long enough for the dump to end well before; longer at
 # 64 ranks, where 2 cores run 64 main threads and 64 monitors.
 DUMP_RUNS = {2: (3, 6), 16: (3, 10), 64: (2, 20)}
+# What one_computes's other ranks do meanwhile -> how the rows say it.
+DUMP_OTHERS = {"wait": "the others wait in MPI_Allreduce (MPICH polls: every core busy)",
+               "sleep": "the others sleep outside MPI (the cores left to rank 0 and the checker)"}
 DUMP_POLL_S = 0.005  # how often the report file's size is read while a dump is under way
 JOB_TIMEOUT_S = 90
 READER_TIMEOUT_S = 10  # for the output once the job has ended
@@ -459,17 +463,17 @@ def signal_and_watch(job: RunningJob, report: str, timing: list[DumpTiming]) -> 
 
 def measure_dump(runner: Runner, program: str, library: str) -> tuple[list[list[str]], list[str]]:
     rows, failures = [], []
-    for ranks, (runs, seconds) in DUMP_RUNS.items():
+    for (others, others_text), (ranks, (runs, seconds)) in itertools.product(DUMP_OTHERS.items(), DUMP_RUNS.items()):
         on_disk, on_stderr, lives = [], [], []
         for run in range(runs):
-            runner.progress(f"dump on demand: {ranks} ranks, run {run + 1}/{runs}")
+            runner.progress(f"dump on demand: {ranks} ranks, the others {others}, run {run + 1}/{runs}")
             report = os.path.join(tempfile.mkdtemp(dir=runner.work), "report.txt")
             env = {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0", "MPISENTRY_DUMP_SIGNAL": "SIGUSR1",
                    "MPISENTRY_REPORT_FILE": report}
             timing: list[DumpTiming] = []
             try:
                 # Exit code 0 is checked: the program goes on after the dump.
-                job = runner.run(ranks, [program, str(seconds)], env, watch="DUMP: on request",
+                job = runner.run(ranks, [program, str(seconds), others], env, watch="DUMP: on request",
                                  while_running=lambda running: signal_and_watch(running, report, timing))
                 if not timing:
                     raise JobFailed(f"dump on {ranks} ranks: the program never said ready")
@@ -494,7 +498,7 @@ def measure_dump(runner: Runner, program: str, library: str) -> tuple[list[list[
         crowded = f"; {ranks} ranks on {os.cpu_count()} cores: oversubscribed {ranks // (os.cpu_count() or 1)}x" \
             if ranks > (os.cpu_count() or 1) else ""
         label = (f"dump on demand, {ranks} ranks: SIGUSR1 to mpiexec -> report (s); rank 0 computes {seconds} s, "
-                 f"the others wait in MPI_Allreduce{crowded}")
+                 f"{others_text}{crowded}")
         if not on_disk:
             rows.append([label, "-", "failed", "failed", "none set", "n/a"])
             continue
