@@ -464,7 +464,7 @@ def signal_and_watch(job: RunningJob, report: str, timing: list[DumpTiming]) -> 
 def measure_dump(runner: Runner, program: str, library: str) -> tuple[list[list[str]], list[str]]:
     rows, failures = [], []
     for (others, others_text), (ranks, (runs, seconds)) in itertools.product(DUMP_OTHERS.items(), DUMP_RUNS.items()):
-        on_disk, on_stderr, lives = [], [], []
+        on_disk, by_mtime, on_stderr, lives = [], [], [], []
         for run in range(runs):
             runner.progress(f"dump on demand: {ranks} ranks, the others {others}, run {run + 1}/{runs}")
             report = os.path.join(tempfile.mkdtemp(dir=runner.work), "report.txt")
@@ -477,6 +477,8 @@ def measure_dump(runner: Runner, program: str, library: str) -> tuple[list[list[
                                  while_running=lambda running: signal_and_watch(running, report, timing))
                 if not timing:
                     raise JobFailed(f"dump on {ranks} ranks: the program never said ready")
+                if not os.path.exists(report):
+                    raise JobFailed(f"dump on {ranks} ranks: no report file, though the job ended with exit code 0")
                 with open(report) as file:
                     first_line = file.readline()
                 if "DUMP: on request" not in first_line:
@@ -485,14 +487,19 @@ def measure_dump(runner: Runner, program: str, library: str) -> tuple[list[list[
                     raise JobFailed(f"dump on {ranks} ranks: no \"DUMP: on request\" on stderr")
                 if "done" not in job.stdout_seen:
                     raise JobFailed(f"dump on {ranks} ranks: rank 0 never said done after its MPI_Allreduce")
+                final = os.stat(report)
+                # The report is on disk when the file reaches its final size: the change the poll saw last (late by
+                # up to DUMP_POLL_S, more when the poll waits for a busy core), and the file's mtime, the kernel's
+                # time of the last write.
+                complete = [at for at, size in timing[0].sizes if size == final.st_size]
+                if not complete:
+                    raise JobFailed(f"dump on {ranks} ranks: the poll never saw the report at its final size")
             except (JobFailed, OSError) as failure:
                 failures.append(str(failure))
                 continue
-            signalled_at, sizes = timing[0].signalled_at, timing[0].sizes
-            final_size = os.stat(report).st_size
-            # The report is on disk when the file reaches its final size (the last change seen, to DUMP_POLL_S).
-            complete = [at for at, size in sizes if size == final_size]
-            on_disk.append((complete[-1] if complete else os.stat(report).st_mtime_ns / 1e9) - signalled_at)
+            signalled_at = timing[0].signalled_at
+            on_disk.append(complete[-1] - signalled_at)
+            by_mtime.append(final.st_mtime_ns / 1e9 - signalled_at)
             on_stderr.append(job.watched_at - signalled_at)
             lives.append(job.stdout_seen["done"] - signalled_at)
         crowded = f"; {ranks} ranks on {os.cpu_count()} cores: oversubscribed {ranks // (os.cpu_count() or 1)}x" \
@@ -504,7 +511,8 @@ def measure_dump(runner: Runner, program: str, library: str) -> tuple[list[list[
             continue
         early = sum(1 for disk, life in zip(on_disk, lives) if not disk < life)
         rows.append([label, "-",
-                     f"report file at its final size {spread(on_disk, 1, 3)}; first stderr line "
+                     f"report file at its final size {spread(on_disk, 1, 3)} (its mtime {spread(by_mtime, 1, 3)}); "
+                     f"first stderr line "
                      f"{spread(on_stderr, 1, 3)} ({len(on_disk)} runs, all ended with exit code 0; rank 0's "
                      f"computation ended {spread(lives, 1, 1)} s after the signal"
                      + (f", {early} before the report" if early else "") + ")",
