@@ -544,9 +544,9 @@ def measure_dump(runner: Runner, program: str, library: str) -> tuple[list[list[
                       f"{spread(by_mtime[number], 1, 3)}), stderr {spread(on_stderr[number], 1, 3)}"
                       for number in range(DUMPS_PER_JOB)]
         rows.append([label, "-",
-                     "; ".join(dump_cells) + f" ({len(lives)} runs, each dump {DUMP_GAP_S} s after the previous one "
-                     f"was on stderr; all ended with exit code 0, rank 0 computing for {spread(lives, 1, 1)} s more "
-                     "after the last dump)",
+                     "; ".join(dump_cells) + f" ({len(lives)} of {runs} runs measured, each dump {DUMP_GAP_S} s "
+                     f"after the previous one was on stderr; each ended with exit code 0, rank 0 computing for "
+                     f"{spread(lives, 1, 1)} s more after the last dump)",
                      f"{statistics.median(on_disk[0]):.3f} s, then {statistics.median(on_disk[-1]):.3f} s",
                      "none set", "-"])
     return rows, failures
