@@ -8,6 +8,7 @@ shared: see bench/README.md for what each row measures and how.
 """
 
 import argparse
+import itertools
 import math
 import os
 import shutil
@@ -18,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 DEADLOCK_TIMEOUT_S = 2.0
@@ -26,10 +28,23 @@ IDLE_SECONDS = 6
 IDLE_PAIRS = 2
 EXCHANGE_RANKS = [2, 4, 6, 8, 16, 64]
 EXCHANGE_SECONDS = 2
-SUMMARY_BYTES = 64  # the monitor's per-round record: 8 x int64
+SUMMARY_BYTES = 104  # the monitor's per-round record: Summary, kFields = 13 x int64
 CALL_COST_THREADS = 4
+# Ranks -> (runs, seconds rank 0 computes after "ready"): long enough for the dumps to end well before; longer at
+# 64 ranks, where 2 cores run 64 main threads and 64 monitors.
+DUMP_RUNS = {2: (3, 6), 16: (3, 10), 64: (2, 30)}
+DUMPS_PER_JOB = 2  # the first costs more (one-time setup, such as the symbolizer's): the second shows a later one
+DUMP_GAP_S = 1.5  # the checker merges a request that comes within 1 s of a dump into that dump
+# What one_computes's other ranks do meanwhile -> how the rows say it.
+DUMP_OTHERS = {"wait": "the others wait in MPI_Allreduce (MPICH polls: every core busy)",
+               "sleep": "the others sleep outside MPI (the cores left to rank 0 and the checker)"}
+DUMP_POLL_S = 0.005  # how often the report file's size is read while a dump is under way
 JOB_TIMEOUT_S = 90
 READER_TIMEOUT_S = 10  # for the output once the job has ended
+
+
+# The groups of rows, in the order they run; --only picks some.
+GROUPS = ["overhead", "detection", "cpu", "exchange", "dump"]
 
 
 class JobFailed(Exception):
@@ -41,7 +56,24 @@ class JobResult:
     stdout: str
     stderr: str
     returncode: int
-    watched_at: float | None  # wall time of the first stderr line with the watched text
+    watched: list[float]  # wall times of the stderr lines with the watched text
+    stdout_seen: dict[str, float]  # first word of a stdout line -> wall time of the first such line
+
+    @property
+    def watched_at(self) -> float | None:
+        return self.watched[0] if self.watched else None
+
+
+@dataclass
+class RunningJob:
+    """What a job's watcher (Runner.run's while_running) sees of it."""
+    process: subprocess.Popen
+    deadline: float  # time.monotonic() by which the watcher must return
+    stdout_seen: dict[str, float]  # filled in as the lines arrive
+    watched: list[float]  # likewise
+
+    def running(self) -> bool:
+        return self.process.poll() is None and time.monotonic() < self.deadline
 
 
 def process_tree(root: int) -> list[int]:
@@ -83,7 +115,10 @@ class Runner:
         print(f"[{time.monotonic() - self.started:5.0f}s] {text}", file=sys.stderr, flush=True)
 
     def run(self, ranks: int, command: list[str], env: dict[str, str], watch: str | None = None,
-            expect_success: bool = True, pinned: bool = False) -> JobResult:
+            expect_success: bool = True, pinned: bool = False,
+            while_running: Callable[[RunningJob], None] | None = None) -> JobResult:
+        """Runs a job to its end. while_running, if given, is called once the job has started and may act on it
+        (signal it, watch its files) until it ends or the job's deadline passes."""
         argv = ["mpiexec", "-n", str(ranks)] + (["-bind-to", "core"] if pinned else [])
         for name, value in env.items():
             argv += ["-genv", name, value]
@@ -93,19 +128,30 @@ class Runner:
         out: list[str] = []
         err: list[str] = []
         watched: list[float] = []
+        stdout_seen: dict[str, float] = {}
+
+        def read_stdout() -> None:
+            for line in job.stdout:
+                words = line.split()
+                if words:
+                    stdout_seen.setdefault(words[0], time.time())
+                out.append(line)
 
         def read_stderr() -> None:
             for line in job.stderr:
-                if watch and not watched and watch in line:
+                if watch and watch in line:
                     watched.append(time.time())
                 err.append(line)
 
-        readers = [threading.Thread(target=lambda: out.extend(job.stdout), daemon=True),
+        readers = [threading.Thread(target=read_stdout, daemon=True),
                    threading.Thread(target=read_stderr, daemon=True)]
         for reader in readers:
             reader.start()
+        deadline = time.monotonic() + JOB_TIMEOUT_S
         try:
-            job.wait(timeout=JOB_TIMEOUT_S)
+            if while_running:
+                while_running(RunningJob(job, deadline, stdout_seen, watched))
+            job.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             kill_tree(job.pid)
             job.wait()
@@ -116,7 +162,7 @@ class Runner:
         finally:
             for reader in readers:
                 reader.join(READER_TIMEOUT_S)
-        result = JobResult("".join(out), "".join(err), job.returncode, watched[0] if watched else None)
+        result = JobResult("".join(out), "".join(err), job.returncode, watched, stdout_seen)
         if expect_success and job.returncode != 0:
             raise JobFailed(f"{' '.join(command)} on {ranks} ranks: exit code {job.returncode}: "
                             f"{result.stderr.strip()[-300:]}")
@@ -193,6 +239,8 @@ class Variant:
     env: dict[str, str]
     row_suffix: str = ""
     runs: dict[str, list[float]] = field(default_factory=dict)  # metric key -> one value per round (nan: failed)
+    # Another variant whose cost over this one the rows show too (what one check adds to the checker).
+    under: str | None = None
 
 
 def overhead_variants(library: str, thread_multiple: bool) -> list[Variant]:
@@ -202,6 +250,9 @@ def overhead_variants(library: str, thread_multiple: bool) -> list[Variant]:
                         ", NO checker, MPICH at MPI_THREAD_MULTIPLE")] if thread_multiple else []
     return [Variant("without", {}), *multiple,
             Variant("with", checker),
+            # The culprit check runs only once ranks are blocked past DEADLOCK-WARNING: it should cost nothing here.
+            Variant("with OUTSIDE_MPI off", {**checker, "MPISENTRY_CHECK": "GLOBAL:DEADLOCK:OUTSIDE_MPI OFF"},
+                    ", checker with GLOBAL:DEADLOCK:OUTSIDE_MPI OFF", under="with"),
             Variant("with POTENTIAL", {**checker, "MPISENTRY_CHECK": "GLOBAL:DEADLOCK:POTENTIAL ON"},
                     ", POTENTIAL mode")]
 
@@ -229,21 +280,30 @@ def measure_overhead(runner: Runner, programs: str, variants: list[Variant], rou
     return failures
 
 
+def paired(base: Variant, other: Variant, key: str) -> list[tuple[float, float]]:
+    """(base, other) of the rounds in which both ran."""
+    return [(b, o) for b, o in zip(base.runs[key], other.runs[key]) if not math.isnan(b) and not math.isnan(o)]
+
+
 def overhead_rows(variants: list[Variant]) -> list[list[str]]:
     without, *checked = variants
+    by_name = {variant.name: variant for variant in variants}
     rows = []
     for variant in checked:
         for kernel in KERNELS:
             for metric in kernel.metrics:
-                pairs = [(w, c) for w, c in zip(without.runs[metric.key], variant.runs[metric.key])
-                         if not math.isnan(w) and not math.isnan(c)]
+                pairs = paired(without, variant, metric.key)
                 # Costs are ratios of times, paired within a round (the two runs were neighbours in time).
                 ratios = [c / w for w, c in pairs]
                 shown = lambda values: spread([1 / v if metric.per_time else v for v in values], metric.scale,
                                               metric.digits)
                 cost = statistics.median(ratios) if ratios else math.nan
+                cost_cell = spread(ratios, 1, 3)
+                if variant.under:
+                    above = [a / b for b, a in paired(variant, by_name[variant.under], metric.key)]
+                    cost_cell += f"; {variant.under} / {variant.name}: {spread(above, 1, 3)}"
                 rows.append([f"{metric.label}{variant.row_suffix} ({metric.unit})", shown([w for w, _ in pairs]),
-                             shown([c for _, c in pairs]), spread(ratios, 1, 3),
+                             shown([c for _, c in pairs]), cost_cell,
                              *target_cells(metric.target, cost, bool(ratios))])
     return rows
 
@@ -379,6 +439,119 @@ def measure_exchange(runner: Runner, program: str, library: str, counter: str) -
     return rows, failures
 
 
+# ---------------------------------------------------------------- dump on demand
+
+@dataclass
+class DumpTiming:
+    """One dump of a job; wall times."""
+    signalled_at: float  # just before SIGUSR1 went to mpiexec
+    sizes: list[tuple[float, int]] = field(default_factory=list)  # the report file's size at each change the poll saw
+    on_disk_at: float | None = None  # the poll first saw the file at the size it has once the dump is on stderr
+    mtime: float | None = None  # the file's mtime then: the kernel's time of the dump's last write
+    on_stderr_at: float | None = None  # the dump's first line on stderr
+
+
+def report_size(report: str) -> int:
+    try:
+        return os.stat(report).st_size
+    except FileNotFoundError:
+        return -1
+
+
+def signal_and_watch(job: RunningJob, report: str, dumps: list[DumpTiming]) -> None:
+    """Once the program says "ready" (every rank past MPI_Init, the checker's handlers in place), asks for
+    DUMPS_PER_JOB dumps, one at a time: sends SIGUSR1 to mpiexec, which hands it to every rank, and reads the report
+    file's size until the dump's first line is on stderr (rank 0 writes the file and syncs it first). The next
+    signal goes DUMP_GAP_S after that line."""
+    while "ready" not in job.stdout_seen:
+        if not job.running():
+            return  # ended or overran before "ready": Runner.run reports it
+        time.sleep(DUMP_POLL_S)
+    for number in range(DUMPS_PER_JOB):
+        if number:
+            while job.running() and time.time() < job.watched[number - 1] + DUMP_GAP_S:
+                time.sleep(DUMP_POLL_S)
+            if not job.running():
+                return  # measure_dump reports the dumps missing
+        dump = DumpTiming(time.time())
+        dumps.append(dump)
+        os.kill(job.process.pid, signal.SIGUSR1)
+        while True:
+            on_stderr = len(job.watched) > number  # read first: the file is complete before the line comes
+            size = report_size(report)
+            if not dump.sizes or dump.sizes[-1][1] != size:
+                dump.sizes.append((time.time(), size))
+            if on_stderr or not job.running():
+                break
+            time.sleep(DUMP_POLL_S)
+        if not on_stderr:
+            return  # the job ended or overran first: measure_dump reports it
+        dump.on_stderr_at = job.watched[number]
+        dump.on_disk_at = dump.sizes[-1][0]
+        dump.mtime = os.stat(report).st_mtime_ns / 1e9
+
+
+def measure_dump(runner: Runner, program: str, library: str) -> tuple[list[list[str]], list[str]]:
+    rows, failures = [], []
+    for (others, others_text), (ranks, (runs, seconds)) in itertools.product(DUMP_OTHERS.items(), DUMP_RUNS.items()):
+        on_disk: list[list[float]] = [[] for _ in range(DUMPS_PER_JOB)]  # per dump of a job, per run
+        by_mtime: list[list[float]] = [[] for _ in range(DUMPS_PER_JOB)]
+        on_stderr: list[list[float]] = [[] for _ in range(DUMPS_PER_JOB)]
+        lives = []
+        for run in range(runs):
+            runner.progress(f"dump on demand: {ranks} ranks, the others {others}, run {run + 1}/{runs}")
+            report = os.path.join(tempfile.mkdtemp(dir=runner.work), "report.txt")
+            env = {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0", "MPISENTRY_DUMP_SIGNAL": "SIGUSR1",
+                   "MPISENTRY_REPORT_FILE": report}
+            dumps: list[DumpTiming] = []
+            try:
+                # Exit code 0 is checked: the program goes on after the dumps.
+                job = runner.run(ranks, [program, str(seconds), others], env, watch="DUMP: on request",
+                                 while_running=lambda running: signal_and_watch(running, report, dumps))
+                if not dumps:
+                    raise JobFailed(f"dump on {ranks} ranks: the program never said ready")
+                if not os.path.exists(report):
+                    raise JobFailed(f"dump on {ranks} ranks: no report file, though the job ended with exit code 0")
+                with open(report) as file:
+                    first_line = file.readline()
+                if "DUMP: on request" not in first_line:
+                    raise JobFailed(f"dump on {ranks} ranks: the report file starts with {first_line.strip()!r}")
+                if len(job.watched) != DUMPS_PER_JOB or any(dump.on_disk_at is None for dump in dumps):
+                    after = lambda times: ", ".join(f"{at - dumps[0].signalled_at:.2f}" for at in times)
+                    raise JobFailed(f"dump on {ranks} ranks: {len(job.watched)} dumps on stderr for {DUMPS_PER_JOB} "
+                                    f"signals ({len(dumps)} sent before the job ended); signals at "
+                                    f"{after(dump.signalled_at for dump in dumps)} s, dumps on stderr at "
+                                    f"{after(job.watched)} s")
+                if "done" not in job.stdout_seen:
+                    raise JobFailed(f"dump on {ranks} ranks: rank 0 never said done after its MPI_Allreduce")
+            except (JobFailed, OSError) as failure:
+                failures.append(str(failure))
+                continue
+            for number, dump in enumerate(dumps):
+                on_disk[number].append(dump.on_disk_at - dump.signalled_at)
+                by_mtime[number].append(dump.mtime - dump.signalled_at)
+                on_stderr[number].append(dump.on_stderr_at - dump.signalled_at)
+            lives.append(job.stdout_seen["done"] - dumps[-1].on_stderr_at)
+        crowded = f"; {ranks} ranks on {os.cpu_count()} cores: oversubscribed {ranks // (os.cpu_count() or 1)}x" \
+            if ranks > (os.cpu_count() or 1) else ""
+        label = (f"dump on demand, {ranks} ranks: SIGUSR1 to mpiexec -> report (s); rank 0 computes {seconds} s, "
+                 f"{others_text}{crowded}")
+        if not lives:
+            rows.append([label, "-", "failed", "failed", "none set", "n/a"])
+            continue
+        ordinal = ["first", "second", "third"]
+        dump_cells = [f"{ordinal[number]} dump: report file {spread(on_disk[number], 1, 3)} (mtime "
+                      f"{spread(by_mtime[number], 1, 3)}), stderr {spread(on_stderr[number], 1, 3)}"
+                      for number in range(DUMPS_PER_JOB)]
+        rows.append([label, "-",
+                     "; ".join(dump_cells) + f" ({len(lives)} of {runs} runs measured, each dump {DUMP_GAP_S} s "
+                     f"after the previous one was on stderr; each ended with exit code 0, rank 0 computing for "
+                     f"{spread(lives, 1, 1)} s more after the last dump)",
+                     f"{statistics.median(on_disk[0]):.3f} s, then {statistics.median(on_disk[-1]):.3f} s",
+                     "none set", "-"])
+    return rows, failures
+
+
 # ---------------------------------------------------------------- output
 
 def load_average() -> str:
@@ -399,16 +572,24 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="runs of each overhead variant (default 5)")
     parser.add_argument("--thread-multiple", action="store_true",
                         help="add an overhead variant without the checker but with MPICH at MPI_THREAD_MULTIPLE")
-    parser.add_argument("--overhead-only", action="store_true",
-                        help="only the overhead rows: no detection latency, monitor CPU or exchange rows")
+    parser.add_argument("--only", metavar="GROUP[,GROUP...]",
+                        help=f"run only these groups of rows: {', '.join(GROUPS)} (default: all)")
+    parser.add_argument("--overhead-only", action="store_true", help="the same as --only overhead")
     arguments = parser.parse_args()
     if arguments.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {arguments.rounds}")
+    if arguments.only and arguments.overhead_only:
+        parser.error("--only and --overhead-only together: give one")
+    groups = ["overhead"] if arguments.overhead_only else arguments.only.split(",") if arguments.only else GROUPS
+    unknown = [group for group in groups if group not in GROUPS]
+    if unknown:
+        parser.error(f"--only: no group {', '.join(map(repr, unknown))}; the groups are {', '.join(GROUPS)}")
 
-    programs = os.path.join(arguments.build, "bench")
-    library = os.path.join(arguments.build, "src", "wrappers", "libmpisentry.so")
+    build = os.path.abspath(arguments.build)  # the jobs run in a scratch folder
+    programs = os.path.join(build, "bench")
+    library = os.path.join(build, "src", "wrappers", "libmpisentry.so")
     counter = os.path.join(programs, "libsend_counter.so")
-    needed = [kernel.program for kernel in KERNELS] + ["stuck_receive", "idle", "libsend_counter.so"]
+    needed = [kernel.program for kernel in KERNELS] + ["stuck_receive", "idle", "one_computes", "libsend_counter.so"]
     for path in [library] + [os.path.join(programs, name) for name in needed]:
         if not os.path.exists(path):
             parser.error(f"{path} is missing: build the bench targets first (bench/run does)")
@@ -416,25 +597,30 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="mpisentry-bench-")
     runner = Runner(work)
     load_before = load_average()
+    rows: list[list[str]] = []
+    failures: list[str] = []
     try:
-        variants = overhead_variants(library, arguments.thread_multiple)
-        failures = measure_overhead(runner, programs, variants, arguments.rounds)
-        rows = overhead_rows(variants)
-        other_measures = [] if arguments.overhead_only else [
-            lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
-            lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
-            lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter)]
-        for measure in other_measures:
-            more_rows, more_failures = measure()
-            rows += more_rows
-            failures += more_failures
+        if "overhead" in groups:
+            variants = overhead_variants(library, arguments.thread_multiple)
+            failures += measure_overhead(runner, programs, variants, arguments.rounds)
+            rows += overhead_rows(variants)
+        measures = {
+            "detection": lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
+            "cpu": lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
+            "exchange": lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter),
+            "dump": lambda: measure_dump(runner, os.path.join(programs, "one_computes"), library)}
+        for group, measure in measures.items():
+            if group in groups:
+                more_rows, more_failures = measure()
+                rows += more_rows
+                failures += more_failures
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
     elapsed = time.monotonic() - runner.started
     print(f"mpisentry benchmark, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores; load average "
           f"(1/5/15 min) {load_before} at start, {load_average()} at end; {elapsed:.0f} s; "
-          f"{arguments.rounds} interleaved runs per overhead variant. Cells: median (min-max of the runs); "
+          f"groups {','.join(groups)}; {arguments.rounds} interleaved runs per overhead variant. Cells: median (min-max of the runs); "
           f"cost = median of the ratios with/without of runs that were neighbours in time.\n")
     print(table(rows))
     if failures:

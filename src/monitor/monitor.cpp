@@ -46,8 +46,9 @@ constexpr int kAbortExitCode = 1;
 constexpr auto kStderrDrainLimit = 2s;
 constexpr auto kStderrForwarding = 100ms;  // from the launcher's proxy on to mpiexec
 constexpr auto kSignalDumpWait = signal_protocol::kMaxDumpTime - 300ms;  // the handler waits no longer
-// Requests that reach a rank this soon after a dump are the same request
-// reaching the ranks one by one (mpiexec, scancel and kill signal them in turn).
+// Requests that reach a rank this soon after a dump began are the same
+// request reaching the ranks one by one (mpiexec, scancel and kill signal
+// them in turn), or reaching a rank whose monitor had no CPU to take it.
 constexpr auto kDumpMergeTime = 1s;
 // The longest an exiting rank waits for its report: the other ranks' monitors
 // meet it within a round (a second at most) unless something is badly wrong.
@@ -165,7 +166,6 @@ class Monitor {
         aborting_.load(std::memory_order_acquire) || checking_ended_.load(std::memory_order_acquire))
       return;
     exit_status_.store(status & 0xff, std::memory_order_release);
-    exiting_tid_.store(static_cast<pid_t>(gettid()), std::memory_order_release);
     exiting_.store(true, std::memory_order_release);
     wake();
     const auto deadline = Clock::now() + kExitReportLimit;
@@ -204,10 +204,9 @@ class Monitor {
       // verdict may be due, to agree on stopping, or when this rank has news
       // (a dump request, its exit) that its round carries to the others.
       LocalStatus status = observe();
-      if (signal_protocol::take_dump_request()) {
-        if (Clock::now() - last_dump_at_ < kDumpMergeTime)
-          log::info("{} arrived during the dump just made: merged into it",
-                    report::signal_name(settings_.dump_signal));
+      if (const auto requested_at = signal_protocol::take_dump_request()) {
+        if (*requested_at < last_dump_began_ + kDumpMergeTime)
+          log::info("{} arrived with the dump just made: merged into it", report::signal_name(settings_.dump_signal));
         else
           dump_pending_ = true;
       }
@@ -364,28 +363,21 @@ class Monitor {
     return snapshot;
   }
 
-  // Where each thread of the snapshot is, for a report: the threads in MPI,
-  // or the first thread when none is. Located here, symbolized once for all
-  // ranks by rank 0.
+  // Where each thread of the snapshot is, for a report. Located here,
+  // symbolized once for all ranks by rank 0.
   std::string locate_stacks(const RankSnapshot& snapshot) const {
     const Threads threads = sample_threads();
-    const bool any_in_mpi = std::any_of(snapshot.threads.begin(), snapshot.threads.end(),
-                                        [](const ThreadSnapshot& thread) { return thread.state != RankState::Running; });
-    const pid_t exiting_tid = exiting_.load(std::memory_order_acquire) ? exiting_tid_.load() : 0;
     std::string located = std::to_string(snapshot.threads.size()) + ';';
     for (const ThreadSnapshot& thread : snapshot.threads) {
       std::vector<stacks::FrameAddress> frames;
-      const bool first_of_idle_rank = !any_in_mpi && &thread == &snapshot.threads.front();
       for (const ThreadState::Sample& sample : threads.samples) {
-        const bool wanted = thread.state != RankState::Running || first_of_idle_rank || sample.tid == exiting_tid;
-        stacks::RawStack raw;
         // A thread outside MPI may sleep in a call a signal would cut short:
         // read, not interrupted. In MPI, the checker's and MPI's own sleeps
         // are restarted, and an unwind is exact.
         const bool outside_mpi = thread.state == RankState::Running;
-        if (wanted && sample.id == thread.id &&
-            ((outside_mpi && stacks::capture_asleep(sample.tid, raw)) ||
-             stacks::capture_thread(sample.tid, raw, kStackTimeout)))
+        stacks::RawStack raw;
+        if (sample.id == thread.id && ((outside_mpi && stacks::capture_asleep(sample.tid, raw)) ||
+                                       stacks::capture_thread(sample.tid, raw, kStackTimeout)))
           frames = stacks::locate(raw);
       }
       const std::string serialized = stacks::serialize(frames);
@@ -487,8 +479,8 @@ class Monitor {
   // A dump asked for meanwhile is merged into the report, or made of the
   // same gathered states when the verdict is not confirmed.
   void report_confirmed(bool dump_requested) {
+    if (dump_requested) begin_dump();
     Gathered gathered = gather_ranks(/*with_stacks=*/true);
-    if (dump_requested) end_dump_request();
     if (rank() != 0 || gathered.ranks.empty()) return;
     std::optional<Look> confirmed = std::move(pending_);
     pending_.reset();
@@ -502,15 +494,15 @@ class Monitor {
     }
   }
 
-  void end_dump_request() {
+  void begin_dump() {
     dump_pending_ = false;
-    last_dump_at_ = Clock::now();
+    last_dump_began_ = Clock::now();
   }
 
   // Every rank's state and stack now, written by rank 0; the program goes on.
   void dump() {
+    begin_dump();
     Gathered gathered = gather_ranks(/*with_stacks=*/true);
-    end_dump_request();
     if (rank() == 0 && !gathered.ranks.empty()) publish_dump(std::move(gathered));
   }
 
@@ -731,11 +723,10 @@ class Monitor {
   std::set<std::string> warned_;  // warnings given, by verdict: each once
   std::string outside_mpi_warned_;  // culprits and stacks of the last OUTSIDE_MPI warning
   bool dump_pending_ = false;       // DUMP-SIGNAL reached this rank; carried by each round until the dump
-  Clock::time_point last_dump_at_{};
+  Clock::time_point last_dump_began_ = Clock::time_point::min() + kDumpMergeTime;
   // Set by the program's thread in exit(), read by the monitor.
   std::atomic<bool> exiting_{false};
   std::atomic<int> exit_status_{0};
-  std::atomic<pid_t> exiting_tid_{0};
   std::atomic<bool> aborting_{false};
   std::atomic<bool> checking_ended_{false};  // after an exit report: the monitors no longer meet
 };

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -38,7 +39,7 @@ Ending ending_seen;
 // dispositions are the program's (and the default actions') alone.
 std::atomic<bool> ending{false};
 std::atomic<bool> dump_written{false};
-std::atomic<bool> dump_requested{false};
+std::atomic<long long> dump_requested_at_ns{0};  // 0: none since the last take
 
 // Sleeps until `done()` or `limit` has passed, by the clock: a loaded machine
 // stretches every sleep. Async-signal-safe when done() is.
@@ -142,7 +143,9 @@ void on_ending(int signal_number, siginfo_t* info, void* context) {
 
 void on_dump_request(int signal_number, siginfo_t* info, void* context) {
   const int saved_errno = errno;
-  dump_requested.store(true, std::memory_order_release);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  dump_requested_at_ns.store(std::max(1LL, now.tv_sec * 1'000'000'000LL + now.tv_nsec), std::memory_order_release);
   const char wake = 1;
   [[maybe_unused]] const ssize_t ignored = write(settings.wake_fd, &wake, 1);
   hand_on(signal_number, info, context);
@@ -223,6 +226,10 @@ void keep_handlers_first() {
     if (handled[signal_number].kind != Kind::None) take_signal(signal_number);
 }
 
-bool take_dump_request() { return dump_requested.exchange(false, std::memory_order_acq_rel); }
+std::optional<std::chrono::steady_clock::time_point> take_dump_request() {
+  const long long at = dump_requested_at_ns.exchange(0, std::memory_order_acq_rel);
+  if (at == 0) return std::nullopt;
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(at));
+}
 
 }  // namespace mpisentry::monitor::signal_protocol

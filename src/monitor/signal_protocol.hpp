@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "stacks/stacks.hpp"
 
@@ -70,7 +71,8 @@ void install(Handlers handlers);
 // once a signal that ends the process has arrived.
 void keep_handlers_first();
 
-// True once after each DUMP-SIGNAL (several signals before the call count once).
-bool take_dump_request();
+// When the latest DUMP-SIGNAL arrived (CLOCK_MONOTONIC, as std::chrono::
+// steady_clock reads it) if one arrived since the last call; several count once.
+std::optional<std::chrono::steady_clock::time_point> take_dump_request();
 
 }  // namespace mpisentry::monitor::signal_protocol

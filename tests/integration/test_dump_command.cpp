@@ -55,7 +55,7 @@ TEST_CASE("dump command: a running job writes one report and goes on", "[dump]")
   const std::string signal = GENERATE(as<std::string>{}, "SIGUSR1", "SIGUSR2");
   INFO("--dump-signal " << signal);
   Workspace workspace;
-  Job job(workspace, checked_command(workspace, 2, TEST_PROGRAM(ready_compute), {"--dump-signal", signal},
+  Job job(workspace, checked_command(workspace, 2, TEST_PROGRAM(dump_requests), {"--dump-signal", signal},
                                      {kComputeSeconds}));
   REQUIRE(job.wait_for_text(workspace.stdout_path(), "ready", kJobTimeout));
   const JobResult dump = run_dump({std::to_string(job.pid())});
@@ -74,7 +74,7 @@ TEST_CASE("dump command: a running job writes one report and goes on", "[dump]")
 
 TEST_CASE("dump command: a job without a dump signal is told so and goes on unharmed", "[dump]") {
   Workspace workspace;
-  Job job(workspace, checked_command(workspace, 2, TEST_PROGRAM(ready_compute), {}, {"2"}));
+  Job job(workspace, checked_command(workspace, 2, TEST_PROGRAM(dump_requests), {}, {"2"}));
   REQUIRE(job.wait_for_text(workspace.stdout_path(), "ready", kJobTimeout));
   const JobResult dump = run_dump({std::to_string(job.pid())});
   const JobResult result = job.finish();
