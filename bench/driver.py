@@ -28,7 +28,7 @@ IDLE_SECONDS = 6
 IDLE_PAIRS = 2
 EXCHANGE_RANKS = [2, 4, 6, 8, 16, 64]
 EXCHANGE_SECONDS = 2
-SUMMARY_BYTES = 104  # the monitor's per-round record: Summary, kFields = 13 x int64
+SUMMARY_BYTES = 112  # the monitor's per-round record: Summary, kFields = 14 x int64
 CALL_COST_THREADS = 4
 # Ranks -> (runs, seconds rank 0 computes after "ready"): long enough for the dumps to end well before; longer at
 # 64 ranks, where 2 cores run 64 main threads and 64 monitors.

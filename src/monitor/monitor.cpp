@@ -552,13 +552,19 @@ class Monitor {
     write_report(report);
   }
 
-  // The culprits and the functions on their stacks: a loop over several
-  // lines is one place, a move to another function is news.
+  // The culprits and the functions their stacks pass through: a loop over
+  // several lines, or one calling small helpers (the innermost frame), is
+  // one place; a move to another function is news.
   static std::string outside_mpi_signature(const waitgraph::OutsideMpi& outside, const std::vector<RankSnapshot>& ranks) {
     std::string signature = fmt::format("{}|", fmt::join(outside.culprits, ","));
-    for (int rank : outside.culprits)
-      for (const ThreadSnapshot& thread : ranks[static_cast<std::size_t>(rank)].threads)
-        for (const Frame& frame : thread.stack) signature += frame.function + ';';
+    for (int rank : outside.culprits) {
+      for (const ThreadSnapshot& thread : ranks[static_cast<std::size_t>(rank)].threads) {
+        const std::size_t innermost = thread.stack.size() > 1 ? 1 : 0;
+        for (std::size_t frame = innermost; frame < thread.stack.size(); ++frame)
+          signature += thread.stack[frame].function + ';';
+        signature += '|';
+      }
+    }
     return signature;
   }
 

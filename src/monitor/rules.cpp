@@ -95,6 +95,8 @@ Summary summarize(const LocalStatus& status, int world_rank, const Thresholds& t
     const auto periods = static_cast<std::uint64_t>(blocked_us / warning_us);
     summary.warning_blocked_ranks = 1;
     summary.warning_blocked_digest = static_cast<std::int64_t>(call_digest * 31 + periods);
+  } else {
+    summary.max_below_warning_ms = summary.min_blocked_ms;
   }
   summary.dump_requested = status.dump_requested ? 1 : 0;
   summary.exiting_ranks = status.exiting ? 1 : 0;
@@ -119,6 +121,7 @@ void combine(const Summary& in, Summary& inout) {
   inout.warning_blocked_digest = wrapping_add(inout.warning_blocked_digest, in.warning_blocked_digest);
   inout.dump_requested = std::max(inout.dump_requested, in.dump_requested);
   inout.exiting_ranks += in.exiting_ranks;
+  inout.max_below_warning_ms = std::max(inout.max_below_warning_ms, in.max_below_warning_ms);
 }
 
 Action Decider::decide(const Summary& summary) {
@@ -182,6 +185,10 @@ int Decider::ticks_until_next_round(const Summary& summary, std::chrono::microse
   if (thresholds_.check_deadlock)
     due_us = std::min(due_us, static_cast<double>(thresholds_.deadlock_timeout.count()) -
                                   1000.0 * static_cast<double>(summary.max_short_blocked_ms));
+  // Nor DEADLOCK-WARNING sooner than the longest-blocked rank below it.
+  if (thresholds_.check_outside_mpi)
+    due_us = std::min(due_us, static_cast<double>(thresholds_.deadlock_warning.count()) -
+                                  1000.0 * static_cast<double>(summary.max_below_warning_ms));
   if (thresholds_.check_no_progress && !warned_ && summary.polling_ranks > 0)
     due_us = std::min(due_us, static_cast<double>(thresholds_.deadlock_warning.count()) -
                                   1000.0 * static_cast<double>(summary.stalled_ms) /

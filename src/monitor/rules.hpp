@@ -76,7 +76,8 @@ struct Summary {
   std::int64_t warning_blocked_digest = 0;
   std::int64_t dump_requested = 0;  // MAX: some rank got DUMP-SIGNAL
   std::int64_t exiting_ranks = 0;   // SUM: ranks exiting without MPI_Finalize
-  static constexpr int kFields = 13;
+  std::int64_t max_below_warning_ms = 0;  // MAX over ranks blocked for less than DEADLOCK-WARNING
+  static constexpr int kFields = 14;
 };
 
 // What rank 0, the judge, asks every rank to do in the next round.

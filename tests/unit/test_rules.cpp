@@ -300,6 +300,17 @@ TEST_CASE("ranks blocked past DEADLOCK-WARNING are looked at for ranks outside M
   // Another call: judged for a deadlock first, then looked at again.
   CHECK(decider.decide(reduce({running, blocked(10, 2), blocked(21)})) == Action::CheckDeadlock);
   CHECK(decider.decide(reduce({running, blocked(10, 2), blocked(21)})) == Action::CheckOutsideMpi);
+  SECTION("the round comes when a rank reaches DEADLOCK-WARNING, not up to a second later") {
+    Decider fresh(thresholds());
+    const Summary nearly = reduce({running, blocked(9.5), blocked(9.7)});
+    CHECK(fresh.decide(nearly) == Action::CheckDeadlock);  // judged once, then the rounds thin out
+    CHECK(fresh.decide(nearly) == Action::None);
+    CHECK(fresh.ticks_until_next_round(nearly, 100ms) == 3);
+    Decider off(Thresholds{3s, 10s, true, true, /*check_outside_mpi=*/false});
+    off.decide(nearly);
+    off.decide(nearly);
+    CHECK(off.ticks_until_next_round(nearly, 100ms) == 10);
+  }
   SECTION("not with the check off") {
     Decider off(Thresholds{3s, 10s, true, true, /*check_outside_mpi=*/false});
     off.decide(reduce({running, blocked(4), blocked(4)}));
