@@ -6,6 +6,8 @@
 // read from /proc/self/task/<tid>/schedstat (nanosecond resolution, unlike
 // the clock ticks of .../stat). The main thread is left out: it slept.
 #include <mpi.h>
+
+#include "measure.hpp"
 #include <dirent.h>
 #include <unistd.h>
 
@@ -44,12 +46,6 @@ std::map<long, ThreadUse> other_threads() {
   return threads;
 }
 
-// Sleeps the whole time even when signals interrupt it.
-void sleep_seconds(double seconds) {
-  timespec left{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};
-  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
-  }
-}
 
 }  // namespace
 
@@ -66,7 +62,7 @@ int main(int argc, char** argv) {
 
   const std::map<long, ThreadUse> before = other_threads();
   const double start = MPI_Wtime();
-  sleep_seconds(seconds);
+  bench::sleep_whole(seconds);
   const double slept = MPI_Wtime() - start;
   for (const auto& [tid, after] : other_threads()) {
     const auto earlier = before.find(tid);

@@ -7,7 +7,10 @@
 
 #include <mpi.h>
 
+#include <time.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <vector>
 
@@ -80,5 +83,12 @@ double median_seconds_per_operation_in_thread(const Blocks& blocks, Operation&& 
 }
 
 inline void print_result(const char* name, double value) { std::printf("RESULT %s %.9g\n", name, value); }
+
+// Sleeps the whole time even when signals (the checker's) interrupt it.
+inline void sleep_whole(double seconds) {
+  timespec left{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
 
 }  // namespace bench

@@ -8,6 +8,8 @@
 // bench/driver.py.
 #include <mpi.h>
 
+#include "measure.hpp"
+
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -28,12 +30,6 @@ double compute_for(double seconds) {
   return sum;
 }
 
-// Sleeps the whole time even when signals (the dump's) interrupt it.
-void sleep_for(double seconds) {
-  timespec left{static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};
-  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
-  }
-}
 
 }  // namespace
 
@@ -61,7 +57,7 @@ int main(int argc, char** argv) {
   if (rank == 0)
     mine = compute_for(seconds);
   else if (others_sleep)
-    sleep_for(seconds);
+    bench::sleep_whole(seconds);
   double total = 0;
   MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
