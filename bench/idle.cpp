@@ -46,7 +46,6 @@ std::map<long, ThreadUse> other_threads() {
   return threads;
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -30,7 +30,6 @@ double compute_for(double seconds) {
   return sum;
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -28,6 +28,13 @@ constexpr double kOutsideSeconds = 6;
 const std::string kOutsideArgument = std::to_string(kOutsideSeconds);
 const std::string kOutsideHeadline = "[0] WARNING: GLOBAL:DEADLOCK:OUTSIDE_MPI: warning";
 
+// `headline` once on stderr and once in the report file.
+void check_reported_once(const JobResult& result, const std::string& headline) {
+  CHECK(count_occurrences(result.err, headline) == 1);
+  REQUIRE(result.report.has_value());
+  CHECK(count_occurrences(*result.report, headline) == 1);
+}
+
 // The job ended by itself with status 0, without error, with exactly one
 // OUTSIDE_MPI warning on stderr and in the report: ranks of 1-3 waiting in
 // MPI_Allreduce for rank 0, outside MPI at the marked line tagged `way` of
@@ -40,9 +47,7 @@ void check_outside_warning(const JobResult& result, const Program& program, cons
   REQUIRE_FALSE(result.timed_out);
   CHECK(result.succeeded());
   CHECK(result.err.find("ERROR") == std::string::npos);
-  CHECK(count_occurrences(result.err, kOutsideHeadline) == 1);
-  REQUIRE(result.report.has_value());
-  CHECK(count_occurrences(*result.report, kOutsideHeadline) == 1);
+  check_reported_once(result, kOutsideHeadline);
   const std::vector<int> lines = marked_lines(program.source, "outside [" + way + "]");
   REQUIRE(lines.size() == 1);
   const std::string frame = frame_pattern(function, program.source, lines[0]);
@@ -99,9 +104,7 @@ void check_one_dump(const Dumped& dumped) {
   CHECK(dumped.dumped);
   CHECK(result.succeeded());
   CHECK(result.err.find("ERROR") == std::string::npos);
-  CHECK(count_occurrences(result.err, kDumpHeadline) == 1);
-  REQUIRE(result.report.has_value());
-  CHECK(count_occurrences(*result.report, kDumpHeadline) == 1);
+  check_reported_once(result, kDumpHeadline);
 }
 
 // The dump in `report`: its headline and the lines of its prefix that follow.
@@ -250,10 +253,8 @@ TEST_CASE("dump_hang: DUMP-SIGNAL dumps a hung job's blocked calls and waits, an
   REQUIRE_FALSE(result.timed_out);
   CHECK(dumped);
   CHECK(went_on);
-  CHECK(count_occurrences(result.err, kDumpHeadline) == 1);
-  REQUIRE(result.report.has_value());
+  check_reported_once(result, kDumpHeadline);
   const std::string& report = *result.report;
-  CHECK(count_occurrences(report, kDumpHeadline) == 1);
   const std::string dump = dump_section(report);
   INFO("the dump:\n" << dump);
   BlockedCalls blocked = parse_blocked_calls(dump);  // [] gives "" for a rank left out
