@@ -241,6 +241,12 @@ class Variant:
     runs: dict[str, list[float]] = field(default_factory=dict)  # metric key -> one value per round (nan: failed)
     # Another variant whose cost over this one the rows show too (what one check adds to the checker).
     under: str | None = None
+    # Another variant over which the rows show this one's cost too (what checks switched on add).
+    over: str | None = None
+
+
+# What `mpisentry --check-all` switches on.
+CHECK_ALL = "GLOBAL:COLLECTIVE:** ON; GLOBAL:MSG:** ON; LOCAL:** ON"
 
 
 def overhead_variants(library: str, thread_multiple: bool) -> list[Variant]:
@@ -254,7 +260,13 @@ def overhead_variants(library: str, thread_multiple: bool) -> list[Variant]:
             Variant("with OUTSIDE_MPI off", {**checker, "MPISENTRY_CHECK": "GLOBAL:DEADLOCK:OUTSIDE_MPI OFF"},
                     ", checker with GLOBAL:DEADLOCK:OUTSIDE_MPI OFF", under="with"),
             Variant("with POTENTIAL", {**checker, "MPISENTRY_CHECK": "GLOBAL:DEADLOCK:POTENTIAL ON"},
-                    ", POTENTIAL mode")]
+                    ", POTENTIAL mode"),
+            # The consistency checks (mpisentry --check-all), over the deadlock checks alone: they decide whether
+            # those checks may be on by default (only if the stencil and message-rate rows stay within 5%).
+            Variant("with --check-all", {**checker, "MPISENTRY_CHECK": CHECK_ALL}, ", checker with --check-all",
+                    over="with"),
+            Variant("with the LOCAL checks", {**checker, "MPISENTRY_CHECK": "LOCAL:** ON"},
+                    ", checker with CHECK LOCAL:** ON", over="with")]
 
 
 def measure_overhead(runner: Runner, programs: str, variants: list[Variant], rounds: int) -> list[str]:
@@ -302,6 +314,9 @@ def overhead_rows(variants: list[Variant]) -> list[list[str]]:
                 if variant.under:
                     above = [a / b for b, a in paired(variant, by_name[variant.under], metric.key)]
                     cost_cell += f"; {variant.under} / {variant.name}: {spread(above, 1, 3)}"
+                if variant.over:
+                    added = [a / b for b, a in paired(by_name[variant.over], variant, metric.key)]
+                    cost_cell += f"; {variant.name} / {variant.over}: {spread(added, 1, 3)}"
                 rows.append([f"{metric.label}{variant.row_suffix} ({metric.unit})", shown([w for w, _ in pairs]),
                              shown([c for _, c in pairs]), cost_cell,
                              *target_cells(metric.target, cost, bool(ratios))])

@@ -7,7 +7,7 @@
 namespace mpisentry::config {
 
 // All 27 checks of Intel Trace Collector, "LOCAL:EXIT:SIGNAL" ... ; mpisentry
-// implements the GLOBAL:DEADLOCK and LOCAL:EXIT ones (implemented_checks() in keys.hpp).
+// implements those of implemented_checks() (keys.hpp).
 std::span<const std::string_view> itc_checks();
 
 // Case-insensitive; '*' matches any text within one level (no ':'), '**'

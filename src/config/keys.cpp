@@ -39,8 +39,7 @@ constexpr Check check_table[] = {
 // Intel Trace Collector keys that an ITC config file may hold. Listed so that
 // such files work unchanged; a typo of one of our keys still gets an error.
 constexpr std::string_view itc_only_key_table[] = {
-    "CHECK-MAX-ERRORS",   "CHECK-MAX-REPORTS",   "CHECK-SUPPRESSION-LIMIT", "CHECK-TIMEOUT",
-    "CHECK-MAX-PENDING",  "CHECK-MAX-REQUESTS",  "CHECK-MAX-DATATYPES",     "CHECK-LEAK-REPORT-SIZE",
+    "CHECK-TIMEOUT",      "CHECK-MAX-REQUESTS",  "CHECK-MAX-DATATYPES",     "CHECK-LEAK-REPORT-SIZE",
     "CHECK-TRACING",      "PCTRACE",             "LOGFILE-PREFIX",          "LOGFILE-NAME",
     "LOGFILE-FORMAT",     "LOGFILE-RANK",        "PROCESS",                 "SYMBOL",
     "STATE",              "ACTIVITY",            "CLUSTER",                 "COUNTER",

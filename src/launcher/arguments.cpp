@@ -13,6 +13,10 @@ using config::Problem;
 constexpr std::string_view config_option = "--config";
 constexpr std::string_view check_option = "--check";
 constexpr std::string_view potential_option = "--potential";
+constexpr std::string_view check_all_option = "--check-all";
+// What --check-all switches on: every check but potential mode, which
+// changes how sends run and keeps its own switch.
+constexpr std::string_view check_all_patterns[] = {"GLOBAL:COLLECTIVE:** ON", "GLOBAL:MSG:** ON", "LOCAL:** ON"};
 constexpr std::string_view help_option = "--help";
 constexpr std::string_view version_option = "--version";
 
@@ -26,7 +30,8 @@ std::string key_of(std::string_view option) {
 
 std::vector<std::string> option_names() {
   std::vector<std::string> names = {std::string(config_option), std::string(check_option),
-                                    std::string(potential_option), std::string(help_option),
+                                    std::string(potential_option), std::string(check_all_option),
+                                    std::string(help_option),
                                     std::string(version_option)};
   for (const config::Key& key : config::keys()) names.push_back(config::option_name(key.name));
   return names;
@@ -78,6 +83,11 @@ Arguments parse_arguments(std::span<const std::string> words) {
     }
     if (word == potential_option) {
       args.settings.push_back({std::string(config::check_key), "GLOBAL:DEADLOCK:POTENTIAL ON", word});
+      continue;
+    }
+    if (word == check_all_option) {
+      for (const std::string_view pattern : check_all_patterns)
+        args.settings.push_back({std::string(config::check_key), std::string(pattern), word});
       continue;
     }
     if (!word.starts_with('-')) {
@@ -159,6 +169,10 @@ std::string usage() {
   for (const config::Check& check : config::implemented_checks())
     add("  " + std::string(check.name), std::string(check.help) + (defaults.*check.member ? " (default ON)" : " (default OFF)"));
   add(std::string(potential_option), "the same as --check \"GLOBAL:DEADLOCK:POTENTIAL ON\"");
+  add(std::string(check_all_option),
+      "for a test run: every check on but potential mode (--check \"GLOBAL:COLLECTIVE:** ON\" --check "
+      "\"GLOBAL:MSG:** ON\" --check \"LOCAL:** ON\"); these consistency checks cost more than the deadlock "
+      "checks (README)");
   add(std::string(help_option), "show this text");
   add(std::string(version_option), "show the version");
   text +=

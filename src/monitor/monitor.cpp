@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,6 +80,12 @@ std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
 }
 
+// Only a regular file: REPORT-FILE may name /dev/stderr or a pipe.
+void remove_stale_report(const std::string& path) {
+  struct stat status {};
+  if (lstat(path.c_str(), &status) == 0 && S_ISREG(status.st_mode)) unlink(path.c_str());
+}
+
 // Says at start-up, not after a hang, that a report could not be written.
 void check_writable(const std::string& path) {
   const std::string folder = path.find('/') == std::string::npos ? "." : path.substr(0, path.find_last_of('/') + 1);
@@ -103,7 +110,11 @@ class Monitor {
         program_thread_level_(program_thread_level),
         describer_(channel_.rank()),
         decider_(thresholds()) {
-    report_path_ = channel_.broadcast(settings.report_file.empty() ? default_report_path() : settings.report_file);
+    const std::string chosen = settings.report_file.empty() ? default_report_path() : settings.report_file;
+    // Every report of the job, from any rank, is appended to the file: one
+    // left by an earlier run goes first, before any rank can leave MPI_Init.
+    if (channel_.rank() == 0) remove_stale_report(chosen);
+    report_path_ = channel_.broadcast(chosen);
     if (channel_.rank() == 0) check_writable(report_path_);
     if (pipe(wake_pipe_) != 0) wake_pipe_[0] = wake_pipe_[1] = -1;
   }
@@ -137,7 +148,7 @@ class Monitor {
     const std::string fault = ending.has_fault_address ? fmt::format("{:#x}", ending.fault_address) : "";
     const std::string text = report::format_signal_dump(snapshot, ending.signal_number, fault);
     const std::string problem = report::write_file(report_path_, text, /*append=*/true);
-    write_stderr(text);
+    report::write_stderr(text);
     if (!settings_.report_json.empty()) {
       report::Report report;
       report.check = report::Check::ExitSignal;
@@ -656,11 +667,10 @@ class Monitor {
   // Disk first, fsync'ed, then stderr: the job may be killed at any moment.
   void write_report(const report::Report& report) {
     const std::string text = report::format_text(report);
-    const std::string problem = report::write_file(report_path_, text, /*append=*/reports_written_ > 0);
-    ++reports_written_;
+    const std::string problem = report::write_file(report_path_, text, /*append=*/true);
     write_extra(settings_.report_json, report::format_json(report));
     write_extra(settings_.report_dot, report::format_dot(report));
-    write_stderr(text);
+    report::write_stderr(text);
     if (problem.empty())
       log::info("report written to {}", report_path_);
     else
@@ -691,14 +701,6 @@ class Monitor {
     std::this_thread::sleep_for(kStderrForwarding);
   }
 
-  static void write_stderr(const std::string& text) {
-    std::size_t written = 0;
-    while (written < text.size()) {
-      const ssize_t n = write(STDERR_FILENO, text.data() + written, text.size() - written);
-      if (n <= 0 && errno != EINTR) return;
-      if (n > 0) written += static_cast<std::size_t>(n);
-    }
-  }
 
   config::Settings settings_;
   int program_thread_level_;
@@ -708,7 +710,6 @@ class Monitor {
   Observer observer_;
   Decider decider_;
   std::string report_path_;
-  int reports_written_ = 0;
   stacks::Symbolizer symbolizer_;  // rank 0's, for every rank's frames
   bool symbolizer_warm_ = false;
   std::thread thread_;
@@ -785,7 +786,7 @@ Started start(int granted_thread_level, int program_thread_level) {
               config::format_duration(settings.deadlock_timeout), config::format_duration(settings.deadlock_warning),
               settings.check_potential ? ", standard sends made synchronous (GLOBAL:DEADLOCK:POTENTIAL)" : "",
               running_monitor->report_path());
-  return {true, settings.check_potential, settings};
+  return {true, settings.check_potential, settings, running_monitor->report_path()};
 }
 
 void stop() {

@@ -3,6 +3,8 @@
 // Called only from the MPI_Init*/MPI_Finalize wrappers.
 #pragma once
 
+#include <string>
+
 #include "config/settings.hpp"
 
 namespace mpisentry::monitor {
@@ -11,6 +13,7 @@ struct Started {
   bool running = false;         // false: MPI gave less than MPI_THREAD_MULTIPLE, nothing is checked
   bool potential_mode = false;  // standard sends are to be made synchronous
   config::Settings settings;    // when running
+  std::string report_path;      // REPORT-FILE, or the name made from the job; the same on every rank
 };
 
 // After PMPI_Init_thread: reads the settings (a bad config ends the run here,

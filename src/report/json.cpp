@@ -129,7 +129,8 @@ void append_class(std::string& out, const RankClass& rank_class) {
 
 const char* severity_word(Severity level) {
   switch (level) {
-    case Severity::Fatal: return "error";
+    case Severity::Fatal:
+    case Severity::Error: return "error";
     case Severity::Warning: return "warning";
     case Severity::Info: return "info";
   }

@@ -28,6 +28,18 @@ const char* check_name(Check check) {
     case Check::ExitSignal: return "LOCAL:EXIT:SIGNAL";
     case Check::ExitBeforeFinalize: return "LOCAL:EXIT:BEFORE_MPI_FINALIZE";
     case Check::Dump: return "DUMP";
+    case Check::CollectiveOperation: return "GLOBAL:COLLECTIVE:OPERATION_MISMATCH";
+    case Check::CollectiveRoot: return "GLOBAL:COLLECTIVE:ROOT_MISMATCH";
+    case Check::CollectiveReduction: return "GLOBAL:COLLECTIVE:REDUCTION_OPERATION_MISMATCH";
+    case Check::CollectiveSize: return "GLOBAL:COLLECTIVE:SIZE_MISMATCH";
+    case Check::CollectiveDatatype: return "GLOBAL:COLLECTIVE:DATATYPE:MISMATCH";
+    case Check::CollectiveParameter: return "GLOBAL:COLLECTIVE:INVALID_PARAMETER";
+    case Check::CommFreeMismatch: return "GLOBAL:COLLECTIVE:COMM_FREE_MISMATCH";
+    case Check::MessageDatatype: return "GLOBAL:MSG:DATATYPE:MISMATCH";
+    case Check::MessagePending: return "GLOBAL:MSG:PENDING";
+    case Check::RequestNotFreed: return "LOCAL:REQUEST:NOT_FREED";
+    case Check::RequestPrematureFree: return "LOCAL:REQUEST:PREMATURE_FREE";
+    case Check::CallFailed: return "LOCAL:MPI:CALL_FAILED";
   }
   return "GLOBAL:DEADLOCK:UNKNOWN";
 }
@@ -42,6 +54,18 @@ Severity severity(Check check) {
     case Check::Unsafe:
     case Check::OutsideMpi: return Severity::Warning;
     case Check::Dump: return Severity::Info;
+    case Check::CollectiveOperation:
+    case Check::CollectiveRoot:
+    case Check::CollectiveReduction:
+    case Check::CollectiveSize:
+    case Check::CollectiveDatatype:
+    case Check::CollectiveParameter:
+    case Check::CommFreeMismatch:
+    case Check::MessageDatatype:
+    case Check::CallFailed: return Severity::Error;
+    case Check::MessagePending:
+    case Check::RequestNotFreed:
+    case Check::RequestPrematureFree: return Severity::Warning;
   }
   return Severity::Fatal;
 }
@@ -88,6 +112,15 @@ std::string write_file(const std::string& path, const std::string& text, bool ap
   // close may report a delayed write error (NFS); EINTR leaves fd closed on Linux.
   if (::close(fd) != 0 && errno != EINTR) return write_error(path, errno);
   return {};
+}
+
+void write_stderr(std::string_view text) {
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data() + written, text.size() - written);
+    if (n <= 0 && errno != EINTR) return;
+    if (n > 0) written += static_cast<std::size_t>(n);
+  }
 }
 
 }  // namespace mpisentry::report

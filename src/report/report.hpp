@@ -2,6 +2,7 @@
 // DOT) and of how reports reach stderr and disk.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,9 +20,24 @@ enum class Check {
   ExitSignal,          // LOCAL:EXIT:SIGNAL, fatal: a rank got a signal that ends it
   ExitBeforeFinalize,  // LOCAL:EXIT:BEFORE_MPI_FINALIZE, fatal: a rank exits without MPI_Finalize
   Dump,                // DUMP: every rank's state on request, not a check; the program goes on
+  // Consistency checks: findings (format_finding), errors unless noted; the
+  // program goes on until CHECK-MAX-ERRORS.
+  CollectiveOperation,     // GLOBAL:COLLECTIVE:OPERATION_MISMATCH
+  CollectiveRoot,          // GLOBAL:COLLECTIVE:ROOT_MISMATCH
+  CollectiveReduction,     // GLOBAL:COLLECTIVE:REDUCTION_OPERATION_MISMATCH
+  CollectiveSize,          // GLOBAL:COLLECTIVE:SIZE_MISMATCH
+  CollectiveDatatype,      // GLOBAL:COLLECTIVE:DATATYPE:MISMATCH
+  CollectiveParameter,     // GLOBAL:COLLECTIVE:INVALID_PARAMETER
+  CommFreeMismatch,        // GLOBAL:COLLECTIVE:COMM_FREE_MISMATCH
+  MessageDatatype,         // GLOBAL:MSG:DATATYPE:MISMATCH
+  MessagePending,          // GLOBAL:MSG:PENDING, warning
+  RequestNotFreed,         // LOCAL:REQUEST:NOT_FREED, warning
+  RequestPrematureFree,    // LOCAL:REQUEST:PREMATURE_FREE, warning
+  CallFailed,              // LOCAL:MPI:CALL_FAILED
 };
+inline constexpr int kCheckCount = static_cast<int>(Check::CallFailed) + 1;
 
-enum class Severity { Fatal, Warning, Info };
+enum class Severity { Fatal, Error, Warning, Info };
 Severity severity(Check check);
 // Only a deadlock makes the checker end the job; the other fatal checks
 // report what ends it anyway.
@@ -87,8 +103,43 @@ std::string format_signal_dump(const RankSnapshot& rank, int signal_number, std:
 // How many ranks' signal dumps a report holds (each rank appends its own).
 std::size_t count_signal_dumps(std::string_view report_text);
 
+// What a consistency check found, told by the rank that found it (ITC's
+// ERROR and WARNING reports): the ranks grouped into classes by what they
+// did, each with its call.
+struct Finding {
+  Check check = Check::CollectiveOperation;
+  int rank = 0;                      // MPI_COMM_WORLD rank that reports
+  std::vector<std::string> summary;  // what is wrong, in words to check against the code
+  struct Party {
+    std::vector<int> ranks;  // MPI_COMM_WORLD ranks that did the same; sorted
+    std::string role;        // "call", "expect 16 B (4 x MPI_INT) from rank 0", ...
+    std::string call;        // "MPI_Bcast(buffer=0x7ff..., count=4, datatype=MPI_INT, root=0, comm=MPI_COMM_WORLD)"
+    std::vector<Frame> stack;  // empty when only another rank knows it
+  };
+  std::vector<Party> parties;
+  // Two findings with the same key are repeats (CHECK-SUPPRESSION-LIMIT):
+  // the check, the place and the values.
+  std::string key;
+};
+
+// ITC's shape: "[1] ERROR: GLOBAL:COLLECTIVE:ROOT_MISMATCH: error", the
+// summary, then each party's ranks, call and stack.
+std::string format_finding(const Finding& finding);
+
+// Per check, over all ranks, for the summary at the end of the run.
+struct CheckCounts {
+  std::int64_t found = 0;       // every finding, printed or not
+  std::int64_t suppressed = 0;  // found but not printed (CHECK-SUPPRESSION-LIMIT, CHECK-MAX-REPORTS)
+};
+// ITC's summary lines, by `rank`: one per check found at least once, then
+// the total ("[0] INFO: Found 3 problems (2 errors + 1 warning), 0 reports
+// were suppressed."). Empty when nothing was found.
+std::string format_summary(int rank, const CheckCounts (&counts)[kCheckCount]);
+
 // Writes text to path and flushes it to disk (fsync). Returns an empty string
 // on success, else a message that names the path and the reason.
 std::string write_file(const std::string& path, const std::string& text, bool append);
+// All of text to stderr, in as few write(2) calls as it takes.
+void write_stderr(std::string_view text);
 
 }  // namespace mpisentry::report

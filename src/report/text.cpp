@@ -494,23 +494,25 @@ void add_description(Lines& lines, const Report& report) {
                                           signal_name(report.signal_number)));
       if (!report.culprits.empty()) lines.add(kDescription, outside_mpi_text(report) + ".");
       return;
-    case Check::ExitSignal:  // one rank's own report: format_signal_dump
+    default:  // one rank's own report: format_signal_dump, format_finding
       return;
   }
 }
 
-const char* line_prefix(Severity severity) {
+std::string line_prefix(Severity severity, int rank = 0) {
   switch (severity) {
-    case Severity::Fatal: return "[0] ERROR: ";
-    case Severity::Warning: return "[0] WARNING: ";
-    case Severity::Info: return "[0] INFO: ";
+    case Severity::Fatal:
+    case Severity::Error: return fmt::format("[{}] ERROR: ", rank);
+    case Severity::Warning: return fmt::format("[{}] WARNING: ", rank);
+    case Severity::Info: return fmt::format("[{}] INFO: ", rank);
   }
-  return "[0] ERROR: ";
+  return fmt::format("[{}] ERROR: ", rank);
 }
 
 std::string headline(Check check) {
   switch (severity(check)) {
     case Severity::Fatal: return fmt::format("{}: fatal error", check_name(check));
+    case Severity::Error: return fmt::format("{}: error", check_name(check));
     case Severity::Warning: return fmt::format("{}: warning", check_name(check));
     case Severity::Info: return fmt::format("{}: on request", check_name(check));
   }
@@ -545,6 +547,41 @@ std::string format_signal_dump(const RankSnapshot& rank, int signal_number, std:
                                       rank.pid, signal_name(signal_number), fault, doing));
   add_class_body(lines, RankClass{{rank.rank}, &rank, {&rank}});
   return lines.take();
+}
+
+std::string format_finding(const Finding& finding) {
+  Lines lines(line_prefix(severity(finding.check), finding.rank));
+  lines.add(0, headline(finding.check));
+  for (const std::string& line : finding.summary) lines.add(kDescription, line);
+  for (const Finding::Party& party : finding.parties) {
+    lines.add(kDescription, fmt::format("{} {}:", ranks_phrase(party.ranks), party.role));
+    if (!party.call.empty()) lines.add(kDetail, party.call);
+    if (!party.stack.empty()) add_frames(lines, kDetail, party.stack);
+  }
+  return lines.take();
+}
+
+std::string format_summary(int rank, const CheckCounts (&counts)[kCheckCount]) {
+  std::string out;
+  std::int64_t errors = 0, warnings = 0, suppressed = 0;
+  for (int i = 0; i < kCheckCount; ++i) {
+    const CheckCounts& count = counts[i];
+    if (count.found == 0) continue;
+    const bool warning = severity(static_cast<Check>(i)) == Severity::Warning;
+    (warning ? warnings : errors) += count.found;
+    suppressed += count.suppressed;
+    fmt::format_to(std::back_inserter(out), "[{}] INFO: {}: found {} time{} ({} error{} + {} warning{}), {} report{} {} suppressed\n",
+                   rank, check_name(static_cast<Check>(i)), count.found, count.found == 1 ? "" : "s",
+                   warning ? 0 : count.found, !warning && count.found == 1 ? "" : "s", warning ? count.found : 0,
+                   warning && count.found == 1 ? "" : "s", count.suppressed, count.suppressed == 1 ? "" : "s",
+                   count.suppressed == 1 ? "was" : "were");
+  }
+  if (out.empty()) return out;
+  const std::int64_t problems = errors + warnings;
+  fmt::format_to(std::back_inserter(out), "[{}] INFO: Found {} problem{} ({} error{} + {} warning{}), {} report{} {} suppressed.\n",
+                 rank, problems, problems == 1 ? "" : "s", errors, errors == 1 ? "" : "s", warnings,
+                 warnings == 1 ? "" : "s", suppressed, suppressed == 1 ? "" : "s", suppressed == 1 ? "was" : "were");
+  return out;
 }
 
 std::size_t count_signal_dumps(std::string_view report_text) {

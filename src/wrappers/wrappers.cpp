@@ -7,6 +7,10 @@
 
 #include <algorithm>
 
+#include "consistency/failed_calls.hpp"
+#include "consistency/findings.hpp"
+#include "consistency/messages.hpp"
+#include "consistency/requests.hpp"
 #include "monitor/monitor.hpp"
 #include "wrappers/call_record.hpp"
 #include "wrappers/communicators.hpp"
@@ -230,8 +234,12 @@ using namespace mpisentry;
     record.converted_send = converted;                                                          \
     ThreadState& self = enter(record, FunctionId::name);                                        \
     const int result = forward;                                                                 \
-    if (result == MPI_SUCCESS) created;                                                         \
+    if (result == MPI_SUCCESS)                                                                  \
+      created;                                                                                  \
+    else                                                                                        \
+      consistency::call_failed(record, result);                                                 \
     self.leave(!(polls) || (result == MPI_SUCCESS && (completed)));                           \
+    consistency::stop_at_error_limit();                                                         \
     delay_injection::around_call(false);                                                        \
     return result;                                                                              \
   }
@@ -248,12 +256,23 @@ using namespace mpisentry;
       record.function = FunctionId::name;                                                  \
       if (record.comm_id == 0) record.comm_id = comms::id_of(record.comm);                 \
       requests().remember(*(request), record);                                             \
+      if (consistency::tracking()) consistency::started(*(request), record, MPISENTRY_CALL_SITE); \
       created;                                                                             \
+    } else if (consistency::on(report::Check::CallFailed)) {                               \
+      CallRecord record = describe;                                                        \
+      record.function = FunctionId::name;                                                  \
+      consistency::call_failed(record, result);                                            \
     }                                                                                      \
     this_thread_state().count_start();                                                     \
+    consistency::stop_at_error_limit();                                                    \
     delay_injection::around_call(false);                                                   \
     return result;                                                                         \
   }
+
+// The message and request checks' object around a forwarded call, when a
+// line of mpi_functions.def gives one: (check).done(forward), see
+// consistency/messages.hpp.
+#define MPISENTRY_CHECKED(forward, ...) __VA_OPT__((__VA_ARGS__).done)(forward)
 
 #define MPISENTRY_BLOCKING(name, params, args, describe) \
   MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, false, true, (void)0)
@@ -261,22 +280,25 @@ using namespace mpisentry;
 #define MPISENTRY_CREATES_COMM(name, params, args, describe, created) \
   MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, false, true, created)
 
-#define MPISENTRY_WAIT(name, params, args, describe, patient)                                                   \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, patient_waits ? (patient) : PMPI_##name args, false, \
+#define MPISENTRY_WAIT(name, params, args, describe, patient, ...)                                             \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false,                                                     \
+                            MPISENTRY_CHECKED(patient_waits ? (patient) : PMPI_##name args, __VA_ARGS__), false, \
                             true, (void)0)
 
-#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe, patient)                        \
+#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe, patient, ...)                   \
   MPISENTRY_WAITING_WRAPPER(name, params, describe, potential_mode,                                      \
-                            patient_waits    ? (patient)                                                 \
-                            : potential_mode ? PMPI_##sync_name args                                     \
-                                             : PMPI_##name args,                                         \
+                            MPISENTRY_CHECKED(patient_waits    ? (patient)                               \
+                                              : potential_mode ? PMPI_##sync_name args                   \
+                                                               : PMPI_##name args,                       \
+                                              __VA_ARGS__),                                              \
                             false, true, (void)0)
 
-#define MPISENTRY_POLLING(name, params, args, describe, completed) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, true, completed, (void)0)
+#define MPISENTRY_POLLING(name, params, args, describe, completed, ...)                                         \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), true, \
+                            completed, (void)0)
 
-#define MPISENTRY_NONBLOCKING(name, params, args, describe, request) \
-  MPISENTRY_START_WRAPPER(name, params, describe, false, PMPI_##name args, request, (void)0)
+#define MPISENTRY_NONBLOCKING(name, params, args, describe, request, ...) \
+  MPISENTRY_START_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), request, (void)0)
 
 #define MPISENTRY_ICREATES_COMM(name, params, args, describe, request, created) \
   MPISENTRY_START_WRAPPER(name, params, describe, false, PMPI_##name args, request, created)
@@ -326,6 +348,8 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   const std::string& patient = started.settings.patient_waits;  // PATIENT-WAITS: auto, on or off
   patient_waits = started.running && (patient == "on" || (patient == "auto" && more_ranks_than_cores()));
   delay_injection::configure(started.settings.inject_delays, world_rank);
+  if (started.running) consistency::start(started.settings, world_rank, started.report_path,
+                                         program_thread_level == MPI_THREAD_MULTIPLE);
   return result;
 }
 
@@ -355,25 +379,38 @@ template <typename Handle, typename Forget>
 int release_handle(Handle* handle, FunctionId function, int (*release)(Handle*), CallRecord record, Forget forget) {
   ThreadState& self = enter(record, function);
   const int result = release(handle);
-  if (result == MPI_SUCCESS) forget();
+  if (result == MPI_SUCCESS)
+    forget();
+  else
+    consistency::call_failed(record, result);
   self.leave(true);
   return result;
 }
 
-int release_communicator(MPI_Comm* comm, FunctionId function, int (*release)(MPI_Comm*)) {
+// Release, after the message checks' look at what is pending on the
+// communicator (collective over it, so inside the recorded call).
+template <int (*Release)(MPI_Comm*)>
+int checked_release(MPI_Comm* comm) {
+  if (consistency::shadowing() && comm) consistency::communicator_freeing(*comm);
+  return Release(comm);
+}
+
+template <int (*Release)(MPI_Comm*)>
+int release_communicator(MPI_Comm* comm, FunctionId function) {
   const MPI_Comm freeing = comm ? *comm : MPI_COMM_NULL;
   const std::uint64_t freeing_id = comms::id_of(freeing);
-  return release_handle(comm, function, release, collective(freeing), [&] { comms::freed(freeing, freeing_id); });
+  return release_handle(comm, function, checked_release<Release>, collective(freeing),
+                        [&] { comms::freed(freeing, freeing_id); });
 }
 
 }  // namespace
 
 MPISENTRY_API int MPI_Comm_free(MPI_Comm* comm) {
-  return release_communicator(comm, FunctionId::Comm_free, PMPI_Comm_free);
+  return release_communicator<PMPI_Comm_free>(comm, FunctionId::Comm_free);
 }
 
 MPISENTRY_API int MPI_Comm_disconnect(MPI_Comm* comm) {
-  return release_communicator(comm, FunctionId::Comm_disconnect, PMPI_Comm_disconnect);
+  return release_communicator<PMPI_Comm_disconnect>(comm, FunctionId::Comm_disconnect);
 }
 
 MPISENTRY_API int MPI_File_close(MPI_File* fh) {
@@ -389,6 +426,26 @@ MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
                         [&] { windows::freed(record.window.handle, record.window.id); });
 }
 
+// Persistent starts and frees only change the state of requests that their
+// start recorded; the request checks follow it.
+MPISENTRY_API int MPI_Start(MPI_Request* request) {
+  const int result = PMPI_Start(request);
+  if (result == MPI_SUCCESS && consistency::tracking()) consistency::restarted(1, request, MPISENTRY_CALL_SITE);
+  return result;
+}
+
+MPISENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[]) {
+  const int result = PMPI_Startall(count, array_of_requests);
+  if (result == MPI_SUCCESS && consistency::tracking())
+    consistency::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
+  return result;
+}
+
+MPISENTRY_API int MPI_Request_free(MPI_Request* request) {
+  if (consistency::tracking() && request) consistency::freeing(*request);
+  return PMPI_Request_free(request);
+}
+
 MPISENTRY_API int MPI_Abort(MPI_Comm comm, int errorcode) {
   monitor::note_abort();
   return PMPI_Abort(comm, errorcode);
@@ -401,6 +458,7 @@ MPISENTRY_API int MPI_Finalize(void) {
   // Blocks until every rank is here: the monitors stop after the same round.
   monitor::stop();
   monitor_running = false;
+  consistency::finish();
   const int result = PMPI_Finalize();
   self.leave(true);
   return result;

@@ -68,8 +68,10 @@ void check_clean_run(const JobResult& result, const Workspace& workspace, int ex
   REQUIRE_FALSE(result.timed_out);
   CHECK(result.signal == 0);
   CHECK(result.exit_status == exit_status);
-  CHECK(result.err.find("ERROR") == std::string::npos);
-  CHECK(result.err.find("WARNING: GLOBAL") == std::string::npos);
+  // No report line of any check, and no error of the checker's own.
+  CHECK(result.err.find("] ERROR:") == std::string::npos);
+  CHECK(result.err.find("] WARNING:") == std::string::npos);
+  CHECK(result.err.find("] error:") == std::string::npos);
   for (const auto& entry : std::filesystem::directory_iterator(workspace.dir())) {
     INFO("written by the job: " << entry.path());
     CHECK((entry.path() == workspace.stdout_path() || entry.path() == workspace.stderr_path()));

@@ -199,10 +199,10 @@ TEST_CASE("config text: a far-off unknown key gets no suggestion", "[config][fil
 }
 
 TEST_CASE("config text: ITC keys we do not implement get a notice", "[config][file]") {
-  const auto result = from_text("CHECK-MAX-ERRORS 0\npctrace off\nCHECK-TRACING\n");
+  const auto result = from_text("CHECK-TIMEOUT 5s\npctrace off\nCHECK-TRACING\n");
   CHECK(result.errors.empty());
   REQUIRE(result.notices.size() == 3);
-  CHECK(result.notices[0].str() == "job.conf:1: CHECK-MAX-ERRORS is an ITC setting that mpisentry accepts but does not implement");
+  CHECK(result.notices[0].str() == "job.conf:1: CHECK-TIMEOUT is an ITC setting that mpisentry accepts but does not implement");
   CHECK(result.notices[1].str() == "job.conf:2: PCTRACE is an ITC setting that mpisentry accepts but does not implement");
   CHECK(result.notices[2].where == "job.conf:3");
   CHECK(result.settings == Settings{});

@@ -222,3 +222,14 @@ TEST_CASE("launcher: the library is found beside the launcher, or named", "[laun
   }
   std::filesystem::remove_all(root);
 }
+
+TEST_CASE("launcher: --check-all switches on every consistency check, in order with the other options", "[launcher]") {
+  const auto args = parse({"--check", "LOCAL:MPI:CALL_FAILED OFF", "--check-all", "-n", "2", "./app"});
+  REQUIRE(messages(args.errors).empty());
+  std::vector<std::string> values;
+  for (const auto& setting : args.settings) {
+    CHECK(setting.key == "CHECK");
+    values.push_back(setting.value);
+  }
+  CHECK(values == Strings{"LOCAL:MPI:CALL_FAILED OFF", "GLOBAL:COLLECTIVE:** ON", "GLOBAL:MSG:** ON", "LOCAL:** ON"});
+}

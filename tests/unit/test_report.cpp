@@ -824,3 +824,36 @@ TEST_CASE("format_signal_dump of a crash gives the fault address", "[report]") {
         "[4] ERROR:    rank 4 (host node2, pid 2004) received SIGSEGV (fault at address 0x0) while running outside MPI, "
         "now at:");
 }
+
+// ---- Consistency findings and the summary ----
+
+TEST_CASE("a finding prints in ITC's shape, its parties by rank class, with the reporting rank's prefix", "[report]") {
+  Finding finding;
+  finding.check = Check::CollectiveOperation;
+  finding.rank = 2;
+  finding.summary = {"the 3rd collective on MPI_COMM_WORLD differs:"};
+  finding.parties.push_back({{0, 2, 3}, "call", "MPI_Bcast(comm=MPI_COMM_WORLD)", {Frame{"main", "a.c", 7, "a"}}});
+  finding.parties.push_back({{1}, "calls", "MPI_Allgather(comm=MPI_COMM_WORLD)", {}});
+  CHECK(format_finding(finding) ==
+        "[2] ERROR: GLOBAL:COLLECTIVE:OPERATION_MISMATCH: error\n"
+        "[2] ERROR:    the 3rd collective on MPI_COMM_WORLD differs:\n"
+        "[2] ERROR:    ranks 0,2-3 call:\n"
+        "[2] ERROR:       MPI_Bcast(comm=MPI_COMM_WORLD)\n"
+        "[2] ERROR:       main (a.c:7)\n"
+        "[2] ERROR:    rank 1 calls:\n"
+        "[2] ERROR:       MPI_Allgather(comm=MPI_COMM_WORLD)\n");
+  finding.check = Check::RequestNotFreed;
+  CHECK(format_finding(finding).starts_with("[2] WARNING: LOCAL:REQUEST:NOT_FREED: warning\n"));
+}
+
+TEST_CASE("the summary counts errors and warnings per check and in all, with what was suppressed", "[report]") {
+  CheckCounts counts[kCheckCount] = {};
+  CHECK(format_summary(0, counts).empty());
+  counts[static_cast<int>(Check::CollectiveReduction)] = {10000, 9990};
+  counts[static_cast<int>(Check::RequestNotFreed)] = {1, 0};
+  CHECK(format_summary(0, counts) ==
+        "[0] INFO: GLOBAL:COLLECTIVE:REDUCTION_OPERATION_MISMATCH: found 10000 times (10000 errors + 0 warnings), "
+        "9990 reports were suppressed\n"
+        "[0] INFO: LOCAL:REQUEST:NOT_FREED: found 1 time (0 errors + 1 warning), 0 reports were suppressed\n"
+        "[0] INFO: Found 10001 problems (10000 errors + 1 warning), 9990 reports were suppressed.\n");
+}

@@ -1,0 +1,44 @@
+// Where the consistency checks' findings go: each rank counts its findings
+// per check, prints them (report file first, then stderr) unless they repeat
+// past CHECK-SUPPRESSION-LIMIT or pass CHECK-MAX-REPORTS, and aborts the job
+// once its errors reach CHECK-MAX-ERRORS. Warnings never end the program.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "config/settings.hpp"
+#include "report/report.hpp"
+
+namespace mpisentry::consistency {
+
+// From MPI_Init, once the settings are known; `report_path` is the job's
+// report file; `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE.
+// Makes the communicator finish() sums the counts over.
+void start(const config::Settings& settings, int world_rank, std::string report_path, bool multiple_threads);
+
+// Whether `check` is switched on (false before start()).
+bool on(report::Check check) noexcept;
+
+// Whether any consistency check is on: the wrappers' one test on paths that
+// only the checks need.
+bool any_on() noexcept;
+
+// This process's rank in MPI_COMM_WORLD (0 before start()).
+int world_rank() noexcept;
+
+// A finding of this rank, from any thread. With `own_stack`, the finding's
+// first party gets the calling thread's stack (taken only if printed).
+void report(report::Finding finding, bool own_stack = false);
+
+// After the call that reported: once this rank's errors reached
+// CHECK-MAX-ERRORS, prints its summary and aborts the job. The call has
+// returned, so the program had MPI's own behaviour first.
+void stop_at_error_limit();
+
+// In MPI_Finalize, once every rank is there: world rank 0 prints the summary
+// of every rank's findings.
+void finish();
+
+}  // namespace mpisentry::consistency

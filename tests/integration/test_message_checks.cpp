@@ -1,0 +1,193 @@
+// GLOBAL:MSG:DATATYPE:MISMATCH, GLOBAL:MSG:PENDING, LOCAL:REQUEST:NOT_FREED
+// and LOCAL:REQUEST:PREMATURE_FREE: each error is reported on the rank that
+// sees it, naming the calls, the ranks and both sides' values, and its
+// correct twin of the same shape runs clean with every check on.
+#include <catch2/catch.hpp>
+
+#include "report_text.hpp"
+#include "scenario.hpp"
+
+using namespace harness;
+
+namespace {
+
+const std::vector<std::string> kAllChecks = {"--check-all"};
+
+// The finding is on stderr and in the report file.
+void check_reported(const JobResult& result, const std::vector<std::string>& patterns) {
+  INFO(describe(result));
+  REQUIRE(result.report.has_value());
+  for (const std::string& pattern : patterns) {
+    INFO("pattern: " << pattern);
+    CHECK(any_line_matches(result.err, pattern));
+    CHECK(any_line_matches(*result.report, pattern));
+  }
+}
+
+// A clean run with every check on: no LOCAL warning either.
+void check_no_finding(const JobResult& result) {
+  INFO(describe(result));
+  CHECK(result.err.find("] WARNING:") == std::string::npos);
+  CHECK(result.err.find("] ERROR:") == std::string::npos);
+  CHECK(result.err.find("GLOBAL:MSG") == std::string::npos);
+  CHECK(result.err.find("LOCAL:REQUEST") == std::string::npos);
+}
+
+int marked_line(const Program& program, const std::string& mark) {
+  const std::vector<int> lines = marked_lines(program.source, mark);
+  REQUIRE(lines.size() == 1);
+  return lines.front();
+}
+
+}  // namespace
+
+TEST_CASE("msg_datatype: 4 x MPI_INT received as 2 x MPI_DOUBLE is a GLOBAL:MSG:DATATYPE:MISMATCH",
+          "[messages][datatype]") {
+  // shape, the receive's call as reported
+  const auto [shape, receive] = GENERATE(table<std::string, std::string>({
+      {"recv", "MPI_Recv"},
+      {"anysource", "MPI_Recv"},
+      {"irecv", "MPI_Irecv"},
+      {"persistent", "MPI_Recv_init"},
+      {"mprobe", "MPI_Mrecv"},
+      {"sendrecv", "MPI_Sendrecv"},
+  }));
+  INFO("shape " << shape);
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(msg_datatype);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {shape, "bad"});
+  // An error: CHECK-MAX-ERRORS 1 stops the job.
+  CHECK(result.failed());
+  const std::string sender = shape == "sendrecv" ? R"([01])" : "0";
+  const std::string receiver = shape == "sendrecv" ? R"([01])" : "1";
+  check_reported(result,
+                 {R"(^\[)" + receiver + R"(\] ERROR: GLOBAL:MSG:DATATYPE:MISMATCH: error$)",
+                  R"(The type signature of a message from rank )" + sender + " to rank " + receiver +
+                      R"( \(tag 5, MPI_COMM_WORLD\) differs between send and receive:)",
+                  R"(sent as 4 x MPI_INT \(16 B\), received as 2 x MPI_DOUBLE \(16 B\)\.)",
+                  R"(rank )" + receiver + R"( (received|posted) it:)",
+                  receive + R"(\(count=2, datatype=MPI_DOUBLE, source=)" + sender +
+                      R"(, tag=5, comm=MPI_COMM_WORLD\))",
+                  R"(rank )" + sender + R"( sent it:)",
+                  R"(MPI_(Send|Send_init|Sendrecv)\(count=4, datatype=MPI_INT, dest=)" + receiver +
+                      R"(, tag=5, comm=MPI_COMM_WORLD\))"});
+  if (shape == "recv")  // where the sender sent it, symbolized by the receiver
+    check_reported(result, {frame_pattern("send_values", program.source, marked_line(program, "sends"))});
+  if (shape == "irecv")  // where the receive was posted, and where it completed
+    check_reported(result, {R"(rank 1 completed the receive:)",
+                            frame_pattern("receive_values", program.source, marked_line(program, "posts")),
+                            frame_pattern("receive_values", program.source, marked_line(program, "completes"))});
+}
+
+TEST_CASE("msg_datatype: receives of the same type signature are not reported", "[messages][datatype][clean]") {
+  // 4 x MPI_INT, also as contiguous(4, MPI_INT), as a vector of 2 blocks of 2
+  // MPI_INT (another layout), into a larger buffer, from MPI_ANY_SOURCE with
+  // MPI_ANY_TAG, Irecv + Waitall(MPI_STATUSES_IGNORE), persistent, Mrecv and
+  // Sendrecv.
+  const std::string shape =
+      GENERATE("recv", "contiguous", "vector", "larger", "anysource", "irecv", "reversed", "persistent", "mprobe",
+               "sendrecv");
+  INFO("shape " << shape);
+  Workspace workspace;
+  const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(msg_datatype), kAllChecks,
+                                                     {shape, "good"});
+  CHECK(plain.out == "done\n");
+  check_no_finding(run_checked(workspace, 3, TEST_PROGRAM(msg_datatype), {"--check", "GLOBAL:MSG:** ON"},
+                               {shape, "good"}));
+}
+
+TEST_CASE("msg_pending: a message never received is a GLOBAL:MSG:PENDING at MPI_Finalize and MPI_Comm_free",
+          "[messages][pending]") {
+  const auto [comm, when, name] = GENERATE(table<std::string, std::string, std::string>({
+      {"world", "MPI_Finalize", "MPI_COMM_WORLD"},
+      {"dup", "MPI_Comm_free", "MPI_Comm_dup #1 of MPI_COMM_WORLD"},
+  }));
+  INFO("communicator " << comm);
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(msg_pending);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {comm, "one"});
+  // A warning: the program goes on.
+  // (UCX may warn on stdout of the message left unmatched.)
+  CHECK(result.succeeded());
+  CHECK(result.out.rfind("done\n", 0) == 0);
+  check_reported(result,
+                 {R"(^\[1\] WARNING: GLOBAL:MSG:PENDING: warning$)",
+                  R"(1 message was sent to rank 1 on .* and never received before )" + when + ":",
+                  R"(message 1: from rank 0, tag 8, )" + regex_escape(name) +
+                      R"(, 16 B \(4 x MPI_INT\), sent by MPI_Send$)",
+                  R"(rank 1 calls )" + when + ":",
+                  R"(rank 0 sent message 1:)",
+                  R"(MPI_Send\(count=4, datatype=MPI_INT, dest=1, tag=8, comm=)" + regex_escape(name) + R"(\))",
+                  frame_pattern("send_both", program.source, marked_line(program, "unreceived")),
+                  R"(GLOBAL:MSG:PENDING: found 1 time \(0 errors \+ 1 warning\))"});
+  // The message received (tag 7) is not listed.
+  CHECK(result.err.find("tag 7") == std::string::npos);
+}
+
+TEST_CASE("msg_pending: CHECK-MAX-PENDING limits the messages listed", "[messages][pending]") {
+  Workspace workspace;
+  const JobResult result =
+      run_checked(workspace, 2, TEST_PROGRAM(msg_pending), {"--check-all", "--check-max-pending", "1"}, {"world", "none"});
+  CHECK(result.succeeded());
+  check_reported(result, {R"(2 messages were sent to rank 1 on its communicators and never received before MPI_Finalize:)",
+                          R"(message 1: from rank 0, tag 7, MPI_COMM_WORLD, 16 B \(4 x MPI_INT\), sent by MPI_Send$)",
+                          R"(\.\.\. and 1 more, not listed \(CHECK-MAX-PENDING 1\))"});
+  CHECK(result.err.find("message 2:") == std::string::npos);
+}
+
+TEST_CASE("msg_pending: every message received, nothing is pending", "[messages][pending][clean]") {
+  const std::string comm = GENERATE("world", "dup");
+  Workspace workspace;
+  const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(msg_pending), kAllChecks, {comm, "all"});
+  CHECK(plain.out == "done\n");
+}
+
+TEST_CASE("request_leaks: an Irecv never completed and a persistent request never freed are LOCAL:REQUEST:NOT_FREED",
+          "[requests][not_freed]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(request_leaks);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"leak"});
+  CHECK(result.succeeded());
+  check_reported(result,
+                 {R"(^\[1\] WARNING: LOCAL:REQUEST:NOT_FREED: warning$)",
+                  R"(A request of MPI_Irecv was never completed nor freed\.)",
+                  R"(MPI_Irecv\(buf=0x[0-9a-f]+, count=4, datatype=MPI_INT, source=0, tag=3, comm=MPI_COMM_WORLD\))",
+                  frame_pattern("start_receive", program.source, marked_line(program, "irecv")),
+                  R"(A persistent request of MPI_Recv_init is inactive but was never freed\.)",
+                  R"(MPI_Recv_init\(buf=0x[0-9a-f]+, count=4, datatype=MPI_INT, source=0, tag=4, comm=MPI_COMM_WORLD\))",
+                  frame_pattern("make_persistent", program.source, marked_line(program, "recv_init")),
+                  R"(LOCAL:REQUEST:NOT_FREED: found 2 times \(0 errors \+ 2 warnings\))"});
+}
+
+TEST_CASE("request_leaks: every request completed and freed", "[requests][not_freed][clean]") {
+  Workspace workspace;
+  check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(request_leaks), kAllChecks, {"clean"});
+  check_no_finding(run_checked(workspace, 2, TEST_PROGRAM(request_leaks), kAllChecks, {"clean"}));
+}
+
+TEST_CASE("request_leaks: MPI_Request_free of an active Irecv is LOCAL:REQUEST:PREMATURE_FREE",
+          "[requests][premature_free]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(request_leaks);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"free_active"});
+  CHECK(result.succeeded());
+  check_reported(result,
+                 {R"(^\[1\] WARNING: LOCAL:REQUEST:PREMATURE_FREE: warning$)",
+                  R"(MPI_Request_free frees the request of MPI_Irecv while its operation is still active:)",
+                  R"(rank 1 frees it:)",
+                  frame_pattern("main", program.source, marked_line(program, "frees")),
+                  R"(rank 1 started it:)",
+                  R"(MPI_Irecv\(buf=0x[0-9a-f]+, count=4, datatype=MPI_INT, source=0, tag=3, comm=MPI_COMM_WORLD\))",
+                  frame_pattern("start_receive", program.source, marked_line(program, "irecv"))});
+  // The message the freed receive took is not pending, and the persistent
+  // request freed inactive is not reported.
+  CHECK(result.err.find("GLOBAL:MSG:PENDING") == std::string::npos);
+  CHECK(count_occurrences(result.err, "LOCAL:REQUEST:PREMATURE_FREE: warning") == 1);
+}
+
+TEST_CASE("request_leaks: MPI_Request_free of an inactive persistent request is not reported",
+          "[requests][premature_free][clean]") {
+  Workspace workspace;
+  check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(request_leaks), kAllChecks, {"free_inactive"});
+  check_no_finding(run_checked(workspace, 2, TEST_PROGRAM(request_leaks), kAllChecks, {"free_inactive"}));
+}

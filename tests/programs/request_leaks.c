@@ -1,0 +1,56 @@
+/* Requests left behind, or not: argv[1] is "leak" (rank 1 starts an
+ * MPI_Irecv that is never completed and creates a persistent MPI_Recv_init
+ * request that is never freed), "clean" (the same, completed and freed),
+ * "free_active" (rank 1 frees its MPI_Irecv while it is still active) or
+ * "free_inactive" (rank 1 frees its persistent request after its last Wait). */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int buffer[4];
+static int persistent_buffer[4];
+
+static void start_receive(MPI_Request* request) {
+  MPI_Irecv(buffer, 4, MPI_INT, 0, 3, MPI_COMM_WORLD, request); /* mpisentry: irecv */
+}
+
+static void make_persistent(MPI_Request* request) {
+  MPI_Recv_init(persistent_buffer, 4, MPI_INT, 0, 4, MPI_COMM_WORLD, request); /* mpisentry: recv_init */
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  if (argc < 2) {
+    fprintf(stderr, "usage: request_leaks <leak|clean|free_active|free_inactive>\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const char* mode = argv[1];
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int values[4] = {1, 2, 3, 4};
+  if (rank == 1) {
+    MPI_Request receive, persistent;
+    start_receive(&receive);
+    make_persistent(&persistent);
+    if (strcmp(mode, "free_active") == 0) MPI_Request_free(&receive); /* mpisentry: frees */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (strcmp(mode, "clean") == 0 || strcmp(mode, "free_inactive") == 0) {
+      MPI_Wait(&receive, MPI_STATUS_IGNORE);
+      MPI_Start(&persistent);
+      MPI_Wait(&persistent, MPI_STATUS_IGNORE);
+      MPI_Request_free(&persistent);
+    } else if (strcmp(mode, "free_active") == 0) {
+      MPI_Request_free(&persistent);
+    }
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && strcmp(mode, "leak") != 0) {
+      MPI_Send(values, 4, MPI_INT, 1, 3, MPI_COMM_WORLD);
+      if (strcmp(mode, "free_active") != 0) MPI_Send(values, 4, MPI_INT, 1, 4, MPI_COMM_WORLD);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) printf("done\n");
+  MPI_Finalize();
+  return 0;
+}
