@@ -1,8 +1,9 @@
 /* Deadlock at MPI_THREAD_SERIALIZED: on each of 2 ranks, worker threads take
  * turns at MPI under the program's own mutex, each turn an MPI_Sendrecv
  * with its own rank (a turn that waited for the other rank while holding the
- * mutex could deadlock outside MPI); then worker 1 takes a last turn and
- * waits in MPI_Recv from the other rank with a tag that no send uses. The
+ * mutex could deadlock outside MPI); then worker 1, once worker 0 has ended
+ * (else worker 0 could wait for the mutex forever, outside MPI), takes a last
+ * turn and waits in MPI_Recv from the other rank with a tag that no send uses. The
  * main thread, which initialized MPI, hands the work to the workers and
  * leaves with pthread_exit: the rank's only thread in MPI is worker 1. */
 #include <mpi.h>
@@ -14,6 +15,7 @@
 enum { kWorkers = 2, kTurns = 50 };
 
 static pthread_mutex_t mpi_turn = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t workers[kWorkers];
 static int rank;
 
 static void last_turn(void) {
@@ -32,7 +34,10 @@ static void* take_turns(void* argument) {
                  MPI_STATUS_IGNORE);
     pthread_mutex_unlock(&mpi_turn);
   }
-  if (worker == 1) last_turn();
+  if (worker == 1) {
+    pthread_join(workers[0], NULL);
+    last_turn();
+  }
   return NULL;
 }
 
@@ -44,7 +49,6 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   rank = world_rank_checked(2, 2);
-  pthread_t workers[kWorkers];
   for (long w = 0; w < kWorkers; ++w) pthread_create(&workers[w], NULL, take_turns, (void*)w);
   pthread_exit(NULL);
 }
