@@ -82,10 +82,10 @@ std::string_view kind_name(std::uint16_t kind) { return function_info(static_cas
 std::string call_text(const CollectiveRecord& record) {
   std::string text(kind_name(record.kind));
   if (record.kind_only) return text;
-  if (record.rooted && record.op >= 0)
-    return fmt::format("{}(op={}, root={})", text, kPredefinedOps[record.op].name, record.root);
+  const bool op = record.op >= 0 && record.op < kPredefinedOpCount;
+  if (record.rooted && op) return fmt::format("{}(op={}, root={})", text, kPredefinedOps[record.op].name, record.root);
   if (record.rooted) return fmt::format("{}(root={})", text, record.root);
-  if (record.op >= 0) return fmt::format("{}(op={})", text, kPredefinedOps[record.op].name);
+  if (op) return fmt::format("{}(op={})", text, kPredefinedOps[record.op].name);
   return text;
 }
 
@@ -134,7 +134,8 @@ void report_call_mismatch(const Exchange& exchange, const Mismatch& mismatch, co
           fmt::format("Different reduction operations in {} on {}:", kind_name(mine.kind), peers.comm));
       break;
     case report::Check::CommFreeMismatch:
-      finding.summary.push_back(fmt::format("MPI_Comm_free of {} meets another collective:", peers.comm));
+      finding.summary.push_back(fmt::format("{} of {} meets another collective:",
+                                            kind_name(mine.frees ? mine.kind : other.kind), peers.comm));
       break;
     default:
       finding.summary.push_back(fmt::format("Different collective operations at the same position on {}:", peers.comm));

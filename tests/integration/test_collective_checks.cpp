@@ -30,7 +30,7 @@ void check_reported(const JobResult& result, const std::vector<std::string>& pat
 }
 
 int ranks_for(const std::string& shape) {
-  return shape == "gatherv" || shape == "allgatherv" || shape == "alltoallv" ? 3 : 2;
+  return shape == "gatherv" || shape == "allgatherv" || shape == "alltoallv" || shape == "in_place" ? 3 : 2;
 }
 
 }  // namespace
@@ -44,6 +44,9 @@ TEST_CASE("coll_mismatch: each collective error is reported with the call, the r
       // Hangs on MPICH after the report: the deadlock checker ends it.
       {"operation", R"(^\[0\] ERROR: GLOBAL:COLLECTIVE:OPERATION_MISMATCH: error$)",
        R"(rank 0 calls MPI_Allgather, rank 1 calls MPI_Bcast\(root=0\)$)"},
+      // Blocking and nonblocking forms never match.
+      {"kinds", R"(^\[0\] ERROR: GLOBAL:COLLECTIVE:OPERATION_MISMATCH: error$)",
+       R"(rank 0 calls MPI_Bcast\(root=0\), rank 1 calls MPI_Ibcast\(root=0\)$)"},
       {"root", R"(^\[0\] ERROR: GLOBAL:COLLECTIVE:ROOT_MISMATCH: error$)",
        R"(rank 0 calls MPI_Bcast\(root=0\), rank 1 calls MPI_Bcast\(root=1\)$)"},
       {"reduction", R"(^\[0\] ERROR: GLOBAL:COLLECTIVE:REDUCTION_OPERATION_MISMATCH: error$)",
@@ -76,11 +79,12 @@ TEST_CASE("coll_mismatch: each collective error is reported with the call, the r
 }
 
 TEST_CASE("coll_mismatch: the correct twins are not reported", "[collectives][clean]") {
-  // Among them: v-collectives with other counts on each rank, and a vector
-  // type broadcast into a contiguous one of the same signature.
+  // Among them: v-collectives with other counts on each rank, a vector type
+  // broadcast into a contiguous one of the same signature, MPI_Bcast_c
+  // against MPI_Bcast, and MPI_IN_PLACE.
   const std::string shape = GENERATE("operation_ok", "order_ok", "root_ok", "reduction_ok", "gatherv_ok",
                                      "allgatherv_ok", "alltoallv_ok", "datatype_ok", "comm_free_ok", "nonblocking_ok",
-                                     "invalid_ok", "many_ok");
+                                     "invalid_ok", "many_ok", "kinds_ok", "in_place_ok");
   INFO("shape " << shape);
   Workspace workspace;
   const std::string name = shape.substr(0, shape.size() - 3);

@@ -18,7 +18,11 @@
  *   comm_free    rank 0 frees a duplicate of MPI_COMM_WORLD while rank 1 broadcasts on it
  *                (hangs on MPICH: the deadlock checker ends it)
  *   nonblocking  MPI_Iallreduce with MPI_SUM on rank 0, MPI_MAX elsewhere, then MPI_Barrier
- *   many         10000 x the datatype error */
+ *   many         10000 x the datatype error
+ *   kinds        MPI_Bcast on rank 0, MPI_Ibcast and MPI_Wait elsewhere: MPI never matches them
+ *                (twin: MPI_Bcast_c on rank 0, the same collective as MPI_Bcast)
+ *   in_place_ok  MPI_IN_PLACE at the root of MPI_Gather, MPI_Scatter and MPI_Reduce, and on
+ *                every rank of MPI_Allgatherv with other counts per rank (no error shape) */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -147,6 +151,28 @@ static void many(int ok) {
   for (int i = 0; i < 10000; ++i) datatype(ok);
 }
 
+static void kinds(int ok) {
+  int value = 7;
+  if (rank == 0 && ok) {
+    MPI_Bcast_c(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } else if (rank == 0 || ok) {
+    MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } else {
+    MPI_Request request;
+    MPI_Ibcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+  }
+}
+
+static void in_place(void) {
+  int all[64] = {0}, mine[16] = {0}, counts[16], displs[16], sum = rank;
+  MPI_Gather(rank == 0 ? MPI_IN_PLACE : mine, 2, MPI_INT, all, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Scatter(all, 2, MPI_INT, rank == 0 ? MPI_IN_PLACE : mine, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Reduce(rank == 0 ? MPI_IN_PLACE : &sum, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  v_counts(0, counts, displs);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -169,6 +195,8 @@ int main(int argc, char** argv) {
   else if (strcmp(shape, "comm_free") == 0) comm_free(ok);
   else if (strcmp(shape, "nonblocking") == 0) nonblocking(ok);
   else if (strcmp(shape, "many") == 0) many(ok);
+  else if (strcmp(shape, "kinds") == 0) kinds(ok);
+  else if (strcmp(shape, "in_place") == 0 && ok) in_place();
   else {
     fprintf(stderr, "unknown shape '%s'\n", shape);
     MPI_Abort(MPI_COMM_WORLD, 2);
