@@ -30,6 +30,7 @@ void check_reported(const JobResult& result, const std::vector<std::string>& pat
 }
 
 int ranks_for(const std::string& shape) {
+  if (shape == "inter") return 4;
   return shape == "gatherv" || shape == "allgatherv" || shape == "alltoallv" || shape == "in_place" ? 3 : 2;
 }
 
@@ -81,10 +82,11 @@ TEST_CASE("coll_mismatch: each collective error is reported with the call, the r
 TEST_CASE("coll_mismatch: the correct twins are not reported", "[collectives][clean]") {
   // Among them: v-collectives with other counts on each rank, a vector type
   // broadcast into a contiguous one of the same signature, MPI_Bcast_c
-  // against MPI_Bcast, and MPI_IN_PLACE.
+  // against MPI_Bcast, MPI_IN_PLACE, inter-communicator and neighbourhood
+  // collectives.
   const std::string shape = GENERATE("operation_ok", "order_ok", "root_ok", "reduction_ok", "gatherv_ok",
                                      "allgatherv_ok", "alltoallv_ok", "datatype_ok", "comm_free_ok", "nonblocking_ok",
-                                     "invalid_ok", "many_ok", "kinds_ok", "in_place_ok");
+                                     "invalid_ok", "many_ok", "kinds_ok", "in_place_ok", "inter_ok");
   INFO("shape " << shape);
   Workspace workspace;
   const std::string name = shape.substr(0, shape.size() - 3);

@@ -22,7 +22,9 @@
  *   kinds        MPI_Bcast on rank 0, MPI_Ibcast and MPI_Wait elsewhere: MPI never matches them
  *                (twin: MPI_Bcast_c on rank 0, the same collective as MPI_Bcast)
  *   in_place_ok  MPI_IN_PLACE at the root of MPI_Gather, MPI_Scatter and MPI_Reduce, and on
- *                every rank of MPI_Allgatherv with other counts per rank (no error shape) */
+ *                every rank of MPI_Allgatherv with other counts per rank (no error shape)
+ *   inter_ok     MPI_Bcast and MPI_Allreduce on an inter-communicator between even and odd
+ *                ranks, and MPI_Neighbor_allgather on a ring (no error shape) */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -173,6 +175,25 @@ static void in_place(void) {
   MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
 }
 
+static void inter_and_neighbors(void) {
+  MPI_Comm half, inter, ring;
+  const int color = rank % 2;
+  int value = 7, sum = 0, periodic = 1, neighbors[2];
+  MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 9, &inter);
+  int local_rank;
+  MPI_Comm_rank(half, &local_rank);
+  /* Rank 0 of the even group broadcasts to the odd group. */
+  const int root = color == 0 ? (local_rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+  MPI_Bcast(&value, 1, MPI_INT, root, inter);
+  MPI_Allreduce(&value, &sum, 1, MPI_INT, MPI_SUM, inter);
+  MPI_Cart_create(MPI_COMM_WORLD, 1, &size, &periodic, 0, &ring);
+  MPI_Neighbor_allgather(&rank, 1, MPI_INT, neighbors, 1, MPI_INT, ring);
+  MPI_Comm_free(&ring);
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -197,6 +218,7 @@ int main(int argc, char** argv) {
   else if (strcmp(shape, "many") == 0) many(ok);
   else if (strcmp(shape, "kinds") == 0) kinds(ok);
   else if (strcmp(shape, "in_place") == 0 && ok) in_place();
+  else if (strcmp(shape, "inter") == 0 && ok) inter_and_neighbors();
   else {
     fprintf(stderr, "unknown shape '%s'\n", shape);
     MPI_Abort(MPI_COMM_WORLD, 2);
