@@ -95,11 +95,14 @@ TEST_CASE("coll_mismatch: the correct twins are not reported", "[collectives][cl
   CHECK(plain.out.find("done\n") != std::string::npos);
 }
 
-TEST_CASE("coll_mismatch: an invalid count or root is a GLOBAL:COLLECTIVE:INVALID_PARAMETER, then MPI's own error",
+TEST_CASE("coll_mismatch: an invalid parameter is a GLOBAL:COLLECTIVE:INVALID_PARAMETER, then MPI's own error",
           "[collectives][invalid]") {
-  const auto [argument, value, error] = GENERATE(table<std::string, std::string, std::string>({
-      {"count", R"(count=-1$)", "MPI_ERR_COUNT"},
-      {"root", R"(root=2, but the communicator has 2 ranks$)", "MPI_ERR_ROOT"},
+  const auto [argument, call, value, error] = GENERATE(table<std::string, std::string, std::string, std::string>({
+      {"count", "MPI_Bcast", R"(count=-1$)", "MPI_ERR_COUNT"},
+      {"root", "MPI_Bcast", R"(root=2, but the communicator has 2 ranks$)", "MPI_ERR_ROOT"},
+      {"datatype", "MPI_Bcast", R"(datatype=MPI_DATATYPE_NULL$)", "MPI_ERR_TYPE"},
+      {"comm", "MPI_Bcast", R"(comm=MPI_COMM_NULL$)", "MPI_ERR_COMM"},
+      {"op", "MPI_Allreduce", R"(op=MPI_OP_NULL$)", "MPI_ERR_OP"},
   }));
   INFO("invalid " << argument);
   Workspace workspace;
@@ -108,11 +111,11 @@ TEST_CASE("coll_mismatch: an invalid count or root is a GLOBAL:COLLECTIVE:INVALI
   INFO(describe(result));
   CHECK(result.succeeded());
   // Under MPI_ERRORS_RETURN the program sees what MPI returned.
-  CHECK(result.out.find("rank 0: MPI_Bcast returned " + error) != std::string::npos);
-  CHECK(result.out.find("rank 1: MPI_Bcast returned " + error) != std::string::npos);
+  CHECK(result.out.find("rank 0: " + call + " returned " + error) != std::string::npos);
+  CHECK(result.out.find("rank 1: " + call + " returned " + error) != std::string::npos);
   check_reported(result, {R"(^\[0\] ERROR: GLOBAL:COLLECTIVE:INVALID_PARAMETER: error$)",
                           R"(^\[1\] ERROR: GLOBAL:COLLECTIVE:INVALID_PARAMETER: error$)",
-                          R"(MPI_Bcast got an invalid parameter: )" + value});
+                          call + R"( got an invalid parameter: )" + value});
 }
 
 TEST_CASE("coll_mismatch: under MPI_ERRORS_ARE_FATAL the INVALID_PARAMETER is on disk before MPI aborts",

@@ -12,8 +12,10 @@
  *   alltoallv    MPI_Alltoallv: rank r sends r+1 ints to each, rank 0 expects one more from the last rank
  *   datatype     MPI_Bcast of 1 MPI_INT received as 1 MPI_FLOAT (twin: a vector of 2 ints with
  *                stride 2 received as a contiguous type of 2 ints: the same signature)
- *   invalid      MPI_Bcast with count -1 (argv[2] "root": root = size) under MPI_ERRORS_RETURN,
- *                rank 0 printing what MPI returned on each rank (twin: count 0, root size-1)
+ *   invalid      under MPI_ERRORS_RETURN, argv[2] naming what is invalid: MPI_Bcast with count -1
+ *                ("count", the default), root = size ("root"), MPI_DATATYPE_NULL ("datatype") or
+ *                MPI_COMM_NULL ("comm"), or MPI_Allreduce with MPI_OP_NULL ("op"); rank 0 prints
+ *                what MPI returned on each rank (twin: MPI_Bcast of count 0 from root size-1)
  *   invalid_fatal  MPI_Bcast with count -1 under MPI_ERRORS_ARE_FATAL
  *   comm_free    rank 0 frees a duplicate of MPI_COMM_WORLD while rank 1 broadcasts on it
  *                (hangs on MPICH: the deadlock checker ends it)
@@ -111,20 +113,32 @@ static void datatype(int ok) {
   MPI_Type_free(&type);
 }
 
-static void invalid(int ok, int bad_root) {
+static void invalid(int ok, const char* what) {
   int values[2] = {0, 0}, error_class = MPI_SUCCESS;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  const int count = ok ? 0 : bad_root ? 1 : -1;
-  const int at = ok ? size - 1 : bad_root ? size : 0;
-  const int result = MPI_Bcast(values, count, MPI_INT, at, MPI_COMM_WORLD);
+  const char* call = "MPI_Bcast";
+  int result;
+  if (strcmp(what, "op") == 0) {
+    call = "MPI_Allreduce";
+    result = MPI_Allreduce(values, values + 1, 1, MPI_INT, ok ? MPI_SUM : MPI_OP_NULL, MPI_COMM_WORLD);
+  } else {
+    const int count = ok ? 0 : strcmp(what, "count") == 0 ? -1 : 1;
+    const int at = ok ? size - 1 : strcmp(what, "root") == 0 ? size : 0;
+    const MPI_Datatype type = !ok && strcmp(what, "datatype") == 0 ? MPI_DATATYPE_NULL : MPI_INT;
+    const MPI_Comm comm = !ok && strcmp(what, "comm") == 0 ? MPI_COMM_NULL : MPI_COMM_WORLD;
+    result = MPI_Bcast(values, count, type, at, comm);
+  }
   MPI_Error_class(result, &error_class);
   int classes[16];
   MPI_Gather(&error_class, 1, MPI_INT, classes, 1, MPI_INT, 0, MPI_COMM_WORLD);
   for (int r = 0; rank == 0 && r < size; ++r)
-    printf("rank %d: MPI_Bcast returned %s\n", r,
+    printf("rank %d: %s returned %s\n", r, call,
            classes[r] == MPI_SUCCESS     ? "MPI_SUCCESS"
            : classes[r] == MPI_ERR_COUNT ? "MPI_ERR_COUNT"
            : classes[r] == MPI_ERR_ROOT  ? "MPI_ERR_ROOT"
+           : classes[r] == MPI_ERR_TYPE  ? "MPI_ERR_TYPE"
+           : classes[r] == MPI_ERR_OP    ? "MPI_ERR_OP"
+           : classes[r] == MPI_ERR_COMM  ? "MPI_ERR_COMM"
                                          : "another error");
 }
 
@@ -211,7 +225,7 @@ int main(int argc, char** argv) {
   else if (strcmp(shape, "allgatherv") == 0) allgatherv(ok);
   else if (strcmp(shape, "alltoallv") == 0) alltoallv(ok);
   else if (strcmp(shape, "datatype") == 0) datatype(ok);
-  else if (strcmp(shape, "invalid") == 0) invalid(ok, argc > 2 && strcmp(argv[2], "root") == 0);
+  else if (strcmp(shape, "invalid") == 0) invalid(ok, argc > 2 ? argv[2] : "count");
   else if (strcmp(shape, "invalid_fatal") == 0) invalid_fatal();
   else if (strcmp(shape, "comm_free") == 0) comm_free(ok);
   else if (strcmp(shape, "nonblocking") == 0) nonblocking(ok);
