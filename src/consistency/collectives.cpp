@@ -288,7 +288,8 @@ void fill_amounts(const Collective& call, int me, int size, std::vector<Collecti
         break;
       case Pattern::Scatter:
         if (is_root) r.sent = j == me && receive_in_place ? Amounts::in_place() : amounts.of(call.send, j);
-        if (j == call.root) r.expected = is_root && receive_in_place ? Amounts::in_place() : amounts.of(call.receive, j);
+        if (j == call.root)
+          r.expected = is_root && receive_in_place ? Amounts::in_place() : amounts.of(call.receive, j);
         break;
       case Pattern::Allgather:
         // In place, a member's contribution is its own block of the receive buffer.

@@ -56,7 +56,17 @@ struct Side {
 };
 
 // How the data moves between members.
-enum class Pattern : std::uint8_t { Barrier, Bcast, Gather, Scatter, Allgather, Alltoall, Reduce, ReduceScatter, Neighborhood };
+enum class Pattern : std::uint8_t {
+  Barrier,
+  Bcast,
+  Gather,
+  Scatter,
+  Allgather,
+  Alltoall,
+  Reduce,
+  ReduceScatter,
+  Neighborhood,
+};
 
 inline constexpr int kNoRoot = -0x7fffffff;
 
@@ -94,7 +104,8 @@ inline CollectiveCheck checked(const Collective& call) {
 
 inline CollectiveCheck barrier(FunctionId function, MPI_Comm comm) {
   if (!collective_checking()) return {};
-  return checked({function, comm, Pattern::Barrier, {nullptr, MPI_Count{0}, MPI_DATATYPE_NULL}, {nullptr, MPI_Count{0}, MPI_DATATYPE_NULL}});
+  return checked({function, comm, Pattern::Barrier, {nullptr, MPI_Count{0}, MPI_DATATYPE_NULL},
+                  {nullptr, MPI_Count{0}, MPI_DATATYPE_NULL}});
 }
 
 inline CollectiveCheck bcast(FunctionId function, const void* buffer, MPI_Count count, MPI_Datatype type, int root,
@@ -133,7 +144,8 @@ inline CollectiveCheck allgather(FunctionId function, const void* sendbuf, MPI_C
 inline CollectiveCheck alltoall(FunctionId function, const void* sendbuf, Counts sendcounts, Types sendtypes,
                                 const void* recvbuf, Counts recvcounts, Types recvtypes, MPI_Comm comm) {
   if (!collective_checking()) return {};
-  return checked({function, comm, Pattern::Alltoall, {sendbuf, sendcounts, sendtypes}, {recvbuf, recvcounts, recvtypes}});
+  return checked(
+      {function, comm, Pattern::Alltoall, {sendbuf, sendcounts, sendtypes}, {recvbuf, recvcounts, recvtypes}});
 }
 
 // MPI_Reduce (with a root), MPI_Allreduce, MPI_Scan, MPI_Exscan: count x

@@ -275,8 +275,9 @@ using namespace mpisentry;
 // see consistency/messages.hpp.
 #define MPISENTRY_CHECKED(forward, ...) __VA_OPT__((__VA_ARGS__).done)(forward)
 
-#define MPISENTRY_BLOCKING(name, params, args, describe, ...) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), false, true, (void)0)
+#define MPISENTRY_BLOCKING(name, params, args, describe, ...)                                                      \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), false, \
+                            true, (void)0)
 
 #define MPISENTRY_CREATES_COMM(name, params, args, describe, created) \
   MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, false, true, created)
