@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "config/keys.hpp"
+#include "consistency/collectives.hpp"
 #include "consistency/limits.hpp"
 #include "consistency/messages.hpp"
 #include "consistency/requests.hpp"
@@ -70,6 +71,7 @@ void start(const config::Settings& settings, int world_rank, std::string report_
   start_messages(on(report::Check::MessageDatatype), on(report::Check::MessagePending), settings.max_pending,
                  multiple_threads);
   start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree));
+  start_collectives();
   if (world_rank != 0) return;
   std::vector<std::string_view> names;
   for (int i = static_cast<int>(report::Check::CollectiveOperation); i < report::kCheckCount; ++i)
@@ -117,6 +119,7 @@ void stop_at_error_limit() {
 
 void finish() {
   State& s = state();
+  finish_collectives();
   finish_messages();
   finish_requests();
   if (s.summary_comm == MPI_COMM_NULL) return;

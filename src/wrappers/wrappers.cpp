@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "consistency/collectives.hpp"
 #include "consistency/failed_calls.hpp"
 #include "consistency/findings.hpp"
 #include "consistency/messages.hpp"
@@ -269,13 +270,14 @@ using namespace mpisentry;
     return result;                                                                         \
   }
 
-// The message and request checks' object around a forwarded call, when a
-// line of mpi_functions.def gives one: (check).done(forward), see
-// consistency/messages.hpp.
+// The message, request and collective checks' object around a forwarded
+// call, when a line of mpi_functions.def gives one: (check).done(forward),
+// see consistency/messages.hpp.
 #define MPISENTRY_CHECKED(forward, ...) __VA_OPT__((__VA_ARGS__).done)(forward)
 
-#define MPISENTRY_BLOCKING(name, params, args, describe) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, false, true, (void)0)
+#define MPISENTRY_BLOCKING(name, params, args, describe, ...)                                                      \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), false, \
+                            true, (void)0)
 
 #define MPISENTRY_CREATES_COMM(name, params, args, describe, created) \
   MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, false, true, created)
@@ -384,33 +386,36 @@ int release_handle(Handle* handle, FunctionId function, int (*release)(Handle*),
   else
     consistency::call_failed(record, result);
   self.leave(true);
+  consistency::stop_at_error_limit();
   return result;
 }
 
-// Release, after the message checks' look at what is pending on the
-// communicator (collective over it, so inside the recorded call).
-template <int (*Release)(MPI_Comm*)>
+// Release, after the collective checks' exchange and the message checks'
+// look at what is pending on the communicator (collective over it, so
+// inside the recorded call).
+template <int (*Release)(MPI_Comm*), FunctionId Function>
 int checked_release(MPI_Comm* comm) {
+  if (consistency::collective_checking() && comm) consistency::collectives_freeing(*comm, Function);
   if (consistency::shadowing() && comm) consistency::communicator_freeing(*comm);
   return Release(comm);
 }
 
-template <int (*Release)(MPI_Comm*)>
-int release_communicator(MPI_Comm* comm, FunctionId function) {
+template <int (*Release)(MPI_Comm*), FunctionId Function>
+int release_communicator(MPI_Comm* comm) {
   const MPI_Comm freeing = comm ? *comm : MPI_COMM_NULL;
   const std::uint64_t freeing_id = comms::id_of(freeing);
-  return release_handle(comm, function, checked_release<Release>, collective(freeing),
+  return release_handle(comm, Function, checked_release<Release, Function>, collective(freeing),
                         [&] { comms::freed(freeing, freeing_id); });
 }
 
 }  // namespace
 
 MPISENTRY_API int MPI_Comm_free(MPI_Comm* comm) {
-  return release_communicator<PMPI_Comm_free>(comm, FunctionId::Comm_free);
+  return release_communicator<PMPI_Comm_free, FunctionId::Comm_free>(comm);
 }
 
 MPISENTRY_API int MPI_Comm_disconnect(MPI_Comm* comm) {
-  return release_communicator<PMPI_Comm_disconnect>(comm, FunctionId::Comm_disconnect);
+  return release_communicator<PMPI_Comm_disconnect, FunctionId::Comm_disconnect>(comm);
 }
 
 MPISENTRY_API int MPI_File_close(MPI_File* fh) {
