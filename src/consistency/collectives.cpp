@@ -27,10 +27,6 @@ bool collective_checking = false;
 
 namespace {
 
-// How long MPI_Finalize and MPI_Comm_free wait for pending exchanges: every
-// member posted its part, so this is reached only when a rank stopped.
-constexpr auto kDrainLimit = std::chrono::seconds(10);
-
 struct PredefinedOp {
   MPI_Op op;
   const char* name;

@@ -1,6 +1,7 @@
 #include "consistency/findings.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,10 @@
 #include "stacks/stacks.hpp"
 
 namespace mpisentry::consistency {
+namespace detail {
+std::atomic<bool> error_limit_reached{false};
+}
+
 namespace {
 
 struct State {
@@ -35,8 +40,6 @@ State& state() {
   static State* const instance = new State;  // never destroyed: findings may come during exit
   return *instance;
 }
-
-std::atomic<bool> error_limit_reached{false};
 
 // Report file first, so that it is on disk before anything may end the process.
 void print(const std::string& text) {
@@ -94,15 +97,14 @@ void report(report::Finding finding, bool own_stack) {
     const std::lock_guard lock(s.mutex);
     decision = s.limits.count(finding.check, finding.key);
   }
-  if (decision.error_limit_reached) error_limit_reached.store(true, std::memory_order_relaxed);
+  if (decision.error_limit_reached) detail::error_limit_reached.store(true, std::memory_order_relaxed);
   if (!decision.print) return;
   finding.rank = s.rank;
   if (own_stack && !finding.parties.empty()) finding.parties.front().stack = caller_stack();
   print(report::format_finding(finding));
 }
 
-void stop_at_error_limit() {
-  if (!error_limit_reached.load(std::memory_order_relaxed)) return;
+void detail::abort_at_error_limit() {
   State& s = state();
   std::string text;
   {
@@ -115,6 +117,7 @@ void stop_at_error_limit() {
   print(text);
   monitor::note_abort();
   PMPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // PMPI_Abort does not return
 }
 
 void finish() {

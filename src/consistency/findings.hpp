@@ -6,12 +6,19 @@
 
 #include <mpi.h>
 
+#include <atomic>
+#include <chrono>
 #include <string>
 
 #include "config/settings.hpp"
 #include "report/report.hpp"
 
 namespace mpisentry::consistency {
+
+// How long MPI_Finalize and MPI_Comm_free wait for the checks' own messages
+// and exchanges that every member sent: reached only when a rank stopped
+// making progress, and then the checks give up rather than hang.
+inline constexpr std::chrono::seconds kDrainLimit{10};
 
 // From MPI_Init, once the settings are known; `report_path` is the job's
 // report file; `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE.
@@ -32,10 +39,18 @@ int world_rank() noexcept;
 // first party gets the calling thread's stack (taken only if printed).
 void report(report::Finding finding, bool own_stack = false);
 
+namespace detail {
+extern std::atomic<bool> error_limit_reached;
+[[noreturn]] void abort_at_error_limit();
+}  // namespace detail
+
 // After the call that reported: once this rank's errors reached
 // CHECK-MAX-ERRORS, prints its summary and aborts the job. The call has
-// returned, so the program had MPI's own behaviour first.
-void stop_at_error_limit();
+// returned, so the program had MPI's own behaviour first. Inline: every
+// wrapper calls it.
+inline void stop_at_error_limit() {
+  if (detail::error_limit_reached.load(std::memory_order_relaxed)) detail::abort_at_error_limit();
+}
 
 // In MPI_Finalize, once every rank is there: world rank 0 prints the summary
 // of every rank's findings.

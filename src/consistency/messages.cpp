@@ -33,11 +33,6 @@ bool shadowing = false;
 
 namespace {
 
-// How long finalize and communicator frees wait for shadow messages that
-// the counts say were sent: they are in flight, so this is never reached
-// unless a rank stopped making progress.
-constexpr auto kDrainLimit = std::chrono::seconds(10);
-
 // What a shadow message carries: the sender's signature, call and call site.
 struct Payload {
   std::int64_t bytes = 0;

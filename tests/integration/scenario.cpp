@@ -90,4 +90,19 @@ JobResult check_unchanged_by_checker(const Workspace& workspace, int ranks, cons
   return plain;
 }
 
+std::vector<std::string> with(std::vector<std::string> options, const std::vector<std::string>& more) {
+  options.insert(options.end(), more.begin(), more.end());
+  return options;
+}
+
+void check_reported(const JobResult& result, const std::vector<std::string>& patterns) {
+  INFO(describe(result));
+  REQUIRE(result.report.has_value());
+  for (const std::string& pattern : patterns) {
+    INFO("pattern: " << pattern);
+    CHECK(any_line_matches(result.err, pattern));
+    CHECK(any_line_matches(*result.report, pattern));
+  }
+}
+
 }  // namespace harness

@@ -71,4 +71,11 @@ JobResult check_unchanged_by_checker(const Workspace& workspace, int ranks, cons
                                      const std::vector<std::string>& options,
                                      const std::vector<std::string>& args = {});
 
+// `options` followed by `more`.
+std::vector<std::string> with(std::vector<std::string> options, const std::vector<std::string>& more);
+
+// A consistency finding: each pattern matches a line of stderr and a line of
+// the report file.
+void check_reported(const JobResult& result, const std::vector<std::string>& patterns);
+
 }  // namespace harness

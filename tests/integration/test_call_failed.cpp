@@ -14,11 +14,6 @@ namespace {
 
 const std::vector<std::string> kCallFailedOn = {"--check", "LOCAL:MPI:CALL_FAILED ON"};
 
-std::vector<std::string> with(std::vector<std::string> options, const std::vector<std::string>& more) {
-  options.insert(options.end(), more.begin(), more.end());
-  return options;
-}
-
 }  // namespace
 
 TEST_CASE("call_failed: every erroneous call is reported with its arguments and MPI's words, and the program goes on",

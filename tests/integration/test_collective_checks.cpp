@@ -10,24 +10,8 @@ using namespace harness;
 
 namespace {
 
-std::vector<std::string> with(std::vector<std::string> options, const std::vector<std::string>& more) {
-  options.insert(options.end(), more.begin(), more.end());
-  return options;
-}
-
 const std::vector<std::string> kAllChecks = with({"--check-all"}, kDeadlockOptions);
 const std::vector<std::string> kCollectiveChecks = {"--check", "GLOBAL:COLLECTIVE:** ON"};
-
-// The finding is on stderr and in the report file.
-void check_reported(const JobResult& result, const std::vector<std::string>& patterns) {
-  INFO(describe(result));
-  REQUIRE(result.report.has_value());
-  for (const std::string& pattern : patterns) {
-    INFO("pattern: " << pattern);
-    CHECK(any_line_matches(result.err, pattern));
-    CHECK(any_line_matches(*result.report, pattern));
-  }
-}
 
 int ranks_for(const std::string& shape) {
   if (shape == "inter") return 4;

@@ -13,17 +13,6 @@ namespace {
 
 const std::vector<std::string> kAllChecks = {"--check-all"};
 
-// The finding is on stderr and in the report file.
-void check_reported(const JobResult& result, const std::vector<std::string>& patterns) {
-  INFO(describe(result));
-  REQUIRE(result.report.has_value());
-  for (const std::string& pattern : patterns) {
-    INFO("pattern: " << pattern);
-    CHECK(any_line_matches(result.err, pattern));
-    CHECK(any_line_matches(*result.report, pattern));
-  }
-}
-
 // A clean run with every check on: no LOCAL warning either.
 void check_no_finding(const JobResult& result) {
   INFO(describe(result));
