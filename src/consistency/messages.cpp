@@ -449,10 +449,14 @@ void communicator_freeing(MPI_Comm comm) {
     shadow = std::move(found->second);
     s.shadows.erase(found);
   }
-  std::int64_t expected = 0;
+  // What each peer sent here: an all-to-all of counts, which means the same
+  // on an inter-communicator (whose groups may differ in size) as on an
+  // intra-communicator.
+  std::vector<std::int64_t> sent_here(shadow.sent_to.size(), 0);
   if (!shadow.sent_to.empty())
-    PMPI_Reduce_scatter_block(shadow.sent_to.data(), &expected, 1, MPI_INT64_T, MPI_SUM, shadow.dup);
-  expected -= shadow.received;
+    PMPI_Alltoall(shadow.sent_to.data(), 1, MPI_INT64_T, sent_here.data(), 1, MPI_INT64_T, shadow.dup);
+  std::int64_t expected = -shadow.received;
+  for (const std::int64_t count : sent_here) expected += count;
   std::int64_t arrived = 0;
   const std::vector<PendingMessage> pending = take_pending(expected, {&shadow}, arrived);
   report_pending(pending, expected - arrived, shadow.name, "MPI_Comm_free");

@@ -87,14 +87,16 @@ TEST_CASE("msg_datatype: receives of the same type signature are not reported", 
 
 TEST_CASE("msg_pending: a message never received is a GLOBAL:MSG:PENDING at MPI_Finalize and MPI_Comm_free",
           "[messages][pending]") {
-  const auto [comm, when, name] = GENERATE(table<std::string, std::string, std::string>({
-      {"world", "MPI_Finalize", "MPI_COMM_WORLD"},
-      {"dup", "MPI_Comm_free", "MPI_Comm_dup #1 of MPI_COMM_WORLD"},
+  // `inter`: groups {0} and {1, 2} of other sizes, where world rank 1 is rank 0.
+  const auto [comm, ranks, when, name, dest] = GENERATE(table<std::string, int, std::string, std::string, std::string>({
+      {"world", 2, "MPI_Finalize", "MPI_COMM_WORLD", "1"},
+      {"dup", 2, "MPI_Comm_free", "MPI_Comm_dup #1 of MPI_COMM_WORLD", "1"},
+      {"inter", 3, "MPI_Comm_free", "MPI_Intercomm_create", "0"},
   }));
   INFO("communicator " << comm);
   Workspace workspace;
   const Program program = TEST_PROGRAM(msg_pending);
-  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {comm, "one"});
+  const JobResult result = run_checked(workspace, ranks, program, kAllChecks, {comm, "one"});
   // A warning: the program goes on.
   // (UCX may warn on stdout of the message left unmatched.)
   CHECK(result.succeeded());
@@ -106,7 +108,7 @@ TEST_CASE("msg_pending: a message never received is a GLOBAL:MSG:PENDING at MPI_
                       R"(, 16 B \(4 x MPI_INT\), sent by MPI_Send$)",
                   R"(rank 1 calls )" + when + ":",
                   R"(rank 0 sent message 1:)",
-                  R"(MPI_Send\(count=4, datatype=MPI_INT, dest=1, tag=8, comm=)" + regex_escape(name) + R"(\))",
+                  R"(MPI_Send\(count=4, datatype=MPI_INT, dest=)" + dest + ", tag=8, comm=" + regex_escape(name) + R"(\))",
                   frame_pattern("send_both", program.source, marked_line(program, "unreceived")),
                   R"(GLOBAL:MSG:PENDING: found 1 time \(0 errors \+ 1 warning\))"});
   // The message received (tag 7) is not listed.
@@ -125,9 +127,11 @@ TEST_CASE("msg_pending: CHECK-MAX-PENDING limits the messages listed", "[message
 }
 
 TEST_CASE("msg_pending: every message received, nothing is pending", "[messages][pending][clean]") {
-  const std::string comm = GENERATE("world", "dup");
+  const std::string comm = GENERATE("world", "dup", "inter");
+  INFO("communicator " << comm);
   Workspace workspace;
-  const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(msg_pending), kAllChecks, {comm, "all"});
+  const JobResult plain = check_unchanged_by_checker(workspace, comm == "inter" ? 3 : 2, TEST_PROGRAM(msg_pending),
+                                                     kAllChecks, {comm, "all"});
   CHECK(plain.out == "done\n");
 }
 
