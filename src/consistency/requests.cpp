@@ -76,6 +76,23 @@ Kind kind_of(CallShape shape) {
 
 bool sends(Kind kind) { return kind == Kind::Send || kind == Kind::SendReceive; }
 
+// An operation with MPI_PROC_NULL as its only peer is complete from its
+// start: MPICH 4.0.2 hands every such nonblocking operation the same
+// built-in handle, completes it with source 0 rather than MPI_PROC_NULL,
+// and treats such a started persistent request as inactive in Waitany,
+// Waitsome, Testany and Testsome. Such requests are not tracked; a send-
+// receive whose receive half has no peer is a send.
+Kind kind_of(const CallRecord& record) {
+  const Kind kind = record.shape == CallShape::SendReceive && record.source == MPI_PROC_NULL ? Kind::Send
+                                                                                             : kind_of(record.shape);
+  const bool no_peer = (kind == Kind::Send || kind == Kind::Receive) && record.peer == MPI_PROC_NULL;
+  return no_peer ? Kind::Other : kind;
+}
+
+bool without_peer(const CallRecord& record) {
+  return kind_of(record.shape) != Kind::Other && kind_of(record) == Kind::Other;
+}
+
 std::uint64_t send_shadow_of(const CallRecord& r, const void* call_site) {
   return send_shadow(function_info(r.function).name, r.count, r.datatype, r.peer, r.tag, r.comm, call_site);
 }
@@ -124,7 +141,8 @@ void start_requests(bool not_freed_check, bool premature_free_check) {
 
 void started(MPI_Request request, const CallRecord& record, const void* call_site) {
   if (record.shape == CallShape::MatchedReceive) return;  // started_matched
-  insert(request, make_entry(record, kind_of(record.shape), call_site));
+  if (without_peer(record)) return;
+  insert(request, make_entry(record, kind_of(record), call_site));
 }
 
 void started_matched(MPI_Request request, FunctionId function, std::int64_t count, MPI_Datatype type, MPI_Comm comm,

@@ -2,13 +2,37 @@
  * MPI_Irecv that is never completed and creates a persistent MPI_Recv_init
  * request that is never freed), "clean" (the same, completed and freed),
  * "free_active" (rank 1 frees its MPI_Irecv while it is still active) or
- * "free_inactive" (rank 1 frees its persistent request after its last Wait). */
+ * "free_inactive" (rank 1 frees its persistent request after its last Wait)
+ * or "proc_null" (every rank completes nonblocking and persistent operations
+ * with MPI_PROC_NULL as their peer, correctly: MPICH gives them shared
+ * built-in handles and odd statuses). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
 static int buffer[4];
 static int persistent_buffer[4];
+
+static void without_peers(void) {
+  int values[4] = {1, 2, 3, 4};
+  for (int round = 0; round < 2; ++round) {
+    MPI_Request both[2];
+    MPI_Irecv(buffer, 4, MPI_INT, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &both[0]);
+    MPI_Isend(values, 4, MPI_INT, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &both[1]);
+    MPI_Wait(&both[0], MPI_STATUS_IGNORE);
+    MPI_Wait(&both[1], MPI_STATUS_IGNORE);
+  }
+  MPI_Request persistent[2];
+  MPI_Recv_init(persistent_buffer, 4, MPI_INT, MPI_PROC_NULL, 4, MPI_COMM_WORLD, &persistent[0]);
+  MPI_Send_init(values, 4, MPI_INT, MPI_PROC_NULL, 4, MPI_COMM_WORLD, &persistent[1]);
+  for (int round = 0; round < 2; ++round) {
+    MPI_Startall(2, persistent);
+    int index = 0;
+    while (index != MPI_UNDEFINED) MPI_Waitany(2, persistent, &index, MPI_STATUS_IGNORE);
+  }
+  MPI_Request_free(&persistent[0]);
+  MPI_Request_free(&persistent[1]);
+}
 
 static void start_receive(MPI_Request* request) {
   MPI_Irecv(buffer, 4, MPI_INT, 0, 3, MPI_COMM_WORLD, request); /* mpisentry: irecv */
@@ -21,14 +45,16 @@ static void make_persistent(MPI_Request* request) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc < 2) {
-    fprintf(stderr, "usage: request_leaks <leak|clean|free_active|free_inactive>\n");
+    fprintf(stderr, "usage: request_leaks <leak|clean|free_active|free_inactive|proc_null>\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const char* mode = argv[1];
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int values[4] = {1, 2, 3, 4};
-  if (rank == 1) {
+  if (strcmp(mode, "proc_null") == 0) {
+    without_peers();
+  } else if (rank == 1) {
     MPI_Request receive, persistent;
     start_receive(&receive);
     make_persistent(&persistent);
