@@ -100,14 +100,10 @@ Peers peers_of(const Exchange& exchange) {
   peers.me = world_rank();
   peers.comm = "a communicator";
   if (const auto info = comms::info(exchange.comm_id)) {
-    peers.world = exchange.inter ? info->remote : info->local;
+    peers.world = info->peers();
     peers.comm = info->name;
   }
   return peers;
-}
-
-int world_of(const Peers& peers, int peer) {
-  return peer >= 0 && peer < static_cast<int>(peers.world.size()) ? peers.world[static_cast<std::size_t>(peer)] : peer;
 }
 
 std::string more_text(int peers, const char* what) {
@@ -117,7 +113,7 @@ std::string more_text(int peers, const char* what) {
 void report_call_mismatch(const Exchange& exchange, const Mismatch& mismatch, const Peers& peers, bool own_stack) {
   const CollectiveRecord& mine = exchange.mine.front();
   const CollectiveRecord& other = exchange.from[static_cast<std::size_t>(mismatch.first)];
-  const int other_rank = world_of(peers, mismatch.first);
+  const int other_rank = world_rank_of(peers.world, mismatch.first);
   report::Finding finding;
   finding.check = mismatch.check;
   const std::string mine_text = call_text(mine), other_text = call_text(other);
@@ -149,7 +145,7 @@ void report_data_mismatch(const Exchange& exchange, const Mismatch& mismatch, co
   const std::size_t first = static_cast<std::size_t>(mismatch.first);
   const Amount& sent = exchange.from[first].sent;
   const Amount& expected = exchange.mine[first].expected;
-  const int sender = world_of(peers, mismatch.first);
+  const int sender = world_rank_of(peers.world, mismatch.first);
   const std::string_view call = kind_name(exchange.mine.front().kind);
   report::Finding finding;
   finding.check = mismatch.check;

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "consistency/findings.hpp"
-#include "monitor/describe.hpp"
 
 namespace mpisentry::consistency {
 
@@ -28,10 +27,9 @@ void call_failed(const CallRecord& call, int error) noexcept {
       start = end + 1;
     }
     if (length == 0) finding.summary.emplace_back("   (MPI has no text for this error code)");
-    static const monitor::Describer describer(world_rank());
-    const std::string call_text = describer.call_text(call, {});
-    finding.parties.push_back({{world_rank()}, "made the call", call_text, {}});
-    finding.key = fmt::format("{}|{}", call_text, message);
+    const std::string described = call_text(call);
+    finding.parties.push_back({{world_rank()}, "made the call", described, {}});
+    finding.key = fmt::format("{}|{}", described, message);
     report(std::move(finding), /*own_stack=*/true);
   } catch (...) {
     // A failed report must not turn the program's error into a crash.

@@ -15,6 +15,7 @@
 #include "consistency/messages.hpp"
 #include "consistency/requests.hpp"
 #include "log/log.hpp"
+#include "monitor/describe.hpp"
 #include "monitor/monitor.hpp"
 #include "stacks/stacks.hpp"
 
@@ -89,6 +90,15 @@ bool on(report::Check check) noexcept { return state().enabled[static_cast<int>(
 bool any_on() noexcept { return state().any; }
 
 int world_rank() noexcept { return state().rank; }
+
+int world_rank_of(const std::vector<int>& peers, int rank) {
+  return rank >= 0 && rank < static_cast<int>(peers.size()) ? peers[static_cast<std::size_t>(rank)] : rank;
+}
+
+std::string call_text(const CallRecord& call) {
+  static const monitor::Describer describer(world_rank());
+  return describer.call_text(call, {});
+}
 
 void report(report::Finding finding, bool own_stack) {
   State& s = state();

@@ -9,9 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "config/settings.hpp"
 #include "report/report.hpp"
+#include "wrappers/call_record.hpp"
 
 namespace mpisentry::consistency {
 
@@ -34,6 +36,13 @@ bool any_on() noexcept;
 
 // This process's rank in MPI_COMM_WORLD (0 before start()).
 int world_rank() noexcept;
+
+// The MPI_COMM_WORLD rank of `rank` among `peers` (comms::Info::peers());
+// `rank` itself when the checker does not know the communicator.
+int world_rank_of(const std::vector<int>& peers, int rank);
+
+// A call as reports show it, with its arguments.
+std::string call_text(const CallRecord& call);
 
 // A finding of this rank, from any thread. With `own_stack`, the finding's
 // first party gets the calling thread's stack (taken only if printed).

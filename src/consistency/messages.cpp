@@ -170,10 +170,6 @@ Signature signature_of(const Payload& p) {
   return sig;
 }
 
-int world_rank_of(const std::vector<int>& peers, int rank) {
-  return rank >= 0 && rank < static_cast<int>(peers.size()) ? peers[static_cast<std::size_t>(rank)] : rank;
-}
-
 // Whether `shadow` had a receive freed while active that may have taken a
 // message from comm rank `source` with `tag`; if so, that receive is used up.
 bool taken_by_abandoned(Shadow& shadow, int source, int tag) {
@@ -267,7 +263,7 @@ Shadow make_shadow(MPI_Comm comm) {
   PMPI_Comm_set_errhandler(shadow.dup, MPI_ERRORS_RETURN);
   PMPI_Comm_rank(comm, &shadow.rank);
   if (const auto info = comms::info(comms::id_of(comm))) {
-    shadow.peers = info->inter ? info->remote : info->local;
+    shadow.peers = info->peers();
     shadow.name = info->name;
   } else {
     shadow.name = "a communicator";

@@ -11,7 +11,6 @@
 
 #include "consistency/findings.hpp"
 #include "consistency/messages.hpp"
-#include "monitor/describe.hpp"
 #include "stacks/stacks.hpp"
 
 namespace mpisentry::consistency {
@@ -123,8 +122,6 @@ void insert(MPI_Request request, Entry entry) {
   entry.sequence = s.next_sequence++;
   s.live[request] = std::move(entry);
 }
-
-std::string call_text(const CallRecord& record) { return monitor::Describer(world_rank()).call_text(record, {}); }
 
 std::vector<Frame> stack_of(const Entry& entry) {
   return entry.stack ? stacks::symbolize(*entry.stack) : call_site_stack(entry.call_site);

@@ -59,7 +59,7 @@ std::string ranks_phrase(const std::vector<int>& ranks) {
 
 // A peer's MPI_COMM_WORLD rank: in the remote group on an inter-communicator.
 std::optional<int> world_peer(const comms::Info& info, int peer) {
-  const std::vector<int>& group = info.inter ? info.remote : info.local;
+  const std::vector<int>& group = info.peers();
   if (peer < 0 || static_cast<std::size_t>(peer) >= group.size()) return std::nullopt;
   return group[static_cast<std::size_t>(peer)];
 }
@@ -69,7 +69,7 @@ std::optional<int> world_peer(const comms::Info& info, int peer) {
 // None when a process outside the job may send (a communicator made by
 // MPI_Comm_accept, connect or spawn): it may complete the receive.
 std::optional<std::vector<int>> any_sender(const comms::Info& info) {
-  std::vector<int> senders = info.inter ? info.remote : info.local;
+  std::vector<int> senders = info.peers();
   if (std::any_of(senders.begin(), senders.end(), [](int rank) { return rank < 0; })) return std::nullopt;
   std::sort(senders.begin(), senders.end());
   return senders;
@@ -227,7 +227,7 @@ Waits collective_waits(const CallRecord& call, int world_rank, const Communicato
     ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
     return ranks;
   };
-  std::vector<int> others = sorted_without_self(info->inter ? info->remote : info->local);
+  std::vector<int> others = sorted_without_self(info->peers());
   const std::vector<int> own_group = info->inter ? sorted_without_self(info->local) : std::vector<int>{};
 
   w.collective.comm_id = call.comm_id;

@@ -701,7 +701,6 @@ class Monitor {
     std::this_thread::sleep_for(kStderrForwarding);
   }
 
-
   config::Settings settings_;
   int program_thread_level_;
   bool thread_level_noticed_ = false;

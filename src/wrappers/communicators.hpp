@@ -78,6 +78,9 @@ struct Info {
   bool inter = false;
   bool seen_created = true;  // false: made by a call the checker did not see
   std::string name;          // "MPI_COMM_WORLD", "MPI_Comm_split #2 of MPI_COMM_WORLD"
+  // Whom a rank argument (dest, source, root) names: the remote group on an
+  // inter-communicator, else the members.
+  const std::vector<int>& peers() const { return inter ? remote : local; }
 };
 // For the monitor: by id (also shortly after the communicator was freed,
 // for requests still pending on it).
