@@ -602,7 +602,7 @@ def main() -> int:
 
     build = os.path.abspath(arguments.build)  # the jobs run in a scratch folder
     programs = os.path.join(build, "bench")
-    library = os.path.join(build, "src", "wrappers", "libmpisentry.so")
+    library = os.path.join(build, "src", "runtime", "libmpisentry.so")
     counter = os.path.join(programs, "libsend_counter.so")
     needed = [kernel.program for kernel in KERNELS] + ["stuck_receive", "idle", "one_computes", "libsend_counter.so"]
     for path in [library] + [os.path.join(programs, name) for name in needed]:

@@ -47,7 +47,7 @@ LibrarySearch find_library(const std::string& launcher_path, const config::EnvLo
     search.tried.emplace_back(library);
   } else {
     const fs::path launcher_dir = fs::path(launcher_path).parent_path();
-    for (const char* relative : {"../lib/libmpisentry.so", "../wrappers/libmpisentry.so"})
+    for (const char* relative : {"../lib/libmpisentry.so", "../runtime/libmpisentry.so"})
       search.tried.push_back((launcher_dir / relative).lexically_normal().string());
   }
   for (const std::string& path : search.tried) {

@@ -8,42 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "wrappers/windows.hpp"
+#include "records/windows.hpp"
 
 namespace mpisentry::monitor {
 namespace {
-
-template <typename Handle>
-std::string handle_text(Handle handle) {
-  std::uint64_t bits = 0;
-  std::memcpy(&bits, &handle, std::min(sizeof(handle), sizeof(bits)));
-  return fmt::format("{:#x}", bits);
-}
-
-// A predefined operation's name; user-defined operations are not told apart,
-// since their handles need not agree across ranks.
-std::string op_name(MPI_Op op) {
-  static const std::pair<MPI_Op, const char*> kPredefined[] = {
-      {MPI_MAX, "MPI_MAX"},   {MPI_MIN, "MPI_MIN"},       {MPI_SUM, "MPI_SUM"},       {MPI_PROD, "MPI_PROD"},
-      {MPI_LAND, "MPI_LAND"}, {MPI_BAND, "MPI_BAND"},     {MPI_LOR, "MPI_LOR"},       {MPI_BOR, "MPI_BOR"},
-      {MPI_LXOR, "MPI_LXOR"}, {MPI_BXOR, "MPI_BXOR"},     {MPI_MINLOC, "MPI_MINLOC"}, {MPI_MAXLOC, "MPI_MAXLOC"},
-      {MPI_REPLACE, "MPI_REPLACE"}, {MPI_NO_OP, "MPI_NO_OP"}};
-  if (op == MPI_OP_NULL) return "";
-  for (const auto& [predefined, name] : kPredefined)
-    if (op == predefined) return name;
-  return "a user-defined operation";
-}
-
-const char* peer_role(CallShape shape) {
-  switch (shape) {
-    case CallShape::Send:
-    case CallShape::SendReceive: return "dest";
-    case CallShape::Receive:
-    case CallShape::Probe: return "source";
-    case CallShape::Rooted: return "root";
-    default: return "peer";
-  }
-}
 
 bool is(const CallRecord& call, std::initializer_list<FunctionId> functions) {
   return std::find(functions.begin(), functions.end(), call.function) != functions.end();
@@ -55,13 +23,6 @@ std::string rank_list(const std::vector<int>& ranks) { return fmt::format("{}", 
 
 std::string ranks_phrase(const std::vector<int>& ranks) {
   return (ranks.size() == 1 ? "rank " : "ranks ") + rank_list(ranks);
-}
-
-// A peer's MPI_COMM_WORLD rank: in the remote group on an inter-communicator.
-std::optional<int> world_peer(const comms::Info& info, int peer) {
-  const std::vector<int>& group = info.peers();
-  if (peer < 0 || static_cast<std::size_t>(peer) >= group.size()) return std::nullopt;
-  return group[static_cast<std::size_t>(peer)];
 }
 
 // Whom a receive from MPI_ANY_SOURCE may hear from: every rank that can send
@@ -90,7 +51,7 @@ PointToPoint point_to_point_wait(const CallRecord& op, const CommunicatorLookup&
   const auto from = [&](int peer) -> std::optional<std::vector<int>> {
     if (peer == MPI_PROC_NULL) return std::vector<int>{};
     if (peer == MPI_ANY_SOURCE) return any_sender(*info);
-    if (const std::optional<int> world = world_peer(*info, peer)) return std::vector<int>{*world};
+    if (const std::optional<int> world = info->world_rank(peer)) return std::vector<int>{*world};
     return std::nullopt;
   };
   switch (op.shape) {
@@ -99,7 +60,7 @@ PointToPoint point_to_point_wait(const CallRecord& op, const CommunicatorLookup&
       if (is(op, {FunctionId::Bsend, FunctionId::Bsend_c, FunctionId::Ibsend, FunctionId::Ibsend_c,
                   FunctionId::Bsend_init, FunctionId::Bsend_init_c}))
         return wait;
-      const std::optional<int> dest = world_peer(*info, op.peer);
+      const std::optional<int> dest = info->world_rank(op.peer);
       if (!dest) return wait;
       wait = {WaitMode::All, {*dest}, fmt::format("{} waits for its receiver, rank {}", name, *dest)};
       return wait;
@@ -141,7 +102,7 @@ void add_messages(const CallRecord& op, const CommunicatorLookup& communicator, 
     if (peer == MPI_PROC_NULL) return;
     int world = PendingMessage::kAny;
     if (peer != MPI_ANY_SOURCE) {
-      const std::optional<int> found = world_peer(*info, peer);
+      const std::optional<int> found = info->world_rank(peer);
       if (!found) return;
       world = *found;
     }
@@ -233,15 +194,15 @@ Waits collective_waits(const CallRecord& call, int world_rank, const Communicato
   w.collective.comm_id = call.comm_id;
   w.collective.sequence = call.sequence;
   w.collective.function = name;
-  w.collective.op = op_name(call.op);
+  w.collective.op = predefined_op_name(call.op);
   bool is_root = false;
   if (call.shape == CallShape::Rooted) {
     if (call.peer == MPI_PROC_NULL) {  // an inter-communicator's other non-root ranks: not part of it
       w.reason = name + " with root MPI_PROC_NULL takes no part";
       return w;
     }
-    is_root = call.peer == MPI_ROOT || (!info->inter && world_peer(*info, call.peer) == world_rank);
-    const std::optional<int> root = call.peer == MPI_ROOT ? world_rank : world_peer(*info, call.peer);
+    is_root = call.peer == MPI_ROOT || (!info->inter && info->world_rank(call.peer) == world_rank);
+    const std::optional<int> root = call.peer == MPI_ROOT ? world_rank : info->world_rank(call.peer);
     w.collective.root = root.value_or(-1);
   }
   const std::string where = fmt::format("on {} (its collective #{} there)", info->name, call.sequence);
@@ -296,7 +257,7 @@ Waits connection_waits(const CallRecord& call, const CommunicatorLookup& communi
   w.collective.sequence = call.sequence;
   w.collective.function = name;
   if (const std::optional<comms::Info> info = communicator(call))
-    w.collective.root = world_peer(*info, call.peer).value_or(-1);
+    w.collective.root = info->world_rank(call.peer).value_or(-1);
   return w;
 }
 
@@ -382,7 +343,7 @@ Waits window_waits(const CallRecord& call, int world_rank, const CommunicatorLoo
   std::sort(others.begin(), others.end());
   std::set<int> members;
   for (int i = 0; i < std::min(call.window.group_size, kCopiedRequests); ++i)
-    if (const std::optional<int> world = world_peer(*info, call.window.group[i])) members.insert(*world);
+    if (const std::optional<int> world = info->world_rank(call.window.group[i])) members.insert(*world);
   const std::vector<int> group(members.begin(), members.end());
   const std::string window = "on its window of " + info->name;
   const std::string group_text =
@@ -419,7 +380,7 @@ Waits window_waits(const CallRecord& call, int world_rank, const CommunicatorLoo
     case FunctionId::Win_unlock:
     case FunctionId::Win_flush:
     case FunctionId::Win_flush_local: {
-      const std::optional<int> target = world_peer(*info, call.peer);
+      const std::optional<int> target = info->world_rank(call.peer);
       if (!target) {
         w.reason = fmt::format("{} {} names no member as target", name, window);
         break;
@@ -487,163 +448,10 @@ Waits derive_waits(const CallRecord& call, const std::vector<RequestView>& reque
   return w;
 }
 
-std::optional<comms::Info> lookup_communicator(const CallRecord& call) {
-  const std::uint64_t id = call.comm_id != 0 ? call.comm_id : comms::id_of(call.comm);
-  return id == 0 ? std::nullopt : comms::info(id);
-}
-
 Describer::Describer(int world_rank) : world_rank_(world_rank), pid_(static_cast<int>(getpid())) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   host_ = host;
-  for (MPI_Datatype type :
-       {MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_WCHAR, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT,
-        MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE,
-        MPI_LONG_DOUBLE, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
-        MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_PACKED,
-        MPI_AINT, MPI_OFFSET, MPI_COUNT, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
-        MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_LOGICAL,
-        MPI_CHARACTER, MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION}) {
-    char name[MPI_MAX_OBJECT_NAME] = {};
-    int length = 0;
-    if (type != MPI_DATATYPE_NULL && PMPI_Type_get_name(type, name, &length) == MPI_SUCCESS && length > 0)
-      builtin_types_.emplace(type, std::string(name, static_cast<std::size_t>(length)));
-  }
-}
-
-std::string Describer::datatype_name(MPI_Datatype datatype) const {
-  if (datatype == MPI_DATATYPE_NULL) return "MPI_DATATYPE_NULL";
-  const auto found = builtin_types_.find(datatype);
-  return found != builtin_types_.end() ? found->second : handle_text(datatype);
-}
-
-std::string Describer::arguments(const CallRecord& call, const std::vector<RequestView>& requests) const {
-  const auto tag_text = [](int tag) { return tag == MPI_ANY_TAG ? std::string("MPI_ANY_TAG") : std::to_string(tag); };
-  const std::optional<comms::Info> info = lookup_communicator(call);
-  const auto peer_text = [&](int rank) {
-    if (rank == MPI_ANY_SOURCE) return std::string("MPI_ANY_SOURCE");
-    if (rank == MPI_PROC_NULL) return std::string("MPI_PROC_NULL");
-    if (rank == MPI_ROOT) return std::string("MPI_ROOT");
-    if (call.comm == MPI_COMM_WORLD || !info) return std::to_string(rank);
-    const std::optional<int> world = world_peer(*info, rank);
-    return world ? fmt::format("{} (world {})", rank, *world) : std::to_string(rank);
-  };
-  const auto buffer = [&] {
-    const std::string buf = call.buffer == MPI_IN_PLACE ? "MPI_IN_PLACE" : fmt::format("{}", call.buffer);
-    return fmt::format("buf={}, count={}, datatype={}", buf, call.count, datatype_name(call.datatype));
-  };
-  const std::string comm = "comm=" + (call.comm == MPI_COMM_WORLD ? std::string("MPI_COMM_WORLD")
-                                      : call.comm == MPI_COMM_SELF ? std::string("MPI_COMM_SELF")
-                                      : call.comm == MPI_COMM_NULL ? std::string("MPI_COMM_NULL")
-                                      : info                       ? fmt::format("{} ({})", handle_text(call.comm), info->name)
-                                                                   : handle_text(call.comm));
-  // Only collectives store an operation.
-  const auto op = [&] { return call.op == MPI_OP_NULL ? std::string() : ", op=" + op_name(call.op); };
-  switch (call.shape) {
-    case CallShape::Send:
-    case CallShape::Receive:
-      return fmt::format("{}, {}={}, tag={}, {}", buffer(), peer_role(call.shape), peer_text(call.peer),
-                         tag_text(call.tag), comm);
-    case CallShape::Probe: return fmt::format("source={}, tag={}, {}", peer_text(call.peer), tag_text(call.tag), comm);
-    case CallShape::SendReceive:
-      return fmt::format("{}, dest={}, sendtag={}, source={}, recvtag={}, {}", buffer(), peer_text(call.peer),
-                         tag_text(call.tag), peer_text(call.source), tag_text(call.recv_tag), comm);
-    case CallShape::MatchedReceive: return buffer();
-    case CallShape::Collective:
-      return call.datatype == MPI_DATATYPE_NULL ? comm : fmt::format("{}{}, {}", buffer(), op(), comm);
-    case CallShape::Rooted: return fmt::format("{}{}, root={}, {}", buffer(), op(), peer_text(call.peer), comm);
-    case CallShape::Neighborhood: return comm;
-    case CallShape::FileCollective:
-    case CallShape::FileAccess: {
-      std::string text = "fh=" + (call.file.handle == MPI_FILE_NULL ? std::string("MPI_FILE_NULL") : handle_text(call.file.handle));
-      if (call.file.handle != MPI_FILE_NULL && info) text += fmt::format(" ({})", info->name);
-      if (call.file.offset >= 0) text += fmt::format(", offset={}", call.file.offset);
-      return call.datatype == MPI_DATATYPE_NULL ? text : fmt::format("{}, {}", text, buffer());
-    }
-    case CallShape::Connection:
-      return call.comm == MPI_COMM_NULL ? "" : fmt::format("root={}, {}", peer_text(call.peer), comm);
-    case CallShape::Requests: {
-      constexpr std::size_t kListed = 4;
-      std::vector<std::string> listed;
-      for (std::size_t i = 0; i < std::min(requests.size(), kListed); ++i) {
-        const RequestView& request = requests[i];
-        if (request.handle == MPI_REQUEST_NULL) {
-          listed.emplace_back("MPI_REQUEST_NULL");
-          continue;
-        }
-        std::string text = request.known ? call_text(request.started, {})
-                                         : handle_text(request.handle) + " (a request mpisentry did not see start)";
-        if (request.state == RequestState::Complete) text += " [complete]";
-        listed.push_back(std::move(text));
-      }
-      if (static_cast<std::size_t>(call.request_count) > listed.size())
-        listed.push_back(fmt::format("... {} more", static_cast<std::size_t>(call.request_count) - listed.size()));
-      if (call.request_count == 1 && !listed.empty()) return "request=" + listed.front();
-      return fmt::format("count={}, requests=[{}]", call.request_count, fmt::join(listed, ", "));
-    }
-    case CallShape::Window: return window_arguments(call, info);
-    case CallShape::Opaque:
-    case CallShape::Finalize:
-    case CallShape::None: return call.comm == MPI_COMM_NULL ? "" : comm;
-  }
-  return "";
-}
-
-std::string Describer::window_arguments(const CallRecord& call, const std::optional<comms::Info>& info) const {
-  const auto rank_text = [&](int rank) {
-    const std::optional<int> world = info ? world_peer(*info, rank) : std::nullopt;
-    return !world || info->id == comms::kWorldId ? std::to_string(rank) : fmt::format("{} (world {})", rank, *world);
-  };
-  const auto assertion_text = [&] {
-    std::vector<std::string> modes;
-    int rest = call.window.assertion;
-    for (const auto& [bit, mode] : {std::pair{MPI_MODE_NOCHECK, "MPI_MODE_NOCHECK"}, {MPI_MODE_NOSTORE, "MPI_MODE_NOSTORE"},
-                                    {MPI_MODE_NOPUT, "MPI_MODE_NOPUT"}, {MPI_MODE_NOPRECEDE, "MPI_MODE_NOPRECEDE"},
-                                    {MPI_MODE_NOSUCCEED, "MPI_MODE_NOSUCCEED"}}) {
-      if ((rest & bit) == 0) continue;
-      modes.emplace_back(mode);
-      rest &= ~bit;
-    }
-    if (rest != 0 || modes.empty()) modes.push_back(std::to_string(rest));
-    return fmt::format("assert={}", fmt::join(modes, "|"));
-  };
-  const auto group_text = [&](const char* label) {
-    std::vector<std::string> members;
-    for (int i = 0; i < std::min(call.window.group_size, kCopiedRequests); ++i)
-      members.push_back(call.window.group[i] == MPI_UNDEFINED ? "MPI_UNDEFINED" : rank_text(call.window.group[i]));
-    if (call.window.group_size > kCopiedRequests) members.push_back(fmt::format("... {} more", call.window.group_size - kCopiedRequests));
-    return fmt::format("{}=[{}]", label, fmt::join(members, ", "));
-  };
-  const std::string window =
-      "win=" + (call.window.handle == MPI_WIN_NULL ? std::string("MPI_WIN_NULL")
-                : info                      ? fmt::format("{} (on {})", handle_text(call.window.handle), info->name)
-                                            : handle_text(call.window.handle) + " (a window mpisentry does not know)");
-  std::vector<std::string> parts;
-  switch (call.function) {
-    case FunctionId::Win_start:
-    case FunctionId::Win_post: parts = {group_text("group"), assertion_text()}; break;
-    case FunctionId::Win_complete: parts = {group_text("targets")}; break;
-    case FunctionId::Win_wait:
-    case FunctionId::Win_test: parts = {group_text("origins")}; break;
-    case FunctionId::Win_lock:
-      parts = {call.window.lock_type == MPI_LOCK_EXCLUSIVE ? "lock_type=MPI_LOCK_EXCLUSIVE"
-               : call.window.lock_type == MPI_LOCK_SHARED  ? "lock_type=MPI_LOCK_SHARED"
-                                                    : fmt::format("lock_type={}", call.window.lock_type),
-               "rank=" + rank_text(call.peer), assertion_text()};
-      break;
-    case FunctionId::Win_unlock:
-    case FunctionId::Win_flush:
-    case FunctionId::Win_flush_local: parts = {"rank=" + rank_text(call.peer)}; break;
-    case FunctionId::Win_fence:
-    case FunctionId::Win_lock_all: parts = {assertion_text()}; break;
-    default: break;
-  }
-  parts.push_back(window);
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-std::string Describer::call_text(const CallRecord& call, const std::vector<RequestView>& requests) const {
-  return fmt::format("{}({})", function_info(call.function).name, arguments(call, requests));
 }
 
 std::vector<RequestView> Describer::view_requests(const CallRecord& call, bool ask_mpi) const {
@@ -691,8 +499,8 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
       const std::vector<RequestView> views =
           view_requests(call, ask_mpi && (!still_in_call || still_in_call(thread.sample)));
       out.function = function_info(call.function).name;
-      out.call = call_text(call, views);
-      Waits w = derive_waits(call, views, world_rank_, lookup_communicator);
+      out.call = call_text_.format(call, views);
+      Waits w = derive_waits(call, views, world_rank_, communicator_of);
       out.wait_mode = w.mode;
       out.waits_for = std::move(w.definite);
       out.possibly_waits_for = std::move(w.possible);

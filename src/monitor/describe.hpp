@@ -18,25 +18,12 @@
 
 #include "monitor/rules.hpp"
 #include "report/snapshot.hpp"
-#include "wrappers/call_record.hpp"
-#include "wrappers/communicators.hpp"
-#include "wrappers/thread_state.hpp"
+#include "records/call_record.hpp"
+#include "records/call_text.hpp"
+#include "records/communicators.hpp"
+#include "records/thread_state.hpp"
 
 namespace mpisentry::monitor {
-
-enum class RequestState : std::uint8_t {
-  Incomplete,  // MPI says it has not completed
-  Complete,    // completed, or an inactive persistent request: MPI's waits ignore it
-  Unknown,     // not asked: the checker cannot read it (started unseen, a collective, a generalized request)
-};
-
-// One request of a Wait/Test call, as the monitor found it.
-struct RequestView {
-  MPI_Request handle = MPI_REQUEST_NULL;
-  bool known = false;  // the request table knows how it started
-  CallRecord started;
-  RequestState state = RequestState::Unknown;
-};
 
 // A communicator's members and name, for the call's comm_id or handle.
 using CommunicatorLookup = std::function<std::optional<comms::Info>(const CallRecord&)>;
@@ -74,21 +61,14 @@ class Describer {
                         const std::vector<ThreadView>& threads, bool ask_mpi,
                         const std::function<bool(const ThreadState::Sample&)>& still_in_call) const;
 
-  std::string call_text(const CallRecord& call, const std::vector<RequestView>& requests) const;
-
  private:
   std::vector<RequestView> view_requests(const CallRecord& call, bool ask_mpi) const;
-  std::string arguments(const CallRecord& call, const std::vector<RequestView>& requests) const;
-  std::string datatype_name(MPI_Datatype datatype) const;
-  std::string window_arguments(const CallRecord& call, const std::optional<comms::Info>& info) const;
 
   int world_rank_;
   std::string host_;
   int pid_;
-  std::unordered_map<MPI_Datatype, std::string> builtin_types_;
+  CallText call_text_;
 };
 
-// The checker's own communicator table, by the call's comm_id, else its handle.
-std::optional<comms::Info> lookup_communicator(const CallRecord& call);
 
 }  // namespace mpisentry::monitor

@@ -30,9 +30,11 @@
 #include "monitor/channel.hpp"
 #include "monitor/describe.hpp"
 #include "monitor/rules.hpp"
-#include "monitor/signal_protocol.hpp"
+#include "signals/signals.hpp"
 #include "monitor/verdict.hpp"
 #include "monitor/wait_graph.hpp"
+#include "records/call_text.hpp"
+#include "records/lifecycle.hpp"
 #include "report/report.hpp"
 #include "stacks/stacks.hpp"
 
@@ -46,7 +48,7 @@ constexpr auto kStackTimeout = 1000ms;
 constexpr int kAbortExitCode = 1;
 constexpr auto kStderrDrainLimit = 2s;
 constexpr auto kStderrForwarding = 100ms;  // from the launcher's proxy on to mpiexec
-constexpr auto kSignalDumpWait = signal_protocol::kMaxDumpTime - 300ms;  // the handler waits no longer
+constexpr auto kSignalDumpWait = signals::kMaxDumpTime - 300ms;  // the handler waits no longer
 // Requests that reach a rank this soon after a dump began are the same
 // request reaching the ranks one by one (mpiexec, scancel and kill signal
 // them in turn), or reaching a rank whose monitor had no CPU to take it.
@@ -94,15 +96,6 @@ void check_writable(const std::string& path) {
                std::strerror(errno));
 }
 
-std::string_view thread_level_name(int level) {
-  switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    default: return "MPI_THREAD_MULTIPLE";
-  }
-}
-
 class Monitor {
  public:
   Monitor(const config::Settings& settings, int program_thread_level)
@@ -134,7 +127,7 @@ class Monitor {
   // SIGTERM and SIGINT, returns once every rank's dump is in the report, or at
   // a deadline: the launcher kills the other ranks as soon as one exits, so
   // no rank leaves before the others have written.
-  void write_signal_dump(const signal_protocol::Ending& ending, const stacks::RawStack& stack) {
+  void write_signal_dump(const signals::Ending& ending, const stacks::RawStack& stack) {
     const auto deadline = Clock::now() + kSignalDumpWait;
     RankSnapshot snapshot = describe(/*ask_mpi=*/false);
     // The stack is the signalled thread's: its own when it called MPI.
@@ -174,7 +167,7 @@ class Monitor {
   // the report is written, or after kExitReportLimit.
   void exit_without_finalize(int status) {
     if (std::this_thread::get_id() == thread_.get_id() || finalizing_.load(std::memory_order_acquire) ||
-        aborting_.load(std::memory_order_acquire) || checking_ended_.load(std::memory_order_acquire))
+        lifecycle::aborting() || checking_ended_.load(std::memory_order_acquire))
       return;
     exit_status_.store(status & 0xff, std::memory_order_release);
     exiting_.store(true, std::memory_order_release);
@@ -183,9 +176,6 @@ class Monitor {
     while (!checking_ended_.load(std::memory_order_acquire) && Clock::now() < deadline)
       std::this_thread::sleep_for(2ms);
   }
-
-  // MPI_Abort ends the job at once, by the program's choice: no report.
-  void note_abort() { aborting_.store(true, std::memory_order_release); }
 
   int rank() const { return channel_.rank(); }
   int size() const { return channel_.size(); }
@@ -215,7 +205,7 @@ class Monitor {
       // verdict may be due, to agree on stopping, or when this rank has news
       // (a dump request, its exit) that its round carries to the others.
       LocalStatus status = observe();
-      if (const auto requested_at = signal_protocol::take_dump_request()) {
+      if (const auto requested_at = signals::take_dump_request()) {
         if (*requested_at < last_dump_began_ + kDumpMergeTime)
           log::info("{} arrived with the dump just made: merged into it", report::signal_name(settings_.dump_signal));
         else
@@ -225,7 +215,7 @@ class Monitor {
       status.exiting = exiting_.load(std::memory_order_acquire);
       const bool news = status.dump_requested || status.exiting;
       if (--ticks_to_round > 0 && !finalizing && !news) continue;
-      signal_protocol::keep_handlers_first();
+      signals::keep_handlers_first();
       const Summary summary = channel_.allreduce(summarize(status, rank(), thresholds(), step_));
       step_ = Step::None;
       switch (decider_.decide(summary)) {
@@ -645,7 +635,7 @@ class Monitor {
     if (fatal) {
       log::error("{}: aborting the job", report::check_name(check));
       wait_for_stderr_to_drain();
-      note_abort();
+      lifecycle::note_abort();
       PMPI_Abort(MPI_COMM_WORLD, kAbortExitCode);
     }
   }
@@ -701,7 +691,7 @@ class Monitor {
     std::this_thread::sleep_for(kStderrForwarding);
   }
 
-  config::Settings settings_;
+  const config::Settings& settings_;
   int program_thread_level_;
   bool thread_level_noticed_ = false;
   Channel channel_;
@@ -733,7 +723,6 @@ class Monitor {
   // Set by the program's thread in exit(), read by the monitor.
   std::atomic<bool> exiting_{false};
   std::atomic<int> exit_status_{0};
-  std::atomic<bool> aborting_{false};
   std::atomic<bool> checking_ended_{false};  // after an exit report: the monitors no longer meet
 };
 
@@ -743,57 +732,23 @@ Monitor* running_monitor = nullptr;
 
 }  // namespace
 
-Started start(int granted_thread_level, int program_thread_level) {
-  int rank = 0, size = 1;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  log::set_rank(rank);
-
-  const config::LoadResult loaded = config::load([](const char* name) { return std::getenv(name); });
-  log::set_verbosity(loaded.settings.verbose);
-  if (!loaded.ok()) {
-    if (rank == 0) {
-      for (const config::Problem& problem : loaded.errors) log::error("{}", problem.str());
-      log::error("bad configuration: stopping before the program starts");
-    }
-    PMPI_Finalize();
-    std::exit(2);
-  }
-  if (rank == 0 && !std::getenv(config::kNoticesShownVariable))
-    for (const config::Problem& notice : loaded.notices) log::warn("{}", notice.str());
-
-  if (granted_thread_level < MPI_THREAD_MULTIPLE) {
-    if (rank == 0)
-      log::error("MPI gave {} instead of MPI_THREAD_MULTIPLE: mpisentry checks nothing in this run",
-                 thread_level_name(granted_thread_level));
-    return {};
-  }
-
-  const config::Settings& settings = loaded.settings;
+std::string create(const config::Settings& settings, int program_thread_level) {
   running_monitor = new Monitor(settings, program_thread_level);
-  // The dump signal first, so that an automatic stack signal keeps clear of it.
-  signal_protocol::install({rank,
-                            [](const signal_protocol::Ending& ending, const stacks::RawStack& stack) {
-                              running_monitor->write_signal_dump(ending, stack);
-                            },
-                            settings.check_exit_signal, settings.dump_signal, running_monitor->wake_fd()});
-  stacks::install_capture_signal(settings.stack_signal);
-  on_exit([](int status, void*) { running_monitor->exit_without_finalize(status); }, nullptr);
-  running_monitor->start_thread();
-  if (rank == 0)
-    log::info("checking {} ranks: DEADLOCK-TIMEOUT {}, DEADLOCK-WARNING {}{}; report file {}", size,
-              config::format_duration(settings.deadlock_timeout), config::format_duration(settings.deadlock_warning),
-              settings.check_potential ? ", standard sends made synchronous (GLOBAL:DEADLOCK:POTENTIAL)" : "",
-              running_monitor->report_path());
-  return {true, settings.check_potential, settings, running_monitor->report_path()};
+  return running_monitor->report_path();
 }
+
+void start_thread() { running_monitor->start_thread(); }
+
+int wake_fd() { return running_monitor->wake_fd(); }
+
+void write_signal_dump(const signals::Ending& ending, const stacks::RawStack& stack) {
+  running_monitor->write_signal_dump(ending, stack);
+}
+
+void exit_without_finalize(int status) { running_monitor->exit_without_finalize(status); }
 
 void stop() {
   if (running_monitor) running_monitor->stop();
-}
-
-void note_abort() {
-  if (running_monitor) running_monitor->note_abort();
 }
 
 }  // namespace mpisentry::monitor

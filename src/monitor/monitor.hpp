@@ -1,33 +1,41 @@
 // The monitor: one background thread per rank that exchanges stuck status
-// with the other ranks over a private communicator and decides when to report.
-// Called only from the MPI_Init*/MPI_Finalize wrappers.
+// with the other ranks over a private communicator and decides when to
+// report. The runtime creates and starts it in MPI_Init and stops it in
+// MPI_Finalize.
 #pragma once
 
 #include <string>
 
 #include "config/settings.hpp"
+#include "signals/signals.hpp"
+#include "stacks/stacks.hpp"
 
 namespace mpisentry::monitor {
 
-struct Started {
-  bool running = false;         // false: MPI gave less than MPI_THREAD_MULTIPLE, nothing is checked
-  bool potential_mode = false;  // standard sends are to be made synchronous
-  config::Settings settings;    // when running
-  std::string report_path;      // REPORT-FILE, or the name made from the job; the same on every rank
-};
+// After PMPI_Init_thread gave MPI_THREAD_MULTIPLE, collective over
+// MPI_COMM_WORLD: makes the private communicator and agrees on the report
+// file, which it returns (REPORT-FILE, or a name made from the job; the same
+// on every rank). `program_thread_level`: the level the program was told it
+// has, against which its threads' calls are checked. `settings` outlives the
+// monitor.
+std::string create(const config::Settings& settings, int program_thread_level);
+// Once the signal handlers are in place.
+void start_thread();
 
-// After PMPI_Init_thread: reads the settings (a bad config ends the run here,
-// before the program's own code), then starts the thread.
-// `program_thread_level`: the level the program was told it has, against
-// which its threads' calls are checked.
-Started start(int granted_thread_level, int program_thread_level);
+// Written to, one byte, to wake the monitor thread (a dump was requested).
+int wake_fd();
+// The signal handlers' dump writer (signals::DumpWriter): this rank's call
+// and stack in the report; for SIGTERM and SIGINT, returns once every rank's
+// is there or at a deadline.
+void write_signal_dump(const signals::Ending& ending, const stacks::RawStack& stack);
+// From exit() when MPI_Init ran and MPI_Finalize did not: the rank's exit is
+// reported to every rank, then checking ends. Returns once the report is
+// written, or after a limit.
+void exit_without_finalize(int status);
 
 // In MPI_Finalize, before PMPI_Finalize: waits until every rank is finalizing,
 // stops the thread after the same last round on every rank, frees the
 // private communicator.
 void stop();
-
-// In MPI_Abort: the program ends the job on purpose; its exit is not reported.
-void note_abort();
 
 }  // namespace mpisentry::monitor

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "wrappers/thread_state.hpp"
+#include "records/thread_state.hpp"
 
 namespace mpisentry::monitor {
 

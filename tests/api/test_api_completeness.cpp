@@ -1,5 +1,5 @@
 // Every function that MPICH's mpi.h declares is either wrapped by
-// libmpisentry (the library exports it) or listed in src/wrappers/unwrapped.txt
+// libmpisentry (the library exports it) or listed in src/interceptors/unwrapped.txt
 // with the reason, and every line of that list is needed. A function that can
 // block or create a request and is neither would leave a hang unreported.
 #include <fnmatch.h>
@@ -126,7 +126,7 @@ TEST_CASE("every function of mpi.h is wrapped or listed as unwrapped with a reas
       continue;
     }
     FAIL_CHECK(name << " is declared in mpi.h but libmpisentry neither wraps it nor lists it in " << kListPath
-                    << ": if it can block or create a request, wrap it in src/wrappers/mpi_functions.def; else add"
+                    << ": if it can block or create a request, wrap it in src/interceptors/mpi_functions.def; else add"
                        " a line \""
                     << name << " local: <why it never waits for another process>\" to the list");
   }

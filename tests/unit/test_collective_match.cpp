@@ -3,13 +3,13 @@
 
 #include <cstring>
 
-#include "consistency/collective_match.hpp"
+#include "checks/collective_match.hpp"
 
-using mpisentry::consistency::Amount;
-using mpisentry::consistency::CollectiveRecord;
-using mpisentry::consistency::compare_calls;
-using mpisentry::consistency::compare_data;
-using mpisentry::consistency::Mismatch;
+using mpisentry::checks::Amount;
+using mpisentry::checks::CollectiveRecord;
+using mpisentry::checks::compare_calls;
+using mpisentry::checks::compare_data;
+using mpisentry::checks::Mismatch;
 using mpisentry::report::Check;
 
 namespace {

@@ -203,7 +203,7 @@ TEST_CASE("launcher: the library is found beside the launcher, or named", "[laun
   SECTION("nothing there: every path tried is listed") {
     const auto search = find_library(launcher, lookup_in({}));
     CHECK(search.found.empty());
-    CHECK(search.tried == Strings{(root / "lib/libmpisentry.so").string(), (root / "wrappers/libmpisentry.so").string()});
+    CHECK(search.tried == Strings{(root / "lib/libmpisentry.so").string(), (root / "interceptors/libmpisentry.so").string()});
   }
   SECTION("installed layout") {
     std::ofstream(root / "lib" / "libmpisentry.so") << "";
@@ -212,7 +212,7 @@ TEST_CASE("launcher: the library is found beside the launcher, or named", "[laun
   SECTION("build tree layout") {
     std::filesystem::create_directories(root / "wrappers");
     std::ofstream(root / "wrappers" / "libmpisentry.so") << "";
-    CHECK(find_library(launcher, lookup_in({})).found == (root / "wrappers/libmpisentry.so").string());
+    CHECK(find_library(launcher, lookup_in({})).found == (root / "interceptors/libmpisentry.so").string());
   }
   SECTION("MPISENTRY_LIBRARY overrides, and must exist") {
     std::ofstream(root / "lib" / "libmpisentry.so") << "";

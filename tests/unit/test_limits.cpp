@@ -1,9 +1,9 @@
 // Which consistency findings are printed, and when a rank stops.
 #include <catch2/catch.hpp>
 
-#include "consistency/limits.hpp"
+#include "checks/limits.hpp"
 
-using mpisentry::consistency::Limits;
+using mpisentry::checks::Limits;
 using mpisentry::report::Check;
 
 namespace {

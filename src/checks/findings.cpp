@@ -1,0 +1,155 @@
+#include "checks/findings.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "config/keys.hpp"
+#include "checks/collectives.hpp"
+#include "checks/limits.hpp"
+#include "checks/messages.hpp"
+#include "checks/requests.hpp"
+#include "log/log.hpp"
+#include "records/call_text.hpp"
+#include "records/lifecycle.hpp"
+#include "stacks/stacks.hpp"
+
+namespace mpisentry::checks {
+namespace detail {
+std::atomic<bool> error_limit_reached{false};
+}
+
+namespace {
+
+struct State {
+  bool enabled[report::kCheckCount] = {};
+  bool any = false;
+  int rank = 0;
+  std::string report_path;
+  MPI_Comm summary_comm = MPI_COMM_NULL;
+
+  std::mutex mutex;  // guards limits
+  Limits limits{1, 0, 10};
+};
+
+State& state() {
+  static State* const instance = new State;  // never destroyed: findings may come during exit
+  return *instance;
+}
+
+// Report file first, so that it is on disk before anything may end the process.
+void print(const std::string& text) {
+  const State& s = state();
+  if (!s.report_path.empty())
+    if (const std::string failed = report::write_file(s.report_path, text, /*append=*/true); !failed.empty())
+      report::write_stderr(fmt::format("[{}] mpisentry: {}\n", s.rank, failed));
+  report::write_stderr(text);
+}
+
+std::vector<Frame> caller_stack() {
+  stacks::RawStack raw;
+  stacks::capture_current(raw);
+  return stacks::symbolize(raw);
+}
+
+}  // namespace
+
+void start(const config::Settings& settings, int world_rank, std::string report_path, bool multiple_threads) {
+  State& s = state();
+  for (const config::Check& check : config::implemented_checks())
+    for (int i = 0; i < report::kCheckCount; ++i)
+      if (check.name == report::check_name(static_cast<report::Check>(i))) {
+        s.enabled[i] = settings.*check.member;
+        s.any = s.any || (i >= static_cast<int>(report::Check::CollectiveOperation) && s.enabled[i]);
+      }
+  s.rank = world_rank;
+  s.limits = Limits(settings.max_errors, settings.max_reports, settings.suppression_limit);
+  s.report_path = std::move(report_path);
+  if (!s.any) return;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &s.summary_comm);
+  start_messages(on(report::Check::MessageDatatype), on(report::Check::MessagePending), settings.max_pending,
+                 multiple_threads);
+  start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree));
+  start_collectives();
+  if (world_rank != 0) return;
+  std::vector<std::string_view> names;
+  for (int i = static_cast<int>(report::Check::CollectiveOperation); i < report::kCheckCount; ++i)
+    if (s.enabled[i]) names.emplace_back(report::check_name(static_cast<report::Check>(i)));
+  log::info("{} consistency checks on (VERBOSE 2 names them); CHECK-MAX-ERRORS {}{}", names.size(),
+            settings.max_errors, settings.max_errors == 0 ? " (never stop)" : "");
+  log::debug("consistency checks on: {}", fmt::join(names, ", "));
+}
+
+bool on(report::Check check) noexcept { return state().enabled[static_cast<int>(check)]; }
+
+bool any_on() noexcept { return state().any; }
+
+int world_rank() noexcept { return state().rank; }
+
+int world_rank_of(const std::vector<int>& peers, int rank) {
+  return rank >= 0 && rank < static_cast<int>(peers.size()) ? peers[static_cast<std::size_t>(rank)] : rank;
+}
+
+std::string call_text(const CallRecord& call) {
+  static const CallText text;
+  return text.format(call, {});
+}
+
+void report(report::Finding finding, bool own_stack) {
+  State& s = state();
+  Limits::Decision decision;
+  {
+    const std::lock_guard lock(s.mutex);
+    decision = s.limits.count(finding.check, finding.key);
+  }
+  if (decision.error_limit_reached) detail::error_limit_reached.store(true, std::memory_order_relaxed);
+  if (!decision.print) return;
+  finding.rank = s.rank;
+  if (own_stack && !finding.parties.empty()) finding.parties.front().stack = caller_stack();
+  print(report::format_finding(finding));
+}
+
+void detail::abort_at_error_limit() {
+  State& s = state();
+  std::string text;
+  {
+    const std::lock_guard lock(s.mutex);
+    const std::int64_t errors = s.limits.errors();
+    text = fmt::format("[{}] INFO: {} error{}, limit CHECK-MAX-ERRORS reached => aborting\n", s.rank, errors,
+                       errors == 1 ? "" : "s") +
+           report::format_summary(s.rank, s.limits.counts());
+  }
+  print(text);
+  lifecycle::note_abort();
+  PMPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // PMPI_Abort does not return
+}
+
+void finish() {
+  State& s = state();
+  finish_collectives();
+  finish_messages();
+  finish_requests();
+  if (s.summary_comm == MPI_COMM_NULL) return;
+  std::int64_t mine[2 * report::kCheckCount], all[2 * report::kCheckCount];
+  {
+    const std::lock_guard lock(s.mutex);
+    for (int i = 0; i < report::kCheckCount; ++i) {
+      mine[2 * i] = s.limits.counts()[i].found;
+      mine[2 * i + 1] = s.limits.counts()[i].suppressed;
+    }
+  }
+  PMPI_Reduce(mine, all, 2 * report::kCheckCount, MPI_INT64_T, MPI_SUM, 0, s.summary_comm);
+  PMPI_Comm_free(&s.summary_comm);
+  if (s.rank != 0) return;
+  report::CheckCounts total[report::kCheckCount];
+  for (int i = 0; i < report::kCheckCount; ++i) total[i] = {all[2 * i], all[2 * i + 1]};
+  if (const std::string text = report::format_summary(0, total); !text.empty()) print(text);
+}
+
+}  // namespace mpisentry::checks

@@ -1,0 +1,68 @@
+// Where the consistency checks' findings go: each rank counts its findings
+// per check, prints them (report file first, then stderr) unless they repeat
+// past CHECK-SUPPRESSION-LIMIT or pass CHECK-MAX-REPORTS, and aborts the job
+// once its errors reach CHECK-MAX-ERRORS. Warnings never end the program.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "config/settings.hpp"
+#include "report/report.hpp"
+#include "records/call_record.hpp"
+
+namespace mpisentry::checks {
+
+// How long MPI_Finalize and MPI_Comm_free wait for the checks' own messages
+// and exchanges that every member sent: reached only when a rank stopped
+// making progress, and then the checks give up rather than hang.
+inline constexpr std::chrono::seconds kDrainLimit{10};
+
+// From MPI_Init, once the settings are known; `report_path` is the job's
+// report file; `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE.
+// Makes the communicator finish() sums the counts over.
+void start(const config::Settings& settings, int world_rank, std::string report_path, bool multiple_threads);
+
+// Whether `check` is switched on (false before start()).
+bool on(report::Check check) noexcept;
+
+// Whether any consistency check is on: the wrappers' one test on paths that
+// only the checks need.
+bool any_on() noexcept;
+
+// This process's rank in MPI_COMM_WORLD (0 before start()).
+int world_rank() noexcept;
+
+// The MPI_COMM_WORLD rank of `rank` among `peers` (comms::Info::peers());
+// `rank` itself when the checker does not know the communicator.
+int world_rank_of(const std::vector<int>& peers, int rank);
+
+// A call as reports show it, with its arguments.
+std::string call_text(const CallRecord& call);
+
+// A finding of this rank, from any thread. With `own_stack`, the finding's
+// first party gets the calling thread's stack (taken only if printed).
+void report(report::Finding finding, bool own_stack = false);
+
+namespace detail {
+extern std::atomic<bool> error_limit_reached;
+[[noreturn]] void abort_at_error_limit();
+}  // namespace detail
+
+// After the call that reported: once this rank's errors reached
+// CHECK-MAX-ERRORS, prints its summary and aborts the job. The call has
+// returned, so the program had MPI's own behaviour first. Inline: every
+// wrapper calls it.
+inline void stop_at_error_limit() {
+  if (detail::error_limit_reached.load(std::memory_order_relaxed)) detail::abort_at_error_limit();
+}
+
+// In MPI_Finalize, once every rank is there: world rank 0 prints the summary
+// of every rank's findings.
+void finish();
+
+}  // namespace mpisentry::checks

@@ -1,0 +1,134 @@
+// Every request the program holds, from its start to its completion or
+// free, for LOCAL:REQUEST:NOT_FREED and LOCAL:REQUEST:PREMATURE_FREE and for
+// the message checks, whose nonblocking receives take their shadow message
+// when they complete. Exact, unlike the deadlock monitor's table: kept only
+// while one of these checks is on, under a lock.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "records/call_record.hpp"
+
+namespace mpisentry::checks {
+
+namespace detail {
+extern bool tracking;  // a GLOBAL:MSG or LOCAL:REQUEST check is on; set at start, then read only
+}
+
+inline bool tracking() noexcept { return detail::tracking; }
+
+// From checks::start.
+void start_requests(bool not_freed_check, bool premature_free_check);
+
+// A nonblocking or persistent start succeeded: `started` is its record.
+// Nonblocking sends send their shadow message here.
+void started(MPI_Request request, const CallRecord& started, const void* call_site);
+// MPI_Imrecv, whose record lacks the communicator (the probe's).
+void started_matched(MPI_Request request, FunctionId function, std::int64_t count, MPI_Datatype type, MPI_Comm comm,
+                     const void* call_site);
+// MPI_Start and MPI_Startall, after they succeeded.
+void restarted(int count, const MPI_Request* requests, const void* call_site);
+// Before MPI_Request_free.
+void freeing(MPI_Request request);
+
+// Requests that completed, with their statuses (in the order given; the
+// receives among them are taken in the order they were started). A send
+// whose status says it was cancelled has its shadow cancelled too.
+void completed(const MPI_Request* requests, const MPI_Status* statuses, int count);
+
+// A blocking receive on `comm` got a message from (source, tag): false when
+// a nonblocking receive posted before it and still pending could take such
+// messages (MPI matched that one first, so the shadows pair the other way
+// round); that receive's shadow is then not compared either.
+bool receive_in_order(MPI_Comm comm, int source, int tag);
+
+// A Wait/Test call on `requests` returned an error: which of them
+// completed, and how, is not known; they are no longer tracked (not
+// reported as not freed) and GLOBAL:MSG:PENDING stops (lost_count_of_messages).
+void failed(const MPI_Request* requests, int count);
+
+// In MPI_Finalize: every request never completed or freed.
+void finish_requests();
+
+// Wait and Test (flag: nullptr for Wait).
+class CompleteOne {
+ public:
+  CompleteOne(const MPI_Request* request, MPI_Status*& status, const int* flag)
+      : on_(tracking()), flag_(flag) {
+    if (!on_) return;
+    request_ = request ? *request : MPI_REQUEST_NULL;
+    if (status == MPI_STATUS_IGNORE) status = &own_;
+    status_ = status;
+  }
+  int done(int result) const {
+    if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_)) completed(&request_, status_, 1);
+    if (on_ && result != MPI_SUCCESS) failed(&request_, 1);
+    return result;
+  }
+
+ private:
+  bool on_;
+  const int* flag_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  MPI_Status* status_ = nullptr;
+  MPI_Status own_;
+};
+
+// Waitall and Testall, Waitany and Testany, Waitsome and Testsome: the
+// handles are copied before the call, which may set them to
+// MPI_REQUEST_NULL.
+class CompleteMany {
+ public:
+  enum class Mode { All, Any, Some };
+  // All: `flag` (nullptr for Waitall). Any: `index` and `flag`. Some:
+  // `outcount` and `indices`.
+  CompleteMany(Mode mode, int count, const MPI_Request* requests, MPI_Status*& statuses, const int* flag,
+               const int* index_or_outcount, const int* indices)
+      : on_(tracking()), mode_(mode), flag_(flag), index_(index_or_outcount), indices_(indices) {
+    if (!on_) return;
+    if (requests && count > 0) handles_.assign(requests, requests + count);
+    if (statuses == MPI_STATUSES_IGNORE) {
+      own_.resize(mode == Mode::Any ? 1 : handles_.size() + 1);
+      statuses = own_.data();
+    }
+    statuses_ = statuses;
+  }
+  int done(int result) const {
+    if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_)) finish();
+    if (on_ && result != MPI_SUCCESS) failed(handles_.data(), static_cast<int>(handles_.size()));
+    return result;
+  }
+
+ private:
+  void finish() const;
+  bool on_;
+  Mode mode_;
+  const int* flag_;
+  const int* index_;
+  const int* indices_;
+  std::vector<MPI_Request> handles_;
+  std::vector<MPI_Status> own_;
+  MPI_Status* statuses_ = nullptr;
+};
+
+// MPI_Imrecv: the message handle is read before the call clears it.
+class MatchedStartCheck {
+ public:
+  MatchedStartCheck(FunctionId function, std::int64_t count, MPI_Datatype type, const MPI_Message* message,
+                    MPI_Request* request, const void* call_site);
+  int done(int result) const;
+
+ private:
+  bool on_;
+  FunctionId function_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Request* request_;
+  std::int64_t count_;
+  MPI_Datatype type_;
+  const void* call_site_;
+};
+
+}  // namespace mpisentry::checks

@@ -1,0 +1,189 @@
+#include "checks/signature.hpp"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace mpisentry::checks {
+namespace {
+
+struct Run {
+  MPI_Datatype type;
+  std::int64_t count;
+};
+
+// Past this many runs a signature's hash covers only its first runs and its
+// size: differences further on go unseen, none is ever made up.
+constexpr std::int64_t kMaxHashedRuns = 1 << 20;
+
+bool is_untyped(MPI_Datatype type) { return type == MPI_BYTE || type == MPI_PACKED; }
+
+// The runs of one element of `type`, appended to `out`; false when the type
+// cannot be read.
+bool flatten(MPI_Datatype type, std::vector<Run>& out, int depth = 0) {
+  if (depth > 32) return false;
+  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
+  if (PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) != MPI_SUCCESS) return false;
+  if (combiner == MPI_COMBINER_NAMED) {
+    if (!out.empty() && out.back().type == type)
+      ++out.back().count;
+    else
+      out.push_back({type, 1});
+    return true;
+  }
+  std::vector<int> ints(static_cast<std::size_t>(integers));
+  std::vector<MPI_Aint> aints(static_cast<std::size_t>(addresses));
+  std::vector<MPI_Datatype> types(static_cast<std::size_t>(datatypes));
+  if (PMPI_Type_get_contents(type, integers, addresses, datatypes, ints.data(), aints.data(), types.data()) !=
+      MPI_SUCCESS)
+    return false;
+  // Repeats the runs of `inner` `times` times.
+  const auto repeat = [&](MPI_Datatype inner, std::int64_t times) {
+    std::vector<Run> one;
+    if (!flatten(inner, one, depth + 1)) return false;
+    if (one.size() == 1) {
+      if (!out.empty() && out.back().type == one[0].type)
+        out.back().count += one[0].count * times;
+      else
+        out.push_back({one[0].type, one[0].count * times});
+      return true;
+    }
+    if (static_cast<std::int64_t>(out.size() + one.size()) * times > kMaxHashedRuns) return false;
+    for (std::int64_t i = 0; i < times; ++i)
+      for (const Run& run : one) {
+        if (!out.empty() && out.back().type == run.type)
+          out.back().count += run.count;
+        else
+          out.push_back(run);
+      }
+    return true;
+  };
+  bool ok = true;
+  switch (combiner) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED: ok = repeat(types[0], 1); break;
+    case MPI_COMBINER_CONTIGUOUS: ok = repeat(types[0], ints[0]); break;
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR: ok = repeat(types[0], static_cast<std::int64_t>(ints[0]) * ints[1]); break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK: ok = repeat(types[0], static_cast<std::int64_t>(ints[0]) * ints[1]); break;
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED: {
+      std::int64_t total = 0;
+      for (int i = 0; i < ints[0]; ++i) total += ints[1 + i];
+      ok = repeat(types[0], total);
+      break;
+    }
+    case MPI_COMBINER_STRUCT:
+      for (int i = 0; i < ints[0] && ok; ++i) ok = repeat(types[static_cast<std::size_t>(i)], ints[1 + i]);
+      break;
+    case MPI_COMBINER_SUBARRAY: {
+      const int dims = ints[0];
+      std::int64_t total = 1;
+      for (int i = 0; i < dims; ++i) total *= ints[1 + dims + i];
+      ok = repeat(types[0], total);
+      break;
+    }
+    case MPI_COMBINER_DARRAY: {
+      int whole = 0, element = 0;
+      ok = PMPI_Type_size(type, &whole) == MPI_SUCCESS && PMPI_Type_size(types[0], &element) == MPI_SUCCESS &&
+           element > 0 && repeat(types[0], whole / element);
+      break;
+    }
+    default: ok = false;  // Fortran-parameterized types and anything newer
+  }
+  for (MPI_Datatype& inner : types) {
+    int i = 0, a = 0, d = 0, c = 0;
+    if (PMPI_Type_get_envelope(inner, &i, &a, &d, &c) == MPI_SUCCESS && c != MPI_COMBINER_NAMED)
+      PMPI_Type_free(&inner);
+  }
+  return ok;
+}
+
+std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
+  hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+  return hash * 0xff51afd7ed558ccdULL;
+}
+
+std::int64_t size_of(MPI_Datatype type) {
+  MPI_Count size = 0;
+  return PMPI_Type_size_x(type, &size) == MPI_SUCCESS ? static_cast<std::int64_t>(size) : 0;
+}
+
+}  // namespace
+
+Signature signature_of(MPI_Datatype type, std::int64_t count, std::int64_t max_bytes) {
+  Signature s;
+  if (type == MPI_DATATYPE_NULL || count < 0) {
+    s.known = false;
+    return s;
+  }
+  std::vector<Run> element;
+  if (!flatten(type, element)) {
+    s.known = false;
+    s.bytes = size_of(type) * count;
+    return s;
+  }
+  const std::int64_t limit = max_bytes >= 0 ? max_bytes : INT64_MAX;
+  // The runs of `count` elements, merged across element boundaries, fed to the hash.
+  Run pending{MPI_DATATYPE_NULL, 0};
+  std::int64_t runs = 0;
+  const auto emit = [&](MPI_Datatype run_type, std::int64_t run_count) {
+    if (run_count == 0) return;
+    s.untyped = s.untyped || is_untyped(run_type);
+    if (pending.type == run_type) {
+      pending.count += run_count;
+      return;
+    }
+    if (pending.count > 0 && runs++ < kMaxHashedRuns)
+      s.hash = mix(mix(s.hash, static_cast<std::uint64_t>(static_cast<std::uint32_t>(pending.type))), static_cast<std::uint64_t>(pending.count));
+    pending = {run_type, run_count};
+  };
+  const auto add = [&](MPI_Datatype run_type, std::int64_t run_count) {
+    // Whole basic elements only: a receive cut short ends on an element.
+    const std::int64_t size = size_of(run_type);
+    if (size > 0 && s.bytes + size * run_count > limit) run_count = (limit - s.bytes) / size;
+    if (run_count <= 0) return false;
+    emit(run_type, run_count);
+    s.bytes += size * run_count;
+    s.elements += run_count;
+    return s.bytes < limit;
+  };
+  if (element.size() == 1) {
+    add(element[0].type, element[0].count * count);
+  } else {
+    for (std::int64_t i = 0; i < count && runs < kMaxHashedRuns; ++i) {
+      bool more = true;
+      for (const Run& run : element)
+        if (!(more = add(run.type, run.count))) break;
+      if (!more) break;
+    }
+    if (runs >= kMaxHashedRuns && max_bytes < 0) s.bytes = size_of(type) * count;
+  }
+  emit(MPI_DATATYPE_NULL, 1);  // flushes the last run
+  return s;
+}
+
+std::string datatype_text(MPI_Datatype type) {
+  if (type == MPI_DATATYPE_NULL) return "MPI_DATATYPE_NULL";
+  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
+  if (PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) == MPI_SUCCESS &&
+      combiner == MPI_COMBINER_NAMED) {
+    char name[MPI_MAX_OBJECT_NAME] = {};
+    int length = 0;
+    if (PMPI_Type_get_name(type, name, &length) == MPI_SUCCESS && length > 0) return std::string(name, static_cast<std::size_t>(length));
+  }
+  std::vector<Run> runs;
+  if (flatten(type, runs) && runs.size() <= 3) {
+    std::vector<std::string> parts;
+    for (const Run& run : runs) parts.push_back(fmt::format("{} x {}", run.count, datatype_text(run.type)));
+    return fmt::format("a derived datatype ({})", fmt::join(parts, ", "));
+  }
+  return fmt::format("a derived datatype ({} B)", size_of(type));
+}
+
+std::string amount_text(MPI_Datatype type, std::int64_t count) {
+  return fmt::format("{} x {} ({} B)", count, datatype_text(type), size_of(type) * count);
+}
+
+}  // namespace mpisentry::checks

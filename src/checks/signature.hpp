@@ -1,0 +1,43 @@
+// Type signatures (MPI's sequence of basic types that a message carries),
+// reduced to what can be compared across ranks: the bytes and a hash of the
+// basic types in order, with runs merged, so that 4 x MPI_INT, a contiguous
+// type of 4 MPI_INT and a vector of 2 blocks of 2 MPI_INT hash the same
+// whatever their layout in memory.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+namespace mpisentry::checks {
+
+struct Signature {
+  std::int64_t bytes = 0;
+  std::uint64_t hash = 0;
+  std::int64_t elements = 0;  // basic elements
+  // MPI_BYTE or MPI_PACKED inside: MPI lets such data match any types of
+  // the same size, so only the bytes are compared.
+  bool untyped = false;
+  // A type the checker cannot read (a Fortran-parameterized one, or any
+  // error): not compared at all.
+  bool known = true;
+
+  // Whether MPI's type matching rules are broken, given the same bytes.
+  bool differs_from(const Signature& other) const {
+    return known && other.known && !untyped && !other.untyped && hash != other.hash;
+  }
+};
+
+// The signature of `count` elements of `type`. With `max_bytes` >= 0 only
+// its first max_bytes bytes (a receive that got a shorter message).
+Signature signature_of(MPI_Datatype type, std::int64_t count, std::int64_t max_bytes = -1);
+
+// "MPI_INT", or "a derived datatype (4 x MPI_INT)" for a short one,
+// "a derived datatype (16 B)" for the rest.
+std::string datatype_text(MPI_Datatype type);
+
+// "4 x MPI_INT (16 B)"
+std::string amount_text(MPI_Datatype type, std::int64_t count);
+
+}  // namespace mpisentry::checks

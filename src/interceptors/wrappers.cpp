@@ -1,0 +1,383 @@
+// The MPI API as the program sees it: every function of mpi_functions.def
+// records the call in the calling thread's ThreadState and forwards to PMPI.
+// MPICH's mpif.h and `use mpi` bindings call these C functions.
+#include <mpi.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+
+#include "checks/collectives.hpp"
+#include "checks/failed_calls.hpp"
+#include "checks/findings.hpp"
+#include "checks/messages.hpp"
+#include "checks/requests.hpp"
+#include "records/call_record.hpp"
+#include "records/communicators.hpp"
+#include "interceptors/delay_injection.hpp"
+#include "interceptors/interceptors.hpp"
+#include "interceptors/patient_wait.hpp"
+#include "records/thread_state.hpp"
+#include "records/windows.hpp"
+
+#define MPISENTRY_API extern "C" __attribute__((visibility("default")))
+
+namespace mpisentry {
+namespace {
+
+// Set once by start(), in MPI_Init, before the program's first wrapped call.
+interceptors::Mode mode;
+
+CallRecord point_to_point(CallShape shape, const void* buf, MPI_Count count, MPI_Datatype datatype, int peer,
+                          int tag, MPI_Comm comm) {
+  CallRecord r;
+  r.shape = shape;
+  r.buffer = buf;
+  r.count = count;
+  r.datatype = datatype;
+  r.peer = peer;
+  r.tag = tag;
+  r.comm = comm;
+  return r;
+}
+
+CallRecord send_to(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return point_to_point(CallShape::Send, buf, count, datatype, dest, tag, comm);
+}
+
+CallRecord receive_from(const void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm) {
+  return point_to_point(CallShape::Receive, buf, count, datatype, source, tag, comm);
+}
+
+CallRecord probe(int source, int tag, MPI_Comm comm) {
+  return point_to_point(CallShape::Probe, nullptr, 0, MPI_DATATYPE_NULL, source, tag, comm);
+}
+
+CallRecord matched_receive(const void* buf, MPI_Count count, MPI_Datatype datatype) {
+  return point_to_point(CallShape::MatchedReceive, buf, count, datatype, MPI_PROC_NULL, 0, MPI_COMM_NULL);
+}
+
+CallRecord send_receive(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int send_tag, int source,
+                        int recv_tag, MPI_Comm comm) {
+  CallRecord r = point_to_point(CallShape::SendReceive, buf, count, datatype, dest, send_tag, comm);
+  r.source = source;
+  r.recv_tag = recv_tag;
+  return r;
+}
+
+// A collective of `shape` on comm, counted there as its next collective.
+CallRecord counted_collective(CallShape shape, const void* buf, MPI_Count count, MPI_Datatype datatype, int root,
+                              MPI_Op op, MPI_Comm comm) {
+  CallRecord r = point_to_point(shape, buf, count, datatype, root, 0, comm);
+  r.op = op;
+  const comms::Collective counted = comms::enter_collective(comm);
+  r.comm_id = counted.id;
+  r.sequence = counted.sequence;
+  return r;
+}
+
+CallRecord collective(MPI_Comm comm) {
+  return counted_collective(CallShape::Collective, nullptr, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, MPI_OP_NULL, comm);
+}
+
+CallRecord collective_data(const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm) {
+  return counted_collective(CallShape::Collective, buf, count, datatype, MPI_PROC_NULL, MPI_OP_NULL, comm);
+}
+
+CallRecord reduction(const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return counted_collective(CallShape::Collective, buf, count, datatype, MPI_PROC_NULL, op, comm);
+}
+
+CallRecord rooted(const void* buf, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return counted_collective(CallShape::Rooted, buf, count, datatype, root, MPI_OP_NULL, comm);
+}
+
+CallRecord rooted_reduction(const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                            MPI_Comm comm) {
+  return counted_collective(CallShape::Rooted, buf, count, datatype, root, op, comm);
+}
+
+CallRecord neighborhood(MPI_Comm comm) {
+  return counted_collective(CallShape::Neighborhood, nullptr, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, MPI_OP_NULL,
+                            comm);
+}
+
+// A collective over a file's communicator, counted on the file's own id.
+CallRecord file_collective(MPI_File fh) {
+  CallRecord r;
+  r.shape = CallShape::FileCollective;
+  r.file = {fh, -1};
+  const comms::Collective counted = comms::enter_collective(fh);
+  r.comm_id = counted.id;
+  r.sequence = counted.sequence;
+  return r;
+}
+
+// File reads and writes; `offset` is -1 for those at a file pointer.
+CallRecord with_file_data(CallRecord r, MPI_Offset offset, const void* buf, MPI_Count count, MPI_Datatype datatype) {
+  r.file.offset = offset;
+  r.buffer = buf;
+  r.count = count;
+  r.datatype = datatype;
+  return r;
+}
+
+CallRecord file_collective_data(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count,
+                                MPI_Datatype datatype) {
+  return with_file_data(file_collective(fh), offset, buf, count, datatype);
+}
+
+// Independent file access: blocks on the file system, never on another rank.
+CallRecord file_access(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count, MPI_Datatype datatype) {
+  CallRecord r;
+  r.shape = CallShape::FileAccess;
+  r.file.handle = fh;
+  r.comm_id = comms::id_of(fh);  // for the report: which file
+  return with_file_data(r, offset, buf, count, datatype);
+}
+
+// Accept, connect, spawn (and join, with no comm): collective over comm
+// (counted there, so that a member in another collective is a mismatch) and
+// waiting for processes outside the job, which the checker cannot see.
+CallRecord connection(int root, MPI_Comm comm) {
+  return counted_collective(CallShape::Connection, nullptr, 0, MPI_DATATYPE_NULL, root, MPI_OP_NULL, comm);
+}
+
+// A call whose waits the checker cannot read (its comm is still printed).
+CallRecord unreadable(MPI_Comm comm) {
+  CallRecord r;
+  r.comm = comm;
+  return r;
+}
+
+CallRecord on_requests(int count, const MPI_Request* array) {
+  CallRecord r;
+  r.shape = CallShape::Requests;
+  r.request_count = count;
+  if (array != nullptr && count > 0)
+    std::copy_n(array, std::min(count, kCopiedRequests), r.requests);
+  return r;
+}
+
+// A window synchronization call on `win`, with its window's identity.
+CallRecord on_window(MPI_Win win, int assertion = 0) {
+  CallRecord r;
+  r.shape = CallShape::Window;
+  const windows::Known known = windows::find(win);
+  r.window.handle = win;
+  r.window.assertion = assertion;
+  r.window.id = known.id;
+  r.window.lock_type = 0;
+  r.window.group_size = 0;
+  r.comm_id = known.comm_id;
+  return r;
+}
+
+// MPI_Win_fence and MPI_Win_free: counted as the window's next collective.
+CallRecord window_collective(MPI_Win win, int assertion = 0) {
+  CallRecord r = on_window(win, assertion);
+  r.sequence = windows::enter_collective(win);
+  return r;
+}
+
+// MPI_Win_start and MPI_Win_post: the group is kept for the epoch's end.
+CallRecord epoch_start(windows::Epoch epoch, MPI_Group group, int assertion, MPI_Win win) {
+  CallRecord r = on_window(win, assertion);
+  windows::begin_epoch(epoch, win, group, r);
+  return r;
+}
+
+// MPI_Win_complete, MPI_Win_wait and MPI_Win_test: with the epoch's group.
+CallRecord epoch_end(windows::Epoch epoch, MPI_Win win) {
+  CallRecord r = on_window(win);
+  windows::end_epoch(epoch, win, r);
+  return r;
+}
+
+// Passive target: lock, unlock and flush of one target rank.
+CallRecord on_target(int rank, MPI_Win win, int lock_type = 0, int assertion = 0) {
+  CallRecord r = on_window(win, assertion);
+  r.peer = rank;
+  r.window.lock_type = lock_type;
+  return r;
+}
+
+CallRecord opaque() {
+  CallRecord r;
+  r.shape = CallShape::Opaque;
+  return r;
+}
+
+}  // namespace
+}  // namespace mpisentry
+
+using namespace mpisentry;
+
+// The body of the wrappers of calls that may wait: record the call, forward
+// it, record its end. A blocking call's return is progress; a polling call's
+// only when it succeeded and `completed` holds.
+#define MPISENTRY_WAITING_WRAPPER(name, params, describe, converted, forward, polls, completed, created) \
+  MPISENTRY_API int MPI_##name params {                                                         \
+    delay_injection::around_call(true);                                                         \
+    CallRecord record = describe;                                                               \
+    record.converted_send = converted;                                                          \
+    ThreadState& self = enter_call(record, FunctionId::name);                                        \
+    const int result = forward;                                                                 \
+    if (result == MPI_SUCCESS)                                                                  \
+      created;                                                                                  \
+    else                                                                                        \
+      checks::call_failed(record, result);                                                 \
+    self.leave(!(polls) || (result == MPI_SUCCESS && (completed)));                           \
+    checks::stop_at_error_limit();                                                         \
+    delay_injection::around_call(false);                                                        \
+    return result;                                                                              \
+  }
+
+// Nonblocking starts never wait: only their request is remembered, with
+// its communicator's id, for the waits to come.
+#define MPISENTRY_START_WRAPPER(name, params, describe, converted, forward, request, created) \
+  MPISENTRY_API int MPI_##name params {                                                    \
+    delay_injection::around_call(true);                                                    \
+    const int result = forward;                                                            \
+    if (result == MPI_SUCCESS) {                                                           \
+      CallRecord record = describe;                                                        \
+      record.converted_send = converted;                                                   \
+      record.function = FunctionId::name;                                                  \
+      if (record.comm_id == 0) record.comm_id = comms::id_of(record.comm);                 \
+      requests().remember(*(request), record);                                             \
+      if (checks::tracking()) checks::started(*(request), record, MPISENTRY_CALL_SITE); \
+      created;                                                                             \
+    } else if (checks::on(report::Check::CallFailed)) {                               \
+      CallRecord record = describe;                                                        \
+      record.function = FunctionId::name;                                                  \
+      checks::call_failed(record, result);                                            \
+    }                                                                                      \
+    this_thread_state().count_start();                                                     \
+    checks::stop_at_error_limit();                                                    \
+    delay_injection::around_call(false);                                                   \
+    return result;                                                                         \
+  }
+
+// The message, request and collective checks' object around a forwarded
+// call, when a line of mpi_functions.def gives one: (check).done(forward),
+// see checks/messages.hpp.
+#define MPISENTRY_CHECKED(forward, ...) __VA_OPT__((__VA_ARGS__).done)(forward)
+
+#define MPISENTRY_BLOCKING(name, params, args, describe, ...)                                                      \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), false, \
+                            true, (void)0)
+
+#define MPISENTRY_CREATES_COMM(name, params, args, describe, created) \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, false, true, created)
+
+#define MPISENTRY_WAIT(name, params, args, describe, patient, ...)                                             \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false,                                                     \
+                            MPISENTRY_CHECKED(mode.patient_waits ? (patient) : PMPI_##name args, __VA_ARGS__), false, \
+                            true, (void)0)
+
+#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe, patient, ...)                   \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, mode.potential,                                      \
+                            MPISENTRY_CHECKED(mode.patient_waits ? (patient)                               \
+                                              : mode.potential ? PMPI_##sync_name args                   \
+                                                               : PMPI_##name args,                       \
+                                              __VA_ARGS__),                                              \
+                            false, true, (void)0)
+
+#define MPISENTRY_POLLING(name, params, args, describe, completed, ...)                                         \
+  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), true, \
+                            completed, (void)0)
+
+#define MPISENTRY_NONBLOCKING(name, params, args, describe, request, ...) \
+  MPISENTRY_START_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), request, (void)0)
+
+#define MPISENTRY_ICREATES_COMM(name, params, args, describe, request, created) \
+  MPISENTRY_START_WRAPPER(name, params, describe, false, PMPI_##name args, request, created)
+
+#define MPISENTRY_STANDARD_ISEND(name, sync_name, params, args, describe, request) \
+  MPISENTRY_START_WRAPPER(name, params, describe, mode.potential,                  \
+                          mode.potential ? PMPI_##sync_name args : PMPI_##name args, request, (void)0)
+
+#include "api/mpi_functions.def"
+
+namespace {
+
+// A call that frees or closes *handle, collective over its group: MPI sets
+// *handle to the null handle and may hand the handle out again, so `forget`
+// drops what the checker knows of it (taken before the call) only once the
+// call succeeded.
+template <typename Handle, typename Forget>
+int release_handle(Handle* handle, FunctionId function, int (*release)(Handle*), CallRecord record, Forget forget) {
+  ThreadState& self = enter_call(record, function);
+  const int result = release(handle);
+  if (result == MPI_SUCCESS)
+    forget();
+  else
+    checks::call_failed(record, result);
+  self.leave(true);
+  checks::stop_at_error_limit();
+  return result;
+}
+
+// Release, after the collective checks' exchange and the message checks'
+// look at what is pending on the communicator (collective over it, so
+// inside the recorded call).
+template <int (*Release)(MPI_Comm*), FunctionId Function>
+int checked_release(MPI_Comm* comm) {
+  if (checks::collective_checking() && comm) checks::collectives_freeing(*comm, Function);
+  if (checks::shadowing() && comm) checks::communicator_freeing(*comm);
+  return Release(comm);
+}
+
+template <int (*Release)(MPI_Comm*), FunctionId Function>
+int release_communicator(MPI_Comm* comm) {
+  const MPI_Comm freeing = comm ? *comm : MPI_COMM_NULL;
+  const std::uint64_t freeing_id = comms::id_of(freeing);
+  return release_handle(comm, Function, checked_release<Release, Function>, collective(freeing),
+                        [&] { comms::freed(freeing, freeing_id); });
+}
+
+}  // namespace
+
+MPISENTRY_API int MPI_Comm_free(MPI_Comm* comm) {
+  return release_communicator<PMPI_Comm_free, FunctionId::Comm_free>(comm);
+}
+
+MPISENTRY_API int MPI_Comm_disconnect(MPI_Comm* comm) {
+  return release_communicator<PMPI_Comm_disconnect, FunctionId::Comm_disconnect>(comm);
+}
+
+MPISENTRY_API int MPI_File_close(MPI_File* fh) {
+  const MPI_File closing = fh ? *fh : MPI_FILE_NULL;
+  const std::uint64_t closing_id = comms::id_of(closing);
+  return release_handle(fh, FunctionId::File_close, PMPI_File_close, file_collective(closing),
+                        [&] { comms::closed_file(closing, closing_id); });
+}
+
+MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
+  const CallRecord record = window_collective(win ? *win : MPI_WIN_NULL);
+  return release_handle(win, FunctionId::Win_free, PMPI_Win_free, record,
+                        [&] { windows::freed(record.window.handle, record.window.id); });
+}
+
+// Persistent starts and frees only change the state of requests that their
+// start recorded; the request checks follow it.
+MPISENTRY_API int MPI_Start(MPI_Request* request) {
+  const int result = PMPI_Start(request);
+  if (result == MPI_SUCCESS && checks::tracking()) checks::restarted(1, request, MPISENTRY_CALL_SITE);
+  return result;
+}
+
+MPISENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[]) {
+  const int result = PMPI_Startall(count, array_of_requests);
+  if (result == MPI_SUCCESS && checks::tracking())
+    checks::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
+  return result;
+}
+
+MPISENTRY_API int MPI_Request_free(MPI_Request* request) {
+  if (checks::tracking() && request) checks::freeing(*request);
+  return PMPI_Request_free(request);
+}
+
+void mpisentry::interceptors::start(const Mode& chosen) { mode = chosen; }

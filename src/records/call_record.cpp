@@ -1,0 +1,124 @@
+#include "records/call_record.hpp"
+
+#include "records/handle_slots.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace mpisentry {
+
+const FunctionInfo& function_info(FunctionId id) {
+  static const FunctionInfo table[] = {
+      {"(none)", CallKind::None},
+#define MPISENTRY_BLOCKING(name, ...) {"MPI_" #name, CallKind::Blocking},
+#define MPISENTRY_WAIT(name, ...) {"MPI_" #name, CallKind::Blocking},
+#define MPISENTRY_STANDARD_SEND(name, ...) {"MPI_" #name, CallKind::Blocking},
+#define MPISENTRY_POLLING(name, ...) {"MPI_" #name, CallKind::Polling},
+#define MPISENTRY_NONBLOCKING(name, ...) {"MPI_" #name, CallKind::Nonblocking},
+#define MPISENTRY_STANDARD_ISEND(name, ...) {"MPI_" #name, CallKind::Nonblocking},
+#define MPISENTRY_CREATES_COMM(name, ...) {"MPI_" #name, CallKind::Blocking},
+#define MPISENTRY_ICREATES_COMM(name, ...) {"MPI_" #name, CallKind::Nonblocking},
+#include "api/mpi_functions.def"
+      {"MPI_Comm_free", CallKind::Blocking},
+      {"MPI_Comm_disconnect", CallKind::Blocking},
+      {"MPI_File_close", CallKind::Blocking},
+      {"MPI_Win_free", CallKind::Blocking},
+      {"MPI_Finalize", CallKind::Blocking},
+  };
+  static_assert(sizeof(table) / sizeof(table[0]) == static_cast<std::size_t>(FunctionId::Count));
+  auto index = static_cast<std::size_t>(id);
+  return table[index < static_cast<std::size_t>(FunctionId::Count) ? index : 0];
+}
+
+std::size_t CallRecord::used_bytes() const noexcept {
+  constexpr std::size_t common = offsetof(CallRecord, requests);
+  switch (shape) {
+    case CallShape::None:
+    case CallShape::Send:
+    case CallShape::Receive:
+    case CallShape::Probe:
+    case CallShape::MatchedReceive:
+    case CallShape::Opaque:
+    case CallShape::Finalize: return offsetof(CallRecord, source);
+    case CallShape::SendReceive: return offsetof(CallRecord, request_count);
+    case CallShape::Requests:
+      return common + static_cast<std::size_t>(std::clamp(request_count, 0, kCopiedRequests)) * sizeof(MPI_Request);
+    case CallShape::FileCollective:
+    case CallShape::FileAccess: return common + sizeof(FileFields);
+    case CallShape::Window:
+      return common + offsetof(WindowFields, group) +
+             static_cast<std::size_t>(std::clamp(window.group_size, 0, kCopiedRequests)) * sizeof(int);
+    case CallShape::Collective:
+    case CallShape::Rooted:
+    case CallShape::Neighborhood:
+    case CallShape::Connection: return common;
+  }
+  return common;
+}
+
+void SharedRecord::store(const CallRecord& record) noexcept {
+  const std::size_t used_words = (record.used_bytes() + 7) / 8;
+  std::uint64_t words[kWords];
+  std::memcpy(words, &record, used_words * 8);
+  const std::uint64_t seq = sequence_.load(std::memory_order_relaxed);
+  sequence_.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (std::size_t i = 0; i < used_words; ++i) words_[i].store(words[i], std::memory_order_relaxed);
+  sequence_.store(seq + 2, std::memory_order_release);
+}
+
+bool SharedRecord::load(CallRecord& out) const noexcept {
+  const std::uint64_t before = sequence_.load(std::memory_order_acquire);
+  if (before & 1) return false;
+  std::uint64_t words[kWords];
+  for (std::size_t i = 0; i < kWords; ++i) words[i] = words_[i].load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (sequence_.load(std::memory_order_relaxed) != before) return false;
+  std::memcpy(&out, words, sizeof(CallRecord));
+  return true;
+}
+
+std::uint64_t RequestTable::key_of(MPI_Request request) noexcept { return handle_slots::key_of(request); }
+
+std::size_t RequestTable::home_of(std::uint64_t key) noexcept { return handle_slots::home_of<kSlots>(key); }
+
+void RequestTable::remember(MPI_Request request, const CallRecord& started) noexcept {
+  const std::uint64_t key = key_of(request);
+  const std::size_t home = home_of(key);
+  for (std::size_t i = 0; i < kProbes; ++i) {
+    Slot& slot = slots_[(home + i) % kSlots];
+    std::uint64_t seen = slot.key.load(std::memory_order_acquire);
+    if (seen == 0 && concurrent_writers_)
+      slot.key.compare_exchange_strong(seen, key, std::memory_order_acq_rel);
+    else if (seen == 0)
+      slot.key.store(key, std::memory_order_release);
+    // MPI reuses a handle only once its request is done, so an entry with the
+    // same key is stale and is overwritten.
+    if (seen == 0 || seen == key) {
+      slot.record.store(started);
+      return;
+    }
+  }
+  Slot& evicted = slots_[home];
+  evicted.key.store(key, std::memory_order_release);
+  evicted.record.store(started);
+}
+
+bool RequestTable::find(MPI_Request request, CallRecord& out) const noexcept {
+  const std::uint64_t key = key_of(request);
+  const std::size_t home = home_of(key);
+  for (std::size_t i = 0; i < kProbes; ++i) {
+    const Slot& slot = slots_[(home + i) % kSlots];
+    const std::uint64_t seen = slot.key.load(std::memory_order_acquire);
+    if (seen == 0) return false;
+    if (seen == key) return slot.record.load(out);
+  }
+  return false;
+}
+
+RequestTable& requests() {
+  static RequestTable instance;
+  return instance;
+}
+
+}  // namespace mpisentry

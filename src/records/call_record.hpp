@@ -1,0 +1,185 @@
+// What the wrappers record about MPI calls, for the monitor to read: the
+// call a thread is in, and what each pending request was started as.
+// Writers are the program's threads inside wrappers: plain stores only, no
+// locks, no allocation, no system calls, no clock. The monitor thread reads
+// through seqlocks and does all the timing itself.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace mpisentry {
+
+enum class FunctionId : std::uint16_t {
+  None,
+#define MPISENTRY_BLOCKING(name, ...) name,
+#define MPISENTRY_WAIT(name, ...) name,
+#define MPISENTRY_STANDARD_SEND(name, ...) name,
+#define MPISENTRY_POLLING(name, ...) name,
+#define MPISENTRY_NONBLOCKING(name, ...) name,
+#define MPISENTRY_STANDARD_ISEND(name, ...) name,
+#define MPISENTRY_CREATES_COMM(name, ...) name,
+#define MPISENTRY_ICREATES_COMM(name, ...) name,
+#include "api/mpi_functions.def"
+  Comm_free,
+  Comm_disconnect,
+  File_close,
+  Win_free,
+  Finalize,
+  Count
+};
+
+enum class CallKind : std::uint8_t {
+  None,
+  Blocking,     // waits for other ranks; its return is progress
+  Polling,      // Test/Iprobe family: progress only when it completes something
+  Nonblocking,  // starts an operation
+};
+
+struct FunctionInfo {
+  const char* name;  // "MPI_Recv"
+  CallKind kind;
+};
+const FunctionInfo& function_info(FunctionId id);
+
+// How the arguments are laid out, which decides how the call is printed and
+// whom it waits for.
+enum class CallShape : std::uint8_t {
+  None,
+  Send,            // peer = dest
+  Receive,         // peer = source (may be MPI_ANY_SOURCE)
+  Probe,           // peer = source, no buffer
+  SendReceive,     // peer/tag = dest/sendtag, source/recv_tag = the receive half
+  MatchedReceive,  // MPI_Mrecv: the peer is in the message handle, unknown here
+  Collective,      // every rank of comm takes part
+  Rooted,          // collective with peer = root
+  Neighborhood,    // collective over the topology's neighbours only
+  Requests,        // Wait/Test family over request_count requests
+  Window,          // RMA synchronization on a window: peer = target rank
+  FileCollective,  // MPI-IO collective over the file's communicator, counted on the file's id
+  FileAccess,      // independent MPI-IO: waits for no other rank
+  Connection,      // accept/connect/spawn/join: waits for processes outside the job
+  Opaque,          // a request-creating call whose completion the checker cannot read
+  Finalize,
+};
+
+// The first requests of a Wait/Test call's array, copied when the call
+// starts: the monitor never reads the program's array.
+inline constexpr int kCopiedRequests = 16;
+
+struct FileFields {
+  MPI_File handle;
+  std::int64_t offset;  // explicit-offset calls; -1 for the others
+};
+
+// comm_id is the window's communicator's; `id` the window's own, on which
+// MPI_Win_fence and MPI_Win_free count as its sequence-th collective.
+struct WindowFields {
+  MPI_Win handle;
+  int assertion;
+  std::uint64_t id;
+  int lock_type;
+  int group_size;              // members of the epoch's group (start/complete: targets, post/wait: origins)
+  int group[kCopiedRequests];  // the group's first members, as window ranks
+};
+
+struct CallRecord {
+  // Point-to-point calls and starts store only up to comm_id; a Sendrecv
+  // also source and recv_tag; collectives, Wait/Test and the rest up to op,
+  // then what their shape has in the union below (used_bytes).
+  FunctionId function = FunctionId::None;
+  CallShape shape = CallShape::None;
+  bool converted_send = false;  // a standard send that potential mode made synchronous
+  int peer = MPI_PROC_NULL;
+  int tag = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Datatype datatype = MPI_DATATYPE_NULL;
+  std::int64_t count = 0;
+  const void* buffer = nullptr;
+  // Collectives, and requests' starts: the communicator's identity, taken at
+  // the start because a communicator may be freed while its requests are
+  // pending; collectives also count themselves on it.
+  std::uint64_t comm_id = 0;
+  int source = MPI_PROC_NULL;
+  int recv_tag = 0;
+  int request_count = 0;
+  MPI_Op op = MPI_OP_NULL;
+  std::uint64_t sequence = 0;
+  // What only some shapes use, after the common fields, so that other calls
+  // store none of it (used_bytes). Wrappers set every field their shape uses.
+  union {
+    MPI_Request requests[kCopiedRequests];  // Requests: min(request_count, kCopiedRequests) of them
+    FileFields file;                        // FileCollective, FileAccess
+    WindowFields window;                    // Window
+  };
+
+  // How many leading bytes hold this call's fields: the rest is not written
+  // by SharedRecord::store, so a call costs only what its shape needs.
+  std::size_t used_bytes() const noexcept;
+};
+static_assert(std::is_trivially_copyable_v<CallRecord>);
+
+// A CallRecord that one thread writes and another reads without tearing
+// (a seqlock over relaxed atomic words: readers retry, writers never wait).
+// Only the leading used_bytes() are written; a reader must look only at the
+// fields the record's shape uses.
+class SharedRecord {
+ public:
+  void store(const CallRecord& record) noexcept;
+  // False when a write overlapped the read; the caller retries later.
+  bool load(CallRecord& out) const noexcept;
+
+ private:
+  static constexpr std::size_t kWords = (sizeof(CallRecord) + 7) / 8;
+  std::atomic<std::uint64_t> sequence_{0};  // odd while a write is under way
+  std::atomic<std::uint64_t> words_[kWords]{};
+};
+
+// What each pending request was started as, so that a Wait knows whom it
+// waits for. Every request-creating MPI function is wrapped, so a handle that
+// MPI hands out again overwrites the entry of the request it was before.
+// Fixed size and lock-free: a full table overwrites old entries and a lookup
+// then finds nothing, which the monitor treats as "unknown".
+class RequestTable {
+ public:
+  static constexpr std::size_t kSlots = 8192;
+  // Under MPI_THREAD_MULTIPLE several threads may start requests at once and
+  // claim slots with compare-and-swap; otherwise plain stores are enough.
+  void set_concurrent_writers(bool concurrent) noexcept { concurrent_writers_ = concurrent; }
+  void remember(MPI_Request request, const CallRecord& started) noexcept;
+  bool find(MPI_Request request, CallRecord& out) const noexcept;
+
+ private:
+  static constexpr std::size_t kProbes = 16;
+  static std::uint64_t key_of(MPI_Request request) noexcept;
+  static std::size_t home_of(std::uint64_t key) noexcept;
+  struct Slot {
+    std::atomic<std::uint64_t> key{0};  // request handle + 1; 0 = empty
+    SharedRecord record;
+  };
+  Slot slots_[kSlots];
+  bool concurrent_writers_ = true;
+};
+
+RequestTable& requests();
+
+enum class RequestState : std::uint8_t {
+  Incomplete,  // MPI says it has not completed
+  Complete,    // completed, or an inactive persistent request: MPI's waits ignore it
+  Unknown,     // not asked: the checker cannot read it (started unseen, a collective, a generalized request)
+};
+
+// One request of a Wait/Test call, as the monitor found it.
+struct RequestView {
+  MPI_Request handle = MPI_REQUEST_NULL;
+  bool known = false;  // the request table knows how it started
+  CallRecord started;
+  RequestState state = RequestState::Unknown;
+};
+
+}  // namespace mpisentry

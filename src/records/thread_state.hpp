@@ -1,0 +1,107 @@
+// Per-thread MPI activity: every thread that calls MPI gets a ThreadState on
+// its first call, which only that thread writes (plain loads and stores, no
+// read-modify-write on the hot path) and the monitor reads. A thread's state
+// is retired when the thread exits and may then serve a later thread; the
+// memory is never freed, so the monitor can always read it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "records/call_record.hpp"
+
+namespace mpisentry {
+
+class ThreadState;
+namespace detail {
+ThreadState& register_this_thread() noexcept;
+}  // namespace detail
+void retire(void* state) noexcept;
+
+class ThreadState {
+ public:
+  void enter(const CallRecord& record) noexcept {
+    current_.store(record);
+    entered_.store(entered_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  void leave(bool progressed) noexcept {
+    if (progressed) progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    left_.store(left_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  // A nonblocking start: it never waits, so only counted (the monitor tells
+  // a thread that polls from one that computes by its calls).
+  void count_start() noexcept { starts_.store(starts_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+
+  struct Sample {
+    CallRecord call;             // the current or the last call
+    bool in_call = false;
+    std::uint64_t entered = 0;   // blocking and polling calls entered so far
+    std::uint64_t starts = 0;    // nonblocking starts so far
+    std::uint64_t progress = 0;  // completions so far
+    int id = 0;                  // 0: the thread that initialized MPI
+    pid_t tid = 0;               // the kernel's thread id, for the stack signal
+    std::uint32_t generation = 0;  // changes when the state passes to another thread
+  };
+  // Whether a live thread owns this state.
+  bool live() const noexcept { return generation_.load(std::memory_order_acquire) & 1; }
+  // A consistent view; false when the thread changed calls while it was
+  // read, or exited.
+  bool sample(Sample& out) const noexcept;
+
+ private:
+  friend ThreadState& detail::register_this_thread() noexcept;
+  friend void retire(void*) noexcept;
+  SharedRecord current_;
+  std::atomic<std::uint64_t> entered_{0};
+  std::atomic<std::uint64_t> left_{0};
+  std::atomic<std::uint64_t> progress_{0};
+  std::atomic<std::uint64_t> starts_{0};
+  std::atomic<std::uint32_t> generation_{0};  // odd while owned by a live thread
+  std::atomic<pid_t> tid_{0};
+  std::atomic<int> id_{0};
+};
+
+namespace detail {
+extern thread_local ThreadState* current_thread_state __attribute__((tls_model("initial-exec")));
+}  // namespace detail
+
+// The calling thread's state; registers the thread on its first call.
+inline ThreadState& this_thread_state() noexcept {
+  ThreadState* state = detail::current_thread_state;
+  return state ? *state : detail::register_this_thread();
+}
+
+// What every wrapper does as the call starts: completes the record and marks
+// the calling thread as inside the call.
+inline ThreadState& enter_call(CallRecord& record, FunctionId function) noexcept {
+  record.function = function;
+  ThreadState& self = this_thread_state();
+  self.enter(record);
+  return self;
+}
+
+// Calls visit(const ThreadState&) for every state that a live thread owns
+// (the monitor's view; cheap, lock-free).
+template <typename Visit>
+void for_each_thread(Visit&& visit);
+
+// True once a thread could not be given a state (too many threads at once):
+// its calls are invisible, so its rank must never be judged stuck.
+bool untracked_threads() noexcept;
+
+namespace detail {
+inline constexpr int kMaxThreads = 1024;
+ThreadState* thread_states() noexcept;
+int thread_states_used() noexcept;
+}  // namespace detail
+
+template <typename Visit>
+void for_each_thread(Visit&& visit) {
+  ThreadState* states = detail::thread_states();
+  const int used = detail::thread_states_used();
+  for (int i = 0; i < used; ++i) visit(static_cast<const ThreadState&>(states[i]));
+}
+
+}  // namespace mpisentry

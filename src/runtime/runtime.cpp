@@ -1,0 +1,150 @@
+// The runtime: MPI_Init, MPI_Init_thread, MPI_Query_thread, MPI_Finalize and
+// MPI_Abort. It reads the settings once and starts the parts in order: the
+// records, the monitor, the signal handlers, the monitor's thread, the
+// checks, then the interceptors' mode, all before the program's first
+// wrapped call.
+#include <mpi.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "checks/findings.hpp"
+#include "config/settings.hpp"
+#include "interceptors/delay_injection.hpp"
+#include "interceptors/interceptors.hpp"
+#include "log/log.hpp"
+#include "monitor/monitor.hpp"
+#include "records/call_record.hpp"
+#include "records/call_text.hpp"
+#include "records/communicators.hpp"
+#include "records/lifecycle.hpp"
+#include "records/thread_state.hpp"
+#include "signals/signals.hpp"
+#include "stacks/stacks.hpp"
+
+#define MPISENTRY_API extern "C" __attribute__((visibility("default")))
+
+namespace mpisentry {
+namespace {
+
+// Set once in MPI_Init; constant after.
+int program_thread_level = MPI_THREAD_SINGLE;
+bool checking = false;  // MPI gave MPI_THREAD_MULTIPLE and the monitor runs
+
+// More ranks on this node than cores its ranks may run on, all together
+// (each may be bound to one).
+bool more_ranks_than_cores() {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    return false;
+  int ranks_on_node = 1;
+  PMPI_Comm_size(node, &ranks_on_node);
+  cpu_set_t mine, node_cores;
+  CPU_ZERO(&mine);
+  CPU_ZERO(&node_cores);
+  if (sched_getaffinity(0, sizeof(mine), &mine) != 0) CPU_SET(0, &mine);
+  PMPI_Allreduce(&mine, &node_cores, sizeof(cpu_set_t), MPI_BYTE, MPI_BOR, node);
+  PMPI_Comm_free(&node);
+  return ranks_on_node > CPU_COUNT(&node_cores);
+}
+
+// The settings, read once: defaults, the config file, the environment. A
+// bad configuration ends the run here, before the program's own code.
+// Never destroyed: the parts keep references to it until the process ends.
+const config::Settings& load_settings(int world_rank) {
+  const config::LoadResult loaded = config::load([](const char* name) { return std::getenv(name); });
+  log::set_verbosity(loaded.settings.verbose);
+  if (!loaded.ok()) {
+    if (world_rank == 0) {
+      for (const config::Problem& problem : loaded.errors) log::error("{}", problem.str());
+      log::error("bad configuration: stopping before the program starts");
+    }
+    PMPI_Finalize();
+    std::exit(2);
+  }
+  if (world_rank == 0 && !std::getenv(config::kNoticesShownVariable))
+    for (const config::Problem& notice : loaded.notices) log::warn("{}", notice.str());
+  return *new const config::Settings(loaded.settings);
+}
+
+// The monitor needs MPI_THREAD_MULTIPLE; the program is told the level it
+// asked for, as MPI would have given it.
+int initialize(int* argc, char*** argv, int required, int* provided) {
+  this_thread_state();  // the thread that initializes MPI is thread 0
+  int granted = MPI_THREAD_SINGLE;
+  const int result = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &granted);
+  if (result != MPI_SUCCESS) return result;
+  int world_rank = 0, world_size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  log::set_rank(world_rank);
+  comms::initialize(world_rank, world_size);
+  program_thread_level = std::min(required, granted);
+  const bool multiple_threads = program_thread_level == MPI_THREAD_MULTIPLE;
+  requests().set_concurrent_writers(multiple_threads);
+  if (provided) *provided = program_thread_level;
+
+  const config::Settings& settings = load_settings(world_rank);
+  if (granted < MPI_THREAD_MULTIPLE) {
+    if (world_rank == 0)
+      log::error("MPI gave {} instead of MPI_THREAD_MULTIPLE: mpisentry checks nothing in this run",
+                 thread_level_name(granted));
+    return result;
+  }
+
+  const std::string report_path = monitor::create(settings, program_thread_level);
+  // The dump signal first, so that an automatic stack signal keeps clear of it.
+  signals::install({world_rank, monitor::write_signal_dump, settings.check_exit_signal, settings.dump_signal,
+                    monitor::wake_fd()});
+  stacks::install_capture_signal(settings.stack_signal);
+  on_exit([](int status, void*) { monitor::exit_without_finalize(status); }, nullptr);
+  monitor::start_thread();
+  checking = true;
+  if (world_rank == 0)
+    log::info("checking {} ranks: DEADLOCK-TIMEOUT {}, DEADLOCK-WARNING {}{}; report file {}", world_size,
+              config::format_duration(settings.deadlock_timeout), config::format_duration(settings.deadlock_warning),
+              settings.check_potential ? ", standard sends made synchronous (GLOBAL:DEADLOCK:POTENTIAL)" : "",
+              report_path);
+
+  const std::string& patient = settings.patient_waits;  // PATIENT-WAITS: auto, on or off
+  interceptors::start({settings.check_potential, patient == "on" || (patient == "auto" && more_ranks_than_cores())});
+  delay_injection::configure(settings.inject_delays, world_rank);
+  checks::start(settings, world_rank, report_path, multiple_threads);
+  return result;
+}
+
+}  // namespace
+}  // namespace mpisentry
+
+using namespace mpisentry;
+
+MPISENTRY_API int MPI_Init(int* argc, char*** argv) { return initialize(argc, argv, MPI_THREAD_SINGLE, nullptr); }
+
+MPISENTRY_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return initialize(argc, argv, required, provided);
+}
+
+MPISENTRY_API int MPI_Query_thread(int* provided) {
+  const int result = PMPI_Query_thread(provided);
+  if (result == MPI_SUCCESS && checking) *provided = program_thread_level;
+  return result;
+}
+
+MPISENTRY_API int MPI_Abort(MPI_Comm comm, int errorcode) {
+  lifecycle::note_abort();
+  return PMPI_Abort(comm, errorcode);
+}
+
+MPISENTRY_API int MPI_Finalize(void) {
+  CallRecord record;
+  record.shape = CallShape::Finalize;
+  ThreadState& self = enter_call(record, FunctionId::Finalize);
+  // Blocks until every rank is here: the monitors stop after the same round.
+  monitor::stop();
+  checking = false;
+  checks::finish();
+  const int result = PMPI_Finalize();
+  self.leave(true);
+  return result;
+}
