@@ -1,4 +1,4 @@
-// Random correct programs made from seeds (tests/programs/random_program.c):
+// Random correct programs made from seeds (tests/generated/random_program.c):
 // the checker must leave them unchanged, also when ranks compute past the
 // timeout; the bugs injected into them must hang without the checker and be
 // reported as hard deadlocks in the calls the program says they hang in.
