@@ -61,12 +61,11 @@ std::vector<Frame> caller_stack() {
 
 void start(const config::Settings& settings, int world_rank, std::string report_path, bool multiple_threads) {
   State& s = state();
-  for (const config::Check& check : config::implemented_checks())
-    for (int i = 0; i < report::kCheckCount; ++i)
-      if (check.name == report::check_name(static_cast<report::Check>(i))) {
-        s.enabled[i] = settings.*check.member;
-        s.any = s.any || (i >= static_cast<int>(report::Check::CollectiveOperation) && s.enabled[i]);
-      }
+  for (const config::CheckInfo& check : config::switchable_checks()) {
+    const int i = static_cast<int>(check.id);
+    s.enabled[i] = settings.*check.member;
+    s.any = s.any || (i >= static_cast<int>(report::Check::CollectiveOperation) && s.enabled[i]);
+  }
   s.rank = world_rank;
   s.limits = Limits(settings.max_errors, settings.max_reports, settings.suppression_limit);
   s.report_path = std::move(report_path);
@@ -86,8 +85,6 @@ void start(const config::Settings& settings, int world_rank, std::string report_
 }
 
 bool on(report::Check check) noexcept { return state().enabled[static_cast<int>(check)]; }
-
-bool any_on() noexcept { return state().any; }
 
 int world_rank() noexcept { return state().rank; }
 

@@ -30,10 +30,6 @@ void start(const config::Settings& settings, int world_rank, std::string report_
 // Whether `check` is switched on (false before start()).
 bool on(report::Check check) noexcept;
 
-// Whether any consistency check is on: the wrappers' one test on paths that
-// only the checks need.
-bool any_on() noexcept;
-
 // This process's rank in MPI_COMM_WORLD (0 before start()).
 int world_rank() noexcept;
 

@@ -1,8 +1,13 @@
 // Every request the program holds, from its start to its completion or
 // free, for LOCAL:REQUEST:NOT_FREED and LOCAL:REQUEST:PREMATURE_FREE and for
 // the message checks, whose nonblocking receives take their shadow message
-// when they complete. Exact, unlike the deadlock monitor's table: kept only
-// while one of these checks is on, under a lock.
+// when they complete. Exact, unlike the deadlock monitor's table
+// (records/call_record.hpp's RequestTable): kept only while one of these
+// checks is on, under a lock. Why two: the monitor's table is on every
+// nonblocking start's path, so it is lock-free and fixed in size, and may
+// forget a request (the monitor then calls it unknown and claims nothing);
+// these checks must name every leaked request, which takes a lock and memory
+// that the deadlock checks alone should not pay for.
 #pragma once
 
 #include <mpi.h>

@@ -1,45 +1,56 @@
 #include "config/checks.hpp"
 
+#include "config/settings.hpp"
 #include "config/text.hpp"
 
+#include <iterator>
 #include <vector>
 
 namespace mpisentry::config {
 namespace {
 
-constexpr std::string_view itc_check_table[] = {
-    "LOCAL:EXIT:SIGNAL",
-    "LOCAL:EXIT:BEFORE_MPI_FINALIZE",
-    "LOCAL:MPI:CALL_FAILED",
-    "LOCAL:MEMORY:OVERLAP",
-    "LOCAL:MEMORY:ILLEGAL_MODIFICATION",
-    "LOCAL:MEMORY:INACCESSIBLE",
-    "LOCAL:MEMORY:ILLEGAL_ACCESS",
-    "LOCAL:MEMORY:INITIALIZATION",
-    "LOCAL:REQUEST:ILLEGAL_CALL",
-    "LOCAL:REQUEST:NOT_FREED",
-    "LOCAL:REQUEST:PREMATURE_FREE",
-    "LOCAL:DATATYPE:NOT_FREED",
-    "LOCAL:BUFFER:INSUFFICIENT_BUFFER",
-    "GLOBAL:DEADLOCK:HARD",
-    "GLOBAL:DEADLOCK:POTENTIAL",
-    "GLOBAL:DEADLOCK:NO_PROGRESS",
-    "GLOBAL:MSG:DATATYPE:MISMATCH",
-    "GLOBAL:MSG:DATA_TRANSMISSION_CORRUPTED",
-    "GLOBAL:MSG:PENDING",
-    "GLOBAL:COLLECTIVE:OPERATION_MISMATCH",
-    "GLOBAL:COLLECTIVE:ROOT_MISMATCH",
-    "GLOBAL:COLLECTIVE:REDUCTION_OPERATION_MISMATCH",
-    "GLOBAL:COLLECTIVE:SIZE_MISMATCH",
-    "GLOBAL:COLLECTIVE:DATATYPE:MISMATCH",
-    "GLOBAL:COLLECTIVE:DATA_TRANSMISSION_CORRUPTED",
-    "GLOBAL:COLLECTIVE:INVALID_PARAMETER",
-    "GLOBAL:COLLECTIVE:COMM_FREE_MISMATCH",
+constexpr CheckInfo info_table[] = {
+#define MPISENTRY_CHECK(id, name, member, severity, default_on, ends_job, itc, help) \
+  {Check::id, name, Severity::severity, &Settings::member, ends_job, itc, help},
+#define MPISENTRY_REPORT(id, name, severity, help) {Check::id, name, Severity::severity, nullptr, false, false, help},
+#define MPISENTRY_ITC_ONLY(name)
+#include "config/checks.def"
 };
+
+constexpr CheckInfo switchable_table[] = {
+#define MPISENTRY_CHECK(id, name, member, severity, default_on, ends_job, itc, help) \
+  {Check::id, name, Severity::severity, &Settings::member, ends_job, itc, help},
+#define MPISENTRY_REPORT(id, name, severity, help)
+#define MPISENTRY_ITC_ONLY(name)
+#include "config/checks.def"
+};
+
+constexpr std::string_view itc_table[] = {
+#define MPISENTRY_CHECK(id, name, member, severity, default_on, ends_job, itc, help) \
+  MPISENTRY_IF_ITC_##itc(name)
+#define MPISENTRY_IF_ITC_true(name) name,
+#define MPISENTRY_IF_ITC_false(name)
+#define MPISENTRY_REPORT(id, name, severity, help)
+#define MPISENTRY_ITC_ONLY(name) name,
+#include "config/checks.def"
+#undef MPISENTRY_IF_ITC_true
+#undef MPISENTRY_IF_ITC_false
+};
+
+constexpr bool in_enum_order() {
+  for (int i = 0; i < kCheckCount; ++i)
+    if (static_cast<int>(info_table[i].id) != i) return false;
+  return true;
+}
+static_assert(std::size(info_table) == kCheckCount && in_enum_order());
 
 }  // namespace
 
-std::span<const std::string_view> itc_checks() { return itc_check_table; }
+const CheckInfo& check_info(Check check) { return info_table[static_cast<int>(check)]; }
+
+std::span<const CheckInfo> switchable_checks() { return switchable_table; }
+
+std::span<const std::string_view> itc_checks() { return itc_table; }
 
 bool matches_check_pattern(std::string_view pattern, std::string_view check) {
   // matches[j]: the pattern from position i on matches check.substr(j); filled

@@ -18,21 +18,9 @@ constexpr Key key_table[] = {
 #define MPISENTRY_INTEGER(name, member, default_value, min, max, help) \
   {name, IntegerMember{&Settings::member, min, max}, help},
 #define MPISENTRY_PATH(name, member, help) {name, &Settings::member, help},
-#define MPISENTRY_CHOICE(name, member, default_word, words, help) {name, ChoiceMember{&Settings::member, words}, help},
+#define MPISENTRY_AUTO_SWITCH(name, member, default_value, help) {name, &Settings::member, help},
 #define MPISENTRY_DELAYS(name, member, help) {name, &Settings::member, help},
 #define MPISENTRY_SIGNAL(name, member, unset_word, help) {name, SignalMember{&Settings::member, unset_word}, help},
-#define MPISENTRY_CHECK(check, member, default_on, help)
-#include "config/flags.def"
-};
-
-constexpr Check check_table[] = {
-#define MPISENTRY_DURATION(name, member, default_value, help)
-#define MPISENTRY_INTEGER(name, member, default_value, min, max, help)
-#define MPISENTRY_PATH(name, member, help)
-#define MPISENTRY_CHOICE(name, member, default_word, words, help)
-#define MPISENTRY_DELAYS(name, member, help)
-#define MPISENTRY_SIGNAL(name, member, unset_word, help)
-#define MPISENTRY_CHECK(check, member, default_on, help) {check, &Settings::member, help},
 #include "config/flags.def"
 };
 
@@ -64,16 +52,19 @@ bool parse_integer(std::string_view text, IntegerMember integer, int& out, std::
   return true;
 }
 
-bool parse_choice(std::string_view text, ChoiceMember choice, std::string& out, std::string& error) {
-  const std::vector<std::string_view> words = split(choice.words, "|");
-  for (const std::string_view word : words) {
-    if (equals_ignoring_case(text, word)) {
-      out = word;
+// AutoSwitch's values as config files spell them, in the enum's order.
+constexpr std::string_view auto_switch_words[] = {"auto", "on", "off"};
+
+bool parse_auto_switch(std::string_view text, AutoSwitch& out, std::string& error) {
+  for (std::size_t i = 0; i < std::size(auto_switch_words); ++i) {
+    if (equals_ignoring_case(text, auto_switch_words[i])) {
+      out = static_cast<AutoSwitch>(i);
       return true;
     }
   }
   error = quoted(text) + ": not one of";
-  for (const std::string_view word : words) error += std::string(word == words.front() ? " " : ", ") + std::string(word);
+  for (const std::string_view word : auto_switch_words)
+    error += std::string(word == auto_switch_words[0] ? " " : ", ") + std::string(word);
   return false;
 }
 
@@ -85,7 +76,6 @@ std::string quoted_if_needed(const std::string& text) {
 }  // namespace
 
 std::span<const Key> keys() { return key_table; }
-std::span<const Check> implemented_checks() { return check_table; }
 
 const Key* find_key(std::string_view name) {
   const auto found = std::ranges::find_if(key_table, [&](const Key& key) { return equals_ignoring_case(key.name, name); });
@@ -114,7 +104,7 @@ bool parse_value(const Key& key, std::string_view value, Settings& settings, std
                           settings.*member = value;
                           return true;
                         },
-                        [&](ChoiceMember choice) { return parse_choice(value, choice, settings.*choice.member, error); },
+                        [&](AutoSwitch Settings::*member) { return parse_auto_switch(value, settings.*member, error); },
                         [&](DelayInjection Settings::*member) {
                           return parse_delay_injection(value, settings.*member, error);
                         },
@@ -128,7 +118,7 @@ std::string value_text(const Key& key, const Settings& settings) {
                         [&](Duration Settings::*member) { return format_duration(settings.*member); },
                         [&](IntegerMember integer) { return std::to_string(settings.*integer.member); },
                         [&](std::string Settings::*member) { return quoted_if_needed(settings.*member); },
-                        [&](ChoiceMember choice) { return settings.*choice.member; },
+                        [&](AutoSwitch Settings::*member) { return std::string(auto_switch_words[static_cast<int>(settings.*member)]); },
                         [&](DelayInjection Settings::*member) { return format_delay_injection(settings.*member); },
                         [&](SignalMember signal) { return format_signal(settings.*signal.member, signal.unset_word); },
                     },
@@ -140,7 +130,7 @@ std::string value_syntax(const Key& key) {
                         [](Duration Settings::*) -> std::string { return "TIME"; },
                         [](IntegerMember integer) { return std::to_string(integer.min) + ".." + std::to_string(integer.max); },
                         [](std::string Settings::*) -> std::string { return "PATH"; },
-                        [](ChoiceMember choice) { return std::string(choice.words); },
+                        [](AutoSwitch Settings::*) { return std::string("auto|on|off"); },
                         [](DelayInjection Settings::*) -> std::string { return "off|SEED,PERCENT,DELAY"; },
                         [](SignalMember signal) { return std::string(signal.unset_word) + "|SIGRTMIN+N|SIGUSR1|SIGUSR2"; },
                     },
@@ -151,7 +141,7 @@ std::vector<std::string> default_listing() {
   const Settings defaults;
   std::vector<std::string> lines;
   for (const Key& key : key_table) lines.push_back(std::string(key.name) + ' ' + value_text(key, defaults));
-  for (const Check& check : check_table)
+  for (const CheckInfo& check : switchable_checks())
     lines.push_back(std::string(check_key) + ' ' + std::string(check.name) + (defaults.*check.member ? " ON" : " OFF"));
   return lines;
 }

@@ -2,6 +2,7 @@
 // look keys up in.
 #pragma once
 
+#include "config/checks.hpp"
 #include "config/settings.hpp"
 
 #include <span>
@@ -18,11 +19,6 @@ struct IntegerMember {
   int max;
 };
 
-// One of a few words, kept in the member as the table spells it.
-struct ChoiceMember {
-  std::string Settings::*member;
-  std::string_view words;  // "auto|on|off"
-};
 
 // A signal number, kUnsetSignal for the key's unset word.
 struct SignalMember {
@@ -31,7 +27,7 @@ struct SignalMember {
 };
 
 // The Settings member a key sets; its type is the key's kind.
-using Member = std::variant<Duration Settings::*, IntegerMember, std::string Settings::*, ChoiceMember,
+using Member = std::variant<Duration Settings::*, IntegerMember, std::string Settings::*, AutoSwitch Settings::*,
                             DelayInjection Settings::*, SignalMember>;
 
 // A key that takes one value: "DEADLOCK-TIMEOUT 1m".
@@ -41,17 +37,9 @@ struct Key {
   std::string_view help;
 };
 
-// A check of ITC's list that mpisentry implements, switched by "CHECK <pattern> ON|OFF".
-struct Check {
-  std::string_view name;
-  bool Settings::*member;
-  std::string_view help;
-};
-
 inline constexpr std::string_view check_key = "CHECK";
 
 std::span<const Key> keys();
-std::span<const Check> implemented_checks();
 
 // Case-insensitive; nullptr when `name` is not a key of the table.
 const Key* find_key(std::string_view name);

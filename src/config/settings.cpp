@@ -52,8 +52,8 @@ void apply_check(std::span<const std::string_view> words, std::string_view where
   }
   // ITC's checks, and mpisentry's own (GLOBAL:DEADLOCK:UNSAFE).
   std::vector<std::string_view> known(itc_checks().begin(), itc_checks().end());
-  for (const Check& check : implemented_checks())
-    if (std::ranges::find(known, check.name) == known.end()) known.push_back(check.name);
+  for (const CheckInfo& check : switchable_checks())
+    if (!check.itc) known.push_back(check.name);
   bool matches_any = false;
   for (const std::string_view check : known) matches_any = matches_any || matches_check_pattern(pattern, check);
   if (!matches_any) {
@@ -66,7 +66,7 @@ void apply_check(std::span<const std::string_view> words, std::string_view where
     return;
   }
   bool matches_implemented = false;
-  for (const Check& check : implemented_checks()) {
+  for (const CheckInfo& check : switchable_checks()) {
     if (!matches_check_pattern(pattern, check.name)) continue;
     matches_implemented = true;
     into.settings.*check.member = on;

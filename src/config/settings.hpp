@@ -24,21 +24,28 @@ struct DelayInjection {
   bool operator==(const DelayInjection&) const = default;
 };
 
+// A key that the checker may decide (auto) or the user sets on or off.
+enum class AutoSwitch { Auto, On, Off };
+
 // A signal key's value when it names no signal: the key's unset word, "auto"
 // (the checker chooses) for STACK-SIGNAL, "off" (none) for DUMP-SIGNAL.
 inline constexpr int kUnsetSignal = 0;
 
-// One member per row of flags.def, which gives each its type, default and
-// meaning: deadlock_timeout, verbose, report_file, check_hard, ...
+// One member per row of flags.def and per check of checks.def, which give
+// each its type, default and meaning: deadlock_timeout, verbose, report_file,
+// check_hard, ...
 struct Settings {
 #define MPISENTRY_DURATION(name, member, default_value, help) Duration member = default_value;
 #define MPISENTRY_INTEGER(name, member, default_value, min, max, help) int member = default_value;
 #define MPISENTRY_PATH(name, member, help) std::string member;
-#define MPISENTRY_CHOICE(name, member, default_word, words, help) std::string member = default_word;
+#define MPISENTRY_AUTO_SWITCH(name, member, default_value, help) AutoSwitch member = default_value;
 #define MPISENTRY_DELAYS(name, member, help) DelayInjection member;
 #define MPISENTRY_SIGNAL(name, member, unset_word, help) int member = kUnsetSignal;
-#define MPISENTRY_CHECK(check, member, default_on, help) bool member = default_on;
 #include "config/flags.def"
+#define MPISENTRY_CHECK(id, name, member, severity, default_on, ends_job, itc, help) bool member = default_on;
+#define MPISENTRY_REPORT(id, name, severity, help)
+#define MPISENTRY_ITC_ONLY(name)
+#include "config/checks.def"
   bool operator==(const Settings&) const = default;
 };
 

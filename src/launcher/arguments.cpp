@@ -166,7 +166,7 @@ std::string usage() {
         std::string(key.help) + " (" + std::string(key.name) + ", default " + config::value_text(key, defaults) + ')');
   }
   add("--check \"PATTERN ON|OFF\"", "switch checks by name, in order; '*' matches within a level, '**' across (repeatable)");
-  for (const config::Check& check : config::implemented_checks())
+  for (const config::CheckInfo& check : config::switchable_checks())
     add("  " + std::string(check.name), std::string(check.help) + (defaults.*check.member ? " (default ON)" : " (default OFF)"));
   add(std::string(potential_option), "the same as --check \"GLOBAL:DEADLOCK:POTENTIAL ON\"");
   add(std::string(check_all_option),

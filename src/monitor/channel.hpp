@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "monitor/rules.hpp"
+#include "monitor/rounds.hpp"
 
 namespace mpisentry::monitor {
 

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "monitor/rules.hpp"
+#include "monitor/rounds.hpp"
 #include "report/snapshot.hpp"
 #include "records/call_record.hpp"
 #include "records/call_text.hpp"

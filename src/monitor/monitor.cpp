@@ -29,7 +29,7 @@
 #include "log/log.hpp"
 #include "monitor/channel.hpp"
 #include "monitor/describe.hpp"
-#include "monitor/rules.hpp"
+#include "monitor/rounds.hpp"
 #include "signals/signals.hpp"
 #include "monitor/verdict.hpp"
 #include "monitor/wait_graph.hpp"

@@ -144,7 +144,9 @@ class SharedRecord {
 // waits for. Every request-creating MPI function is wrapped, so a handle that
 // MPI hands out again overwrites the entry of the request it was before.
 // Fixed size and lock-free: a full table overwrites old entries and a lookup
-// then finds nothing, which the monitor treats as "unknown".
+// then finds nothing, which the monitor treats as "unknown". The request
+// checks keep an exact table of their own (checks/requests.hpp), only while
+// they are on.
 class RequestTable {
  public:
   static constexpr std::size_t kSlots = 8192;

@@ -1,5 +1,5 @@
 // The report as one JSON object, for scripts and CI. Schema
-// "mpisentry-report/3"; docs/report-schema.md has the field-by-field text:
+// "mpisentry-report/4"; docs/report-schema.md has the field-by-field text:
 //
 // {
 //   "schema": "mpisentry-report/4",

@@ -1,4 +1,4 @@
-// Check names and the writing of finished reports to disk.
+// Report helpers and the writing of finished reports to disk.
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -18,58 +18,6 @@ std::string write_error(const std::string& path, int error) {
 
 }  // namespace
 
-const char* check_name(Check check) {
-  switch (check) {
-    case Check::DeadlockHard: return "GLOBAL:DEADLOCK:HARD";
-    case Check::DeadlockPotential: return "GLOBAL:DEADLOCK:POTENTIAL";
-    case Check::NoProgress: return "GLOBAL:DEADLOCK:NO_PROGRESS";
-    case Check::Unsafe: return "GLOBAL:DEADLOCK:UNSAFE";
-    case Check::OutsideMpi: return "GLOBAL:DEADLOCK:OUTSIDE_MPI";
-    case Check::ExitSignal: return "LOCAL:EXIT:SIGNAL";
-    case Check::ExitBeforeFinalize: return "LOCAL:EXIT:BEFORE_MPI_FINALIZE";
-    case Check::Dump: return "DUMP";
-    case Check::CollectiveOperation: return "GLOBAL:COLLECTIVE:OPERATION_MISMATCH";
-    case Check::CollectiveRoot: return "GLOBAL:COLLECTIVE:ROOT_MISMATCH";
-    case Check::CollectiveReduction: return "GLOBAL:COLLECTIVE:REDUCTION_OPERATION_MISMATCH";
-    case Check::CollectiveSize: return "GLOBAL:COLLECTIVE:SIZE_MISMATCH";
-    case Check::CollectiveDatatype: return "GLOBAL:COLLECTIVE:DATATYPE:MISMATCH";
-    case Check::CollectiveParameter: return "GLOBAL:COLLECTIVE:INVALID_PARAMETER";
-    case Check::CommFreeMismatch: return "GLOBAL:COLLECTIVE:COMM_FREE_MISMATCH";
-    case Check::MessageDatatype: return "GLOBAL:MSG:DATATYPE:MISMATCH";
-    case Check::MessagePending: return "GLOBAL:MSG:PENDING";
-    case Check::RequestNotFreed: return "LOCAL:REQUEST:NOT_FREED";
-    case Check::RequestPrematureFree: return "LOCAL:REQUEST:PREMATURE_FREE";
-    case Check::CallFailed: return "LOCAL:MPI:CALL_FAILED";
-  }
-  return "GLOBAL:DEADLOCK:UNKNOWN";
-}
-
-Severity severity(Check check) {
-  switch (check) {
-    case Check::DeadlockHard:
-    case Check::DeadlockPotential:
-    case Check::ExitSignal:
-    case Check::ExitBeforeFinalize: return Severity::Fatal;
-    case Check::NoProgress:
-    case Check::Unsafe:
-    case Check::OutsideMpi: return Severity::Warning;
-    case Check::Dump: return Severity::Info;
-    case Check::CollectiveOperation:
-    case Check::CollectiveRoot:
-    case Check::CollectiveReduction:
-    case Check::CollectiveSize:
-    case Check::CollectiveDatatype:
-    case Check::CollectiveParameter:
-    case Check::CommFreeMismatch:
-    case Check::MessageDatatype:
-    case Check::CallFailed: return Severity::Error;
-    case Check::MessagePending:
-    case Check::RequestNotFreed:
-    case Check::RequestPrematureFree: return Severity::Warning;
-  }
-  return Severity::Fatal;
-}
-
 std::string signal_name(int signal_number) {
   const char* abbreviation = sigabbrev_np(signal_number);
   return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal_number);
@@ -82,8 +30,6 @@ DeadlockCore leading_ranks(const Report& report) {
     if (rank.exit_status != RankSnapshot::kNotExiting) exiting.core.push_back(rank.rank);
   return exiting.core.empty() ? report.core : exiting;
 }
-
-bool aborts_job(Check check) { return check == Check::DeadlockHard || check == Check::DeadlockPotential; }
 
 std::string write_file(const std::string& path, const std::string& text, bool append) {
   const int mode = O_CREAT | O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);

@@ -7,43 +7,22 @@
 #include <string_view>
 #include <vector>
 
+#include "config/checks.hpp"
 #include "report/snapshot.hpp"
 
 namespace mpisentry::report {
 
-enum class Check {
-  DeadlockHard,        // GLOBAL:DEADLOCK:HARD, fatal: the checker aborts the job
-  DeadlockPotential,   // GLOBAL:DEADLOCK:POTENTIAL, fatal: the checker aborts the job
-  NoProgress,          // GLOBAL:DEADLOCK:NO_PROGRESS, warning; the program goes on
-  Unsafe,              // GLOBAL:DEADLOCK:UNSAFE, warning: a cycle that needs a wait only some MPIs make
-  OutsideMpi,          // GLOBAL:DEADLOCK:OUTSIDE_MPI, warning: ranks wait long for ranks outside MPI
-  ExitSignal,          // LOCAL:EXIT:SIGNAL, fatal: a rank got a signal that ends it
-  ExitBeforeFinalize,  // LOCAL:EXIT:BEFORE_MPI_FINALIZE, fatal: a rank exits without MPI_Finalize
-  Dump,                // DUMP: every rank's state on request, not a check; the program goes on
-  // Consistency checks: findings (format_finding), errors unless noted; the
-  // program goes on until CHECK-MAX-ERRORS.
-  CollectiveOperation,     // GLOBAL:COLLECTIVE:OPERATION_MISMATCH
-  CollectiveRoot,          // GLOBAL:COLLECTIVE:ROOT_MISMATCH
-  CollectiveReduction,     // GLOBAL:COLLECTIVE:REDUCTION_OPERATION_MISMATCH
-  CollectiveSize,          // GLOBAL:COLLECTIVE:SIZE_MISMATCH
-  CollectiveDatatype,      // GLOBAL:COLLECTIVE:DATATYPE:MISMATCH
-  CollectiveParameter,     // GLOBAL:COLLECTIVE:INVALID_PARAMETER
-  CommFreeMismatch,        // GLOBAL:COLLECTIVE:COMM_FREE_MISMATCH
-  MessageDatatype,         // GLOBAL:MSG:DATATYPE:MISMATCH
-  MessagePending,          // GLOBAL:MSG:PENDING, warning
-  RequestNotFreed,         // LOCAL:REQUEST:NOT_FREED, warning
-  RequestPrematureFree,    // LOCAL:REQUEST:PREMATURE_FREE, warning
-  CallFailed,              // LOCAL:MPI:CALL_FAILED
-};
-inline constexpr int kCheckCount = static_cast<int>(Check::CallFailed) + 1;
+// The checks' ids and severities come from config/checks.def.
+using mpisentry::Check;
+using mpisentry::kCheckCount;
+using mpisentry::Severity;
 
-enum class Severity { Fatal, Error, Warning, Info };
-Severity severity(Check check);
-// Only a deadlock makes the checker end the job; the other fatal checks
-// report what ends it anyway.
-bool aborts_job(Check check);
-
-const char* check_name(Check check);  // "GLOBAL:DEADLOCK:HARD"
+// From the checks table: "GLOBAL:DEADLOCK:HARD", its severity, and whether
+// the checker ends the job after its report (only a deadlock; the other
+// fatal checks report what ends it anyway).
+inline const char* check_name(Check check) { return config::check_info(check).name.data(); }
+inline Severity severity(Check check) { return config::check_info(check).severity; }
+inline bool aborts_job(Check check) { return config::check_info(check).ends_job; }
 
 struct Report {
   Check check = Check::DeadlockHard;

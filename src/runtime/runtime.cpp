@@ -107,8 +107,9 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
               settings.check_potential ? ", standard sends made synchronous (GLOBAL:DEADLOCK:POTENTIAL)" : "",
               report_path);
 
-  const std::string& patient = settings.patient_waits;  // PATIENT-WAITS: auto, on or off
-  interceptors::start({settings.check_potential, patient == "on" || (patient == "auto" && more_ranks_than_cores())});
+  const config::AutoSwitch patient = settings.patient_waits;
+  interceptors::start({settings.check_potential, patient == config::AutoSwitch::On ||
+                                                     (patient == config::AutoSwitch::Auto && more_ranks_than_cores())});
   delay_injection::configure(settings.inject_delays, world_rank);
   checks::start(settings, world_rank, report_path, multiple_threads);
   return result;

@@ -227,7 +227,7 @@ TEST_CASE("check patterns: '*' stays within a level, '**' crosses levels", "[con
 TEST_CASE("check names: 27 from ITC, the implemented ones among them, and mpisentry's own", "[config][check]") {
   CHECK(itc_checks().size() == 27);
   const std::vector<std::string_view> own = {"GLOBAL:DEADLOCK:UNSAFE", "GLOBAL:DEADLOCK:OUTSIDE_MPI"};
-  for (const Check& check : implemented_checks()) {
+  for (const CheckInfo& check : switchable_checks()) {
     INFO(check.name);
     const bool from_itc = std::ranges::find(itc_checks(), check.name) != itc_checks().end();
     CHECK(from_itc != (std::ranges::find(own, check.name) != own.end()));
@@ -408,7 +408,7 @@ TEST_CASE("the shipped config file lists every key with its default", "[config][
     lines.push_back(normalized);
   }
   const auto listing = default_listing();
-  CHECK(listing.size() == keys().size() + implemented_checks().size());
+  CHECK(listing.size() == keys().size() + switchable_checks().size());
   for (const std::string& expected : listing) {
     INFO(expected);
     CHECK(std::ranges::find(lines, expected) != lines.end());
@@ -416,12 +416,12 @@ TEST_CASE("the shipped config file lists every key with its default", "[config][
 }
 
 TEST_CASE("PATIENT-WAITS: auto by default, one of auto, on, off from any source", "[config][choice]") {
-  CHECK(Settings{}.patient_waits == "auto");
-  CHECK(from_text("PATIENT-WAITS ON").settings.patient_waits == "on");
-  CHECK(from_text("patient-waits off").settings.patient_waits == "off");
+  CHECK(Settings{}.patient_waits == AutoSwitch::Auto);
+  CHECK(from_text("PATIENT-WAITS ON").settings.patient_waits == AutoSwitch::On);
+  CHECK(from_text("patient-waits off").settings.patient_waits == AutoSwitch::Off);
   const auto from_env = load(lookup_in({{"MPISENTRY_PATIENT_WAITS", " Off "}}));
   CHECK(all(from_env.errors).empty());
-  CHECK(from_env.settings.patient_waits == "off");
+  CHECK(from_env.settings.patient_waits == AutoSwitch::Off);
   REQUIRE(find_key("PATIENT-WAITS") != nullptr);
   CHECK(value_syntax(*find_key("PATIENT-WAITS")) == "auto|on|off");
   CHECK(option_name(find_key("PATIENT-WAITS")->name) == "--patient-waits");
@@ -431,7 +431,7 @@ TEST_CASE("PATIENT-WAITS: a bad value names the key, the value and the words", "
   const auto result = load(lookup_in({{"MPISENTRY_PATIENT_WAITS", "sometimes"}}));
   REQUIRE(result.errors.size() == 1);
   CHECK(result.errors[0].str() == "MPISENTRY_PATIENT_WAITS: PATIENT-WAITS \"sometimes\": not one of auto, on, off");
-  CHECK(result.settings.patient_waits == "auto");
+  CHECK(result.settings.patient_waits == AutoSwitch::Auto);
 }
 
 TEST_CASE("INJECT-DELAYS: off by default, SEED,PERCENT,DELAY when set", "[config][delays]") {

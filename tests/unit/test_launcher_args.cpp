@@ -124,7 +124,7 @@ TEST_CASE("launcher: the help text lists every option and check", "[launcher]") 
     CHECK(text.find(config::option_name(key.name) + ' ') != std::string::npos);
     CHECK(text.find(std::string(key.help)) != std::string::npos);
   }
-  for (const config::Check& check : config::implemented_checks()) CHECK(text.find(check.name) != std::string::npos);
+  for (const config::CheckInfo& check : config::switchable_checks()) CHECK(text.find(check.name) != std::string::npos);
   CHECK(text.find("(DEADLOCK-TIMEOUT, default 1m)") != std::string::npos);
   CHECK(text.find("--potential") != std::string::npos);
 }
@@ -203,16 +203,16 @@ TEST_CASE("launcher: the library is found beside the launcher, or named", "[laun
   SECTION("nothing there: every path tried is listed") {
     const auto search = find_library(launcher, lookup_in({}));
     CHECK(search.found.empty());
-    CHECK(search.tried == Strings{(root / "lib/libmpisentry.so").string(), (root / "interceptors/libmpisentry.so").string()});
+    CHECK(search.tried == Strings{(root / "lib/libmpisentry.so").string(), (root / "runtime/libmpisentry.so").string()});
   }
   SECTION("installed layout") {
     std::ofstream(root / "lib" / "libmpisentry.so") << "";
     CHECK(find_library(launcher, lookup_in({})).found == (root / "lib/libmpisentry.so").string());
   }
   SECTION("build tree layout") {
-    std::filesystem::create_directories(root / "wrappers");
-    std::ofstream(root / "wrappers" / "libmpisentry.so") << "";
-    CHECK(find_library(launcher, lookup_in({})).found == (root / "interceptors/libmpisentry.so").string());
+    std::filesystem::create_directories(root / "runtime");
+    std::ofstream(root / "runtime" / "libmpisentry.so") << "";
+    CHECK(find_library(launcher, lookup_in({})).found == (root / "runtime/libmpisentry.so").string());
   }
   SECTION("MPISENTRY_LIBRARY overrides, and must exist") {
     std::ofstream(root / "lib" / "libmpisentry.so") << "";

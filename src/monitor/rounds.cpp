@@ -1,4 +1,4 @@
-#include "monitor/rules.hpp"
+#include "monitor/rounds.hpp"
 
 #include <algorithm>
 #include <limits>

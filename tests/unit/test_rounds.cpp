@@ -2,7 +2,7 @@
 // with a tick's summary.
 #include <catch2/catch.hpp>
 
-#include "monitor/rules.hpp"
+#include "monitor/rounds.hpp"
 
 using namespace mpisentry;
 using namespace mpisentry::monitor;

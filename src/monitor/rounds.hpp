@@ -1,4 +1,4 @@
-// The monitor's decisions, free of MPI so that they can be unit-tested:
+// The monitor's rounds, free of MPI so that they can be unit-tested:
 // what one rank observes of itself each tick, the summary every rank gets
 // back from the tick's reduction, and what all ranks then do, in lockstep.
 #pragma once
@@ -59,7 +59,8 @@ class Observer {
   bool started_ = false;
 };
 
-// The tick's reduction; every field combines with MIN or SUM (see combine).
+// The tick's reduction; each field combines with the MIN, SUM or MAX its
+// comment names (see combine).
 struct Summary {
   std::int64_t ranks = 0;                // SUM
   std::int64_t min_blocked_ms = 0;       // MIN: all ranks blocked at least this long

@@ -1,0 +1,51 @@
+# Fails when a file under src/ includes a header of a layer above its own, or
+# of another folder of its own layer. Run by ctest as
+#   cmake -DSOURCE_DIR=<repo>/src -DLAYERS=<MPISENTRY_LAYERS> -P check_layers.cmake
+# LAYERS lists the layers bottom to top, as src/CMakeLists.txt does; folders
+# joined by "+" share a layer.
+cmake_minimum_required(VERSION 3.20)
+if(NOT SOURCE_DIR OR NOT LAYERS)
+  message(FATAL_ERROR "check_layers.cmake needs -DSOURCE_DIR=... and -DLAYERS=...")
+endif()
+
+set(level 0)
+set(folders "")
+foreach(layer IN LISTS LAYERS)
+  string(REPLACE "+" ";" members "${layer}")
+  foreach(folder IN LISTS members)
+    set(level_of_${folder} ${level})
+    list(APPEND folders ${folder})
+  endforeach()
+  math(EXPR level "${level} + 1")
+endforeach()
+
+file(GLOB children RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/*")
+foreach(child IN LISTS children)
+  if(IS_DIRECTORY "${SOURCE_DIR}/${child}" AND NOT child IN_LIST folders)
+    message(SEND_ERROR "src/${child} is in no layer: add it to MPISENTRY_LAYERS in src/CMakeLists.txt")
+  endif()
+endforeach()
+
+set(violations 0)
+foreach(folder IN LISTS folders)
+  file(GLOB_RECURSE files "${SOURCE_DIR}/${folder}/*.cpp" "${SOURCE_DIR}/${folder}/*.hpp" "${SOURCE_DIR}/${folder}/*.def"
+       "${SOURCE_DIR}/${folder}/*.h" "${SOURCE_DIR}/${folder}/*.c")
+  foreach(file IN LISTS files)
+    file(STRINGS "${file}" includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"[^\"/]+/")
+    foreach(line IN LISTS includes)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]+\"([^\"/]+)/.*" "\\1" included "${line}")
+      if(included STREQUAL folder OR NOT DEFINED level_of_${included})
+        continue()
+      endif()
+      if(NOT level_of_${included} LESS level_of_${folder})
+        file(RELATIVE_PATH shown "${SOURCE_DIR}/.." "${file}")
+        message(SEND_ERROR "${shown} (layer ${folder}) includes \"${included}/...\", a layer that is not below its own")
+        math(EXPR violations "${violations} + 1")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(violations EQUAL 0)
+  list(LENGTH folders count)
+  message(STATUS "${count} folders, no include runs upward or sideways")
+endif()
