@@ -98,13 +98,6 @@ def read_prototypes(header_paths):
     return protos
 
 
-def declared_name(declaration):
-    m = re.search(r"(\w+)\s*(\[\s*\]\s*)*$", declaration)
-    if not m:
-        raise SpecError("cannot read the parameter name of " + declaration)
-    return m.group(1)
-
-
 def renamed(declaration, name):
     m = re.search(r"(\w+)(\s*(?:\[\s*\]\s*)*)$", declaration)
     if not m:
@@ -392,10 +385,10 @@ class Function:
 # Output
 
 
-def wrapper_text(fn, spec_line):
+def wrapper_text(fn, spec_name, spec_line):
     p = fn.parts()
     params = ", ".join(fn.declarations)
-    lines = [f"// MPI_{fn.name}: {os.path.basename(SPEC_PATH)} line {spec_line}",
+    lines = [f"// MPI_{fn.name}: {spec_name} line {spec_line}",
              f"MPISENTRY_API int MPI_{fn.name}({params}) {{",
              "  delay_injection::around_call(true);"]
     forward = fn.forward_text(" " * 6)
@@ -465,9 +458,6 @@ def write_if_changed(path, text):
         f.write(text)
 
 
-SPEC_PATH = ""
-
-
 def spec_lines(path):
     """The line of the spec where each function's entry starts."""
     lines = {}
@@ -480,8 +470,6 @@ def spec_lines(path):
 
 
 def build(spec_path, header_paths):
-    global SPEC_PATH
-    SPEC_PATH = spec_path
     _, functions = load_spec(spec_path)
     entries = expand(functions)
     by_name = {e["name"]: e for e in entries}
@@ -512,7 +500,8 @@ def main():
         print(f"mpisentry: MPI_{name} is not in the MPI headers: not wrapped")
     ids = GENERATED + "".join(f"  {e['name']},\n" for e in entries)
     table = GENERATED + "".join(table_line(e) + "\n" for e in entries)
-    wrappers = GENERATED + "\n" + "\n".join(wrapper_text(fn, line) for fn, line in wrapped)
+    wrappers = GENERATED + "\n" + "\n".join(
+        wrapper_text(fn, os.path.basename(spec_path), line) for fn, line in wrapped)
     write_if_changed(os.path.join(out_dir, "api", "function_ids.inc"), ids)
     write_if_changed(os.path.join(out_dir, "api", "function_table.inc"), table)
     write_if_changed(os.path.join(out_dir, "api", "mpi_wrappers.inc"), wrappers)
