@@ -49,8 +49,6 @@ struct State {
   bool exchanging = false;  // a check that needs the other members' records is on
   bool invalid_parameter = false;
   bool comm_free = false;
-  // A _c variant's FunctionId to the plain one's: MPI matches them.
-  std::vector<std::uint16_t> plain_kind;
   std::mutex mutex;  // guards pending
   struct Exchange;
   std::vector<std::unique_ptr<Exchange>> pending;
@@ -300,6 +298,7 @@ void fill_amounts(const Collective& call, int me, int size, std::vector<Collecti
         r.sent = amounts.of(call.send, j);
         r.expected = amounts.of(call.send, me);
         break;
+      case Pattern::None:
       case Pattern::Barrier:
       case Pattern::Neighborhood:
         break;
@@ -369,6 +368,7 @@ std::string invalid_parameter(const Collective& call) {
     case Pattern::Alltoall:
       if (!send_in_place) found = check_side(call.send, sendcounts, "sendtype", 0, size);
       return found.empty() ? check_side(call.receive, recvcounts, "recvtype", 0, size) : found;
+    case Pattern::None:
     case Pattern::Barrier:
     case Pattern::Neighborhood:
       break;
@@ -386,11 +386,8 @@ void report_invalid_parameter(const Collective& call, const std::string& what) {
   report(std::move(finding), /*own_stack=*/true);
 }
 
-std::uint16_t plain_kind(FunctionId function) {
-  const auto id = static_cast<std::size_t>(function);
-  const std::vector<std::uint16_t>& plain = state().plain_kind;
-  return id < plain.size() ? plain[id] : static_cast<std::uint16_t>(function);
-}
+// A _c variant is exchanged as the plain one: MPI matches them.
+std::uint16_t plain_kind(FunctionId function) { return static_cast<std::uint16_t>(function_info(function).plain); }
 
 // Posts the exchange of `records` on `comm`; a blocking call waits for it and
 // compares at once.
@@ -447,16 +444,6 @@ void start_collectives() {
                                     report::Check::CollectiveReduction, report::Check::CollectiveSize,
                                     report::Check::CollectiveDatatype, report::Check::CommFreeMismatch})
     s.exchanging = s.exchanging || on(check);
-  const auto count = static_cast<std::size_t>(FunctionId::Count);
-  s.plain_kind.resize(count);
-  for (std::size_t id = 0; id < count; ++id) {
-    s.plain_kind[id] = static_cast<std::uint16_t>(id);
-    const std::string_view name = function_info(static_cast<FunctionId>(id)).name;
-    if (name.size() < 2 || name.substr(name.size() - 2) != "_c") continue;
-    for (std::size_t plain = 0; plain < count; ++plain)
-      if (function_info(static_cast<FunctionId>(plain)).name == name.substr(0, name.size() - 2))
-        s.plain_kind[id] = static_cast<std::uint16_t>(plain);
-  }
   detail::collective_checking = s.exchanging || s.invalid_parameter;
 }
 

@@ -55,18 +55,8 @@ struct Side {
   Types types;
 };
 
-// How the data moves between members.
-enum class Pattern : std::uint8_t {
-  Barrier,
-  Bcast,
-  Gather,
-  Scatter,
-  Allgather,
-  Alltoall,
-  Reduce,
-  ReduceScatter,
-  Neighborhood,
-};
+// How the data moves between members: Pattern, in api/functions.hpp, from
+// each function's entry in src/api/mpi_api.json.
 
 inline constexpr int kNoRoot = -0x7fffffff;
 

@@ -61,7 +61,7 @@ State& state() {
   return *instance;
 }
 
-bool is_persistent(FunctionId function) { return std::strstr(function_info(function).name, "_init") != nullptr; }
+bool is_persistent(FunctionId function) { return function_info(function).form == Form::Persistent; }
 
 Kind kind_of(CallShape shape) {
   switch (shape) {

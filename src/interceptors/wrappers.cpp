@@ -1,4 +1,4 @@
-// The MPI API as the program sees it: every function of mpi_functions.def
+// The MPI API as the program sees it: every function of src/api/mpi_api.json
 // records the call in the calling thread's ThreadState and forwards to PMPI.
 // MPICH's mpif.h and `use mpi` bindings call these C functions.
 #include <mpi.h>
@@ -214,91 +214,17 @@ CallRecord opaque() {
 
 using namespace mpisentry;
 
-// The body of the wrappers of calls that may wait: record the call, forward
-// it, record its end. A blocking call's return is progress; a polling call's
-// only when it succeeded and `completed` holds.
-#define MPISENTRY_WAITING_WRAPPER(name, params, describe, converted, forward, polls, completed, created) \
-  MPISENTRY_API int MPI_##name params {                                                         \
-    delay_injection::around_call(true);                                                         \
-    CallRecord record = describe;                                                               \
-    record.converted_send = converted;                                                          \
-    ThreadState& self = enter_call(record, FunctionId::name);                                        \
-    const int result = forward;                                                                 \
-    if (result == MPI_SUCCESS)                                                                  \
-      created;                                                                                  \
-    else                                                                                        \
-      checks::call_failed(record, result);                                                 \
-    self.leave(!(polls) || (result == MPI_SUCCESS && (completed)));                           \
-    checks::stop_at_error_limit();                                                         \
-    delay_injection::around_call(false);                                                        \
-    return result;                                                                              \
-  }
-
-// Nonblocking starts never wait: only their request is remembered, with
-// its communicator's id, for the waits to come.
-#define MPISENTRY_START_WRAPPER(name, params, describe, converted, forward, request, created) \
-  MPISENTRY_API int MPI_##name params {                                                    \
-    delay_injection::around_call(true);                                                    \
-    const int result = forward;                                                            \
-    if (result == MPI_SUCCESS) {                                                           \
-      CallRecord record = describe;                                                        \
-      record.converted_send = converted;                                                   \
-      record.function = FunctionId::name;                                                  \
-      if (record.comm_id == 0) record.comm_id = comms::id_of(record.comm);                 \
-      requests().remember(*(request), record);                                             \
-      if (checks::tracking()) checks::started(*(request), record, MPISENTRY_CALL_SITE); \
-      created;                                                                             \
-    } else if (checks::on(report::Check::CallFailed)) {                               \
-      CallRecord record = describe;                                                        \
-      record.function = FunctionId::name;                                                  \
-      checks::call_failed(record, result);                                            \
-    }                                                                                      \
-    this_thread_state().count_start();                                                     \
-    checks::stop_at_error_limit();                                                    \
-    delay_injection::around_call(false);                                                   \
-    return result;                                                                         \
-  }
-
-// The message, request and collective checks' object around a forwarded
-// call, when a line of mpi_functions.def gives one: (check).done(forward),
-// see checks/messages.hpp.
-#define MPISENTRY_CHECKED(forward, ...) __VA_OPT__((__VA_ARGS__).done)(forward)
-
-#define MPISENTRY_BLOCKING(name, params, args, describe, ...)                                                      \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), false, \
-                            true, (void)0)
-
-#define MPISENTRY_CREATES_COMM(name, params, args, describe, created) \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, PMPI_##name args, false, true, created)
-
-#define MPISENTRY_WAIT(name, params, args, describe, patient, ...)                                             \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false,                                                     \
-                            MPISENTRY_CHECKED(mode.patient_waits ? (patient) : PMPI_##name args, __VA_ARGS__), false, \
-                            true, (void)0)
-
-#define MPISENTRY_STANDARD_SEND(name, sync_name, params, args, describe, patient, ...)                   \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, mode.potential,                                      \
-                            MPISENTRY_CHECKED(mode.patient_waits ? (patient)                               \
-                                              : mode.potential ? PMPI_##sync_name args                   \
-                                                               : PMPI_##name args,                       \
-                                              __VA_ARGS__),                                              \
-                            false, true, (void)0)
-
-#define MPISENTRY_POLLING(name, params, args, describe, completed, ...)                                         \
-  MPISENTRY_WAITING_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), true, \
-                            completed, (void)0)
-
-#define MPISENTRY_NONBLOCKING(name, params, args, describe, request, ...) \
-  MPISENTRY_START_WRAPPER(name, params, describe, false, MPISENTRY_CHECKED(PMPI_##name args, __VA_ARGS__), request, (void)0)
-
-#define MPISENTRY_ICREATES_COMM(name, params, args, describe, request, created) \
-  MPISENTRY_START_WRAPPER(name, params, describe, false, PMPI_##name args, request, created)
-
-#define MPISENTRY_STANDARD_ISEND(name, sync_name, params, args, describe, request) \
-  MPISENTRY_START_WRAPPER(name, params, describe, mode.potential,                  \
-                          mode.potential ? PMPI_##sync_name args : PMPI_##name args, request, (void)0)
-
-#include "api/mpi_functions.def"
+// One definition per function of src/api/mpi_api.json, generated at build
+// time (src/api/generate_api.py) into the build directory as plain C++: a
+// compiler error or a breakpoint in a wrapper points at its own lines there.
+// Calls that may wait record the call, forward it and record its end (a
+// blocking call's return is progress; a polling call's only when it succeeded
+// and completed something). Nonblocking starts never wait: only their request
+// is remembered, with its communicator's id, for the waits to come. The
+// message, request and collective checks' object, when the function has
+// one, is held around the forwarded call: (check).done(forward), see
+// checks/messages.hpp.
+#include "api/mpi_wrappers.inc"
 
 namespace {
 

@@ -57,9 +57,7 @@ PointToPoint point_to_point_wait(const CallRecord& op, const CommunicatorLookup&
   switch (op.shape) {
     case CallShape::Send: {
       // A buffered send never waits for its receiver.
-      if (is(op, {FunctionId::Bsend, FunctionId::Bsend_c, FunctionId::Ibsend, FunctionId::Ibsend_c,
-                  FunctionId::Bsend_init, FunctionId::Bsend_init_c}))
-        return wait;
+      if (in_family(op.function, FunctionId::Bsend)) return wait;
       const std::optional<int> dest = info->world_rank(op.peer);
       if (!dest) return wait;
       wait = {WaitMode::All, {*dest}, fmt::format("{} waits for its receiver, rank {}", name, *dest)};
@@ -126,7 +124,8 @@ bool is_point_to_point(const CallRecord& op) {
 
 // Which collective waits are definite: those that hold in every conforming
 // MPI implementation because the call cannot complete without data, or a
-// synchronization, from those members.
+// synchronization, from those members. Each function's WaitRule is in the
+// spec (src/api/mpi_api.json); a _c twin has its base's.
 enum class CollectiveRule {
   EveryMember,      // Barrier; a reduction or exchange with data from every member
   Root,             // a Bcast/Scatter leaf needs the root's data
@@ -137,39 +136,15 @@ enum class CollectiveRule {
 
 CollectiveRule rule_of(const CallRecord& call, bool is_root) {
   const bool has_data = call.count > 0;
-  switch (call.function) {
-    case FunctionId::Barrier:
-    case FunctionId::Comm_split:
-    case FunctionId::Comm_split_type:
-    case FunctionId::Intercomm_merge:
-    case FunctionId::Dist_graph_create: return CollectiveRule::EveryMember;
-    case FunctionId::Allreduce:
-    case FunctionId::Allreduce_c:
-    case FunctionId::Allgather:
-    case FunctionId::Allgather_c:
-    case FunctionId::Alltoall:
-    case FunctionId::Alltoall_c:
-    case FunctionId::Reduce_scatter_block:
-    case FunctionId::Reduce_scatter_block_c:
-      return has_data ? CollectiveRule::EveryMember : CollectiveRule::MayWait;
-    case FunctionId::Bcast:
-    case FunctionId::Bcast_c:
-    case FunctionId::Scatter:
-    case FunctionId::Scatter_c:
-    case FunctionId::Scatterv:
-    case FunctionId::Scatterv_c:
-      return has_data && !is_root ? CollectiveRule::Root : CollectiveRule::MayWait;
-    case FunctionId::Gather:
-    case FunctionId::Gather_c:
-    case FunctionId::Reduce:
-    case FunctionId::Reduce_c:
-      return has_data && is_root ? CollectiveRule::RootNeedsAll : CollectiveRule::MayWait;
-    case FunctionId::Scan:
-    case FunctionId::Scan_c:
-    case FunctionId::Exscan:
-    case FunctionId::Exscan_c: return has_data ? CollectiveRule::EarlierMembers : CollectiveRule::MayWait;
-    default: return CollectiveRule::MayWait;
+  switch (function_info(call.function).waits) {
+    case WaitRule::EveryMember: return CollectiveRule::EveryMember;
+    case WaitRule::EveryMemberWithData: return has_data ? CollectiveRule::EveryMember : CollectiveRule::MayWait;
+    case WaitRule::Root: return has_data && !is_root ? CollectiveRule::Root : CollectiveRule::MayWait;
+    case WaitRule::RootNeedsAll: return has_data && is_root ? CollectiveRule::RootNeedsAll : CollectiveRule::MayWait;
+    case WaitRule::EarlierMembers: return has_data ? CollectiveRule::EarlierMembers : CollectiveRule::MayWait;
+    case WaitRule::MayWait: return CollectiveRule::MayWait;
   }
+  return CollectiveRule::MayWait;
 }
 
 Waits collective_waits(const CallRecord& call, int world_rank, const CommunicatorLookup& communicator) {

@@ -7,29 +7,6 @@
 
 namespace mpisentry {
 
-const FunctionInfo& function_info(FunctionId id) {
-  static const FunctionInfo table[] = {
-      {"(none)", CallKind::None},
-#define MPISENTRY_BLOCKING(name, ...) {"MPI_" #name, CallKind::Blocking},
-#define MPISENTRY_WAIT(name, ...) {"MPI_" #name, CallKind::Blocking},
-#define MPISENTRY_STANDARD_SEND(name, ...) {"MPI_" #name, CallKind::Blocking},
-#define MPISENTRY_POLLING(name, ...) {"MPI_" #name, CallKind::Polling},
-#define MPISENTRY_NONBLOCKING(name, ...) {"MPI_" #name, CallKind::Nonblocking},
-#define MPISENTRY_STANDARD_ISEND(name, ...) {"MPI_" #name, CallKind::Nonblocking},
-#define MPISENTRY_CREATES_COMM(name, ...) {"MPI_" #name, CallKind::Blocking},
-#define MPISENTRY_ICREATES_COMM(name, ...) {"MPI_" #name, CallKind::Nonblocking},
-#include "api/mpi_functions.def"
-      {"MPI_Comm_free", CallKind::Blocking},
-      {"MPI_Comm_disconnect", CallKind::Blocking},
-      {"MPI_File_close", CallKind::Blocking},
-      {"MPI_Win_free", CallKind::Blocking},
-      {"MPI_Finalize", CallKind::Blocking},
-  };
-  static_assert(sizeof(table) / sizeof(table[0]) == static_cast<std::size_t>(FunctionId::Count));
-  auto index = static_cast<std::size_t>(id);
-  return table[index < static_cast<std::size_t>(FunctionId::Count) ? index : 0];
-}
-
 std::size_t CallRecord::used_bytes() const noexcept {
   constexpr std::size_t common = offsetof(CallRecord, requests);
   switch (shape) {

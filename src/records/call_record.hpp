@@ -13,39 +13,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "api/functions.hpp"
+
 namespace mpisentry {
-
-enum class FunctionId : std::uint16_t {
-  None,
-#define MPISENTRY_BLOCKING(name, ...) name,
-#define MPISENTRY_WAIT(name, ...) name,
-#define MPISENTRY_STANDARD_SEND(name, ...) name,
-#define MPISENTRY_POLLING(name, ...) name,
-#define MPISENTRY_NONBLOCKING(name, ...) name,
-#define MPISENTRY_STANDARD_ISEND(name, ...) name,
-#define MPISENTRY_CREATES_COMM(name, ...) name,
-#define MPISENTRY_ICREATES_COMM(name, ...) name,
-#include "api/mpi_functions.def"
-  Comm_free,
-  Comm_disconnect,
-  File_close,
-  Win_free,
-  Finalize,
-  Count
-};
-
-enum class CallKind : std::uint8_t {
-  None,
-  Blocking,     // waits for other ranks; its return is progress
-  Polling,      // Test/Iprobe family: progress only when it completes something
-  Nonblocking,  // starts an operation
-};
-
-struct FunctionInfo {
-  const char* name;  // "MPI_Recv"
-  CallKind kind;
-};
-const FunctionInfo& function_info(FunctionId id);
 
 // How the arguments are laid out, which decides how the call is printed and
 // whom it waits for.

@@ -126,7 +126,7 @@ TEST_CASE("every function of mpi.h is wrapped or listed as unwrapped with a reas
       continue;
     }
     FAIL_CHECK(name << " is declared in mpi.h but libmpisentry neither wraps it nor lists it in " << kListPath
-                    << ": if it can block or create a request, wrap it in src/interceptors/mpi_functions.def; else add"
+                    << ": if it can block or create a request, wrap it in src/api/mpi_api.json; else add"
                        " a line \""
                     << name << " local: <why it never waits for another process>\" to the list");
   }

@@ -1,0 +1,511 @@
+#!/usr/bin/env python3
+"""Generates the checker's view of the MPI API from src/api/mpi_api.json.
+
+The spec holds data only: each wrapped MPI function once, with its kind,
+family, collective pattern, wait rule and the roles of its parameters. The
+parameter types come from the MPI library's own prototypes (mpi_proto.h), so
+that every generated definition matches the header exactly; a function (or a
+large-count twin) that the header lacks is left out of the wrappers.
+
+Outputs, into the output directory:
+  api/function_ids.inc     the FunctionId enumerators
+  api/function_table.inc   one FunctionInfo per FunctionId (api/functions.hpp)
+  api/mpi_wrappers.inc     one readable C++ definition per wrapped function,
+                           included by src/interceptors/wrappers.cpp
+
+Usage: generate_api.py SPEC OUTPUT_DIR MPI_HEADER... (mpi_proto.h and mpio.h for MPICH)
+"""
+import json
+import os
+import re
+import sys
+
+SPEC_HELP = "see the comment at the top of src/api/mpi_api.json"
+
+
+class SpecError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# The spec
+
+
+def load_spec(path):
+    with open(path) as f:
+        spec = json.load(f)
+    functions = spec["functions"]
+    names = [f["name"] for f in functions]
+    if len(set(names)) != len(names):
+        raise SpecError("a function is listed twice in " + path)
+    return spec, functions
+
+
+def parse_params(entry):
+    """[(name, role)] from "name" or "name:role" strings."""
+    out = []
+    for p in entry.get("params", []):
+        name, _, role = p.partition(":")
+        out.append((name, role or name))
+    return out
+
+
+def expand(functions):
+    """The spec's functions with their large-count twins (name_c), each a dict
+    with the derived fields filled in: plain, family, form, pattern, waits."""
+    by_name = {f["name"]: f for f in functions}
+    out = []
+    for f in functions:
+        f = dict(f)
+        f.setdefault("family", f["name"])
+        if f["family"] not in by_name:
+            raise SpecError(f"{f['name']}: family {f['family']} is not in the spec")
+        base = by_name[f["family"]]
+        if "pattern" not in f and "pattern" in base:
+            f["pattern"] = base["pattern"]
+        f["plain"] = f["name"]
+        f["large"] = False
+        out.append(f)
+        if f.get("large_count"):
+            twin = dict(f)
+            twin["name"] = f["name"] + "_c"
+            twin["large"] = True
+            for key in ("sync",):
+                if key in twin:
+                    twin[key] = twin[key] + "_c"
+            if "via" in twin:
+                twin["via"] = [v + "_c" for v in twin["via"]]
+            out.append(twin)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The MPI header
+
+
+def read_prototypes(header_paths):
+    """{name: [declaration, ...]} for every int MPI_name(...) in the headers."""
+    text = ""
+    for path in header_paths:
+        with open(path) as f:
+            text += f.read() + "\n"
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"\s+", " ", text)
+    protos = {}
+    for m in re.finditer(r"\bint MPI_(\w+)\s*\(([^;]*?)\)((?:\s*[A-Z][A-Z0-9_]*(?:\s*\([^)]*\))?)*)\s*;", text):
+        params = m.group(2).strip()
+        protos[m.group(1)] = [] if params in ("", "void") else [p.strip() for p in params.split(",")]
+    return protos
+
+
+def renamed(declaration, name):
+    m = re.search(r"(\w+)(\s*(?:\[\s*\]\s*)*)$", declaration)
+    if not m:
+        raise SpecError("cannot read the parameter name of " + declaration)
+    return declaration[:m.start(1)] + name + m.group(2)
+
+
+# ---------------------------------------------------------------------------
+# One function: the pieces of its wrapper
+
+
+class Function:
+    def __init__(self, entry, by_name, declarations):
+        self.entry = entry
+        self.name = entry["name"]
+        self.by_name = by_name
+        self.params = parse_params(entry)
+        self.declarations = declarations
+        if declarations is not None:
+            # The header's types with the spec's names (MPI libraries name parameters differently).
+            if len(declarations) != len(self.params):
+                raise SpecError(f"MPI_{self.name}: the spec has {len(self.params)} parameters, the header "
+                                f"{len(declarations)}")
+            declarations = [renamed(d, n) for d, (n, _) in zip(declarations, self.params)]
+            self.declarations = declarations
+        self.roles = {}
+        for name, role in self.params:
+            if role in self.roles:
+                raise SpecError(f"MPI_{self.name}: two parameters have the role {role}")
+            self.roles[role] = name
+
+    def has(self, role):
+        return role in self.roles
+
+    def arg(self, choices):
+        """The parameter of the first role of "a|b|=literal" that the function has."""
+        for choice in choices.split("|"):
+            if choice.startswith("="):
+                return choice[1:]
+            if choice in self.roles:
+                return self.roles[choice]
+        raise SpecError(f"MPI_{self.name}: no parameter has the role {choices} ({SPEC_HELP})")
+
+    def args(self, *choices):
+        return ", ".join(self.arg(c) for c in choices)
+
+    def declaration_of(self, name):
+        return self.declarations[[n for n, _ in self.params].index(name)]
+
+    def all_args(self, params=None):
+        return ", ".join(n for n, _ in (params or self.params))
+
+    def id(self):
+        return "FunctionId::" + self.name
+
+    # The CallRecord: interceptors' describers (wrappers.cpp), arguments by role.
+    def record(self):
+        kind = self.entry["record"]
+        a = self.args
+        pattern = self.entry.get("pattern")
+        if kind == "send_to":
+            return f"send_to({a('buf', 'count', 'datatype', 'dest', 'tag', 'comm')})"
+        if kind == "receive_from":
+            return f"receive_from({a('buf', 'count', 'datatype', 'source', 'tag', 'comm')})"
+        if kind == "probe":
+            return f"probe({a('source', 'tag', 'comm')})"
+        if kind == "matched_receive":
+            return f"matched_receive({a('buf', 'count', 'datatype')})"
+        if kind == "send_receive":
+            return ("send_receive(" + a("sendbuf|buf", "sendcount|count", "sendtype|datatype", "dest", "sendtag",
+                                        "source", "recvtag", "comm") + ")")
+        if kind in ("collective", "neighborhood", "unreadable"):
+            return f"{kind}({a('comm')})"
+        if kind == "collective_data":
+            return f"collective_data({a('sendbuf', 'sendcount', 'sendtype', 'comm')})"
+        if kind == "reduction":
+            return f"reduction({a('sendbuf', 'count|recvcount|=0', 'datatype', 'op', 'comm')})"
+        if kind == "rooted_reduction":
+            return f"rooted_reduction({a('sendbuf', 'count', 'datatype', 'op', 'root', 'comm')})"
+        if kind == "rooted":
+            side = {"bcast": ("buf", "count", "datatype"), "gather": ("sendbuf", "sendcount", "sendtype"),
+                    "scatter": ("recvbuf", "recvcount", "recvtype")}[pattern]
+            return f"rooted({a(*side, 'root', 'comm')})"
+        if kind == "file_collective":
+            return f"file_collective({a('file')})"
+        if kind in ("file_collective_data", "file_access"):
+            return f"{kind}({a('file', 'offset|=-1', 'buf', 'count', 'datatype')})"
+        if kind == "connection":
+            return f"connection({a('root|=MPI_PROC_NULL', 'comm|=MPI_COMM_NULL')})"
+        if kind == "on_requests":
+            if self.has("requests"):
+                return f"on_requests({a('count', 'requests')})"
+            request = self.arg("request")
+            pointer = "*" in self.declaration_of(request) if self.declarations else True
+            return f"on_requests(1, {request if pointer else '&' + request})"
+        if kind == "window_collective":
+            return f"window_collective({a('win', 'assertion')})"
+        epoch = {"access": "windows::Epoch::Access", "exposure": "windows::Epoch::Exposure"}.get(
+            self.entry.get("epoch"))
+        if kind == "epoch_start":
+            return f"epoch_start({epoch}, {a('group', 'assertion', 'win')})"
+        if kind == "epoch_end":
+            return f"epoch_end({epoch}, {a('win')})"
+        if kind == "on_target":
+            extra = [r for r in ("lock_type", "assertion") if self.has(r)]
+            return f"on_target({a('target', 'win', *extra)})"
+        if kind == "on_window":
+            return f"on_window({a('win', *[r for r in ('assertion',) if self.has(r)])})"
+        if kind == "opaque":
+            return "opaque()"
+        raise SpecError(f"MPI_{self.name}: unknown record {kind}")
+
+    # The checks' object around the forwarded call (checks/*.hpp), or None.
+    def check(self):
+        a = self.args
+        pattern = self.entry.get("pattern")
+        if pattern:
+            fid = self.id()
+            calls = {
+                "barrier": lambda: f"checks::barrier({fid}, {a('comm')})",
+                "bcast": lambda: f"checks::bcast({fid}, {a('buf', 'count', 'datatype', 'root', 'comm')})",
+                "reduce": lambda: "checks::reduce(" + fid + ", " + a(
+                    "sendbuf", "count", "datatype", "op", "root|=checks::kNoRoot", "comm") + ")",
+                "gather": lambda: "checks::gather(" + fid + ", " + a(
+                    "sendbuf", "sendcount", "sendtype", "recvbuf", "recvcount|recvcounts", "recvtype", "root",
+                    "comm") + ")",
+                "scatter": lambda: "checks::scatter(" + fid + ", " + a(
+                    "sendbuf", "sendcount|sendcounts", "sendtype", "recvbuf", "recvcount", "recvtype", "root",
+                    "comm") + ")",
+                "allgather": lambda: "checks::allgather(" + fid + ", " + a(
+                    "sendbuf", "sendcount", "sendtype", "recvbuf", "recvcount|recvcounts", "recvtype", "comm") + ")",
+                "alltoall": lambda: "checks::alltoall(" + fid + ", " + a(
+                    "sendbuf", "sendcount|sendcounts", "sendtype|sendtypes", "recvbuf", "recvcount|recvcounts",
+                    "recvtype|recvtypes", "comm") + ")",
+                "reduce_scatter": lambda: "checks::reduce_scatter(" + fid + ", " + a(
+                    "sendbuf", "recvcount|recvcounts", "datatype", "op", "comm") + ")",
+                "neighborhood": lambda: f"checks::neighborhood({fid}, {a('comm')})",
+            }
+            return calls[pattern]()
+        check = self.entry.get("check")
+        if check is None:
+            return None
+        name = f'"MPI_{self.name}"'
+        site = "MPISENTRY_CALL_SITE"
+        many = "checks::CompleteMany(checks::CompleteMany::Mode::"
+        calls = {
+            "send": lambda: f"checks::SendCheck({name}, {a('count', 'datatype', 'dest', 'tag', 'comm')}, {site})",
+            "receive": lambda: f"checks::ReceiveCheck({name}, {a('count', 'datatype', 'message|comm', 'status')})",
+            "send_receive": lambda: "checks::SendReceiveCheck(" + name + ", " + a(
+                "sendcount|count", "sendtype|datatype", "dest", "sendtag", "recvcount|count", "recvtype|datatype",
+                "comm", "status") + ", " + site + ")",
+            "probe": lambda: f"checks::ProbeCheck({a('comm', 'message', 'flag|=nullptr')})",
+            "complete_one": lambda: f"checks::CompleteOne({a('request', 'status', 'flag|=nullptr')})",
+            "complete_all": lambda: many + "All, " + a(
+                "count", "requests", "statuses", "flag|=nullptr", "=nullptr", "=nullptr") + ")",
+            "complete_any": lambda: many + "Any, " + a(
+                "count", "requests", "status", "flag|=nullptr", "index", "=nullptr") + ")",
+            "complete_some": lambda: many + "Some, " + a(
+                "count", "requests", "statuses", "=nullptr", "outcount", "indices") + ")",
+            "matched_start": lambda: "checks::MatchedStartCheck(" + self.id() + ", " + a(
+                "count", "datatype", "message", "request") + ", " + site + ")",
+        }
+        if check not in calls:
+            raise SpecError(f"MPI_{self.name}: unknown check {check}")
+        return calls[check]()
+
+    def pmpi(self, name=None, args=None):
+        return f"PMPI_{name or self.name}({args if args is not None else self.all_args()})"
+
+    def via(self, i=0):
+        return self.entry["via"][i]
+
+    # The same wait as a nonblocking start and tests (patient_wait.hpp).
+    def patient(self):
+        hook = self.entry.get("patient")
+        a = self.args
+        if hook is None:
+            return None
+        if hook == "plain":
+            return self.pmpi()
+        if hook == "start_then_wait":
+            start = "PMPI_" + self.via()
+            if "sync" in self.entry:
+                sync = Function(self.by_name[self.entry["sync"]], self.by_name, None)
+                start = f"mode.potential ? PMPI_{sync.via()} : {start}"
+            params = [(n, r) for n, r in self.params if r != "status"]
+            return f"start_then_wait({start}, {a('status|=MPI_STATUS_IGNORE')}, {self.all_args(params)})"
+        if hook == "receive_when_ready":
+            return f"receive_when_ready({a('source', 'tag', 'comm')}, [&] {{ return {self.pmpi()}; }})"
+        if hook == "send_while_receiving":
+            send = self.pmpi(self.via(0), a("sendbuf", "sendcount", "sendtype", "dest", "sendtag", "comm") + ", send")
+            receive = self.pmpi(self.via(1), a("recvbuf", "recvcount", "recvtype", "source", "recvtag", "comm",
+                                               "status"))
+            return (f"send_while_receiving([&](MPI_Request* send) {{ return {send}; }}, "
+                    f"{a('source', 'recvtag', 'comm')},\n"
+                    f"                         [&] {{ return {receive}; }})")
+        if hook in ("until_done", "until_some"):
+            test = Function(self.by_name[self.via()], self.by_name, None)
+            args = ", ".join("done" if role == "flag" else self.arg(role) for _, role in test.params)
+            if hook == "until_done":
+                return f"until_done([&](int* done) {{ return {self.pmpi(test.name, args)}; }})"
+            return (f"until_done([&](int* done) {{ const int tested = {self.pmpi(test.name, args)}; "
+                    f"*done = *{a('outcount')} != 0; return tested; }})")
+        raise SpecError(f"MPI_{self.name}: unknown patient form {hook}")
+
+    def completed(self):
+        hook = self.entry.get("completed")
+        a = self.arg
+        return {"flag": lambda: f"*{a('flag')}",
+                "flag_and_index": lambda: f"*{a('flag')} && *{a('index')} != MPI_UNDEFINED",
+                "outcount": lambda: f"*{a('outcount')} > 0"}[hook]()
+
+    def created(self):
+        hook = self.entry.get("created")
+        if hook is None:
+            return None
+        a = self.arg
+        name = f'"MPI_{self.name}"'
+        shadow = lambda handle: f"checks::shadow_created(*{a(handle)})"
+        calls = {
+            "comm_from": lambda: (f"(comms::created_from({a('comm')}, *{a('newcomm')}, {name}), "
+                                  f"{shadow('newcomm')})"),
+            "comm_from_unshadowed": lambda: f"comms::created_from({a('comm')}, *{a('newcomm')}, {name})",
+            "intercomm": lambda: (f"(comms::created_intercomm({a('tag')}, *{a('newcomm')}), {shadow('newcomm')})"),
+            "comm_by_group": lambda: (f"(comms::created_by_group({a('comm')}, {a('tag')}, *{a('newcomm')}), "
+                                      f"{shadow('newcomm')})"),
+            "comm_from_groups": lambda: (f"(comms::created_from_groups({a('stringtag')}, *{a('newcomm')}, {name}), "
+                                         f"{shadow('newcomm')})"),
+            "file": lambda: f"comms::opened_file({a('comm')}, *{a('file')})",
+            "window": lambda: f"windows::created({a('comm')}, *{a('win')})",
+        }
+        return calls[hook]()
+
+    def forward(self):
+        """The forwarded call in one expression, with the check object around it."""
+        plain = self.pmpi()
+        if "sync" in self.entry:
+            plain = f"mode.potential ? {self.pmpi(self.entry['sync'])} : {plain}"
+        patient = self.patient()
+        if patient is not None and self.entry.get("patient") != "plain":
+            plain = f"mode.patient_waits ? {patient} : {plain}"
+        check = self.check()
+        return plain if check is None else f"{check}.done({plain})"
+
+    def forward_text(self, indent):
+        """forward(), laid out one alternative a line."""
+        alternatives = []
+        patient = self.patient()
+        if patient is not None and self.entry.get("patient") != "plain":
+            alternatives.append(("mode.patient_waits", patient.replace("\n", "\n" + indent)))
+        if "sync" in self.entry:
+            alternatives.append(("mode.potential", self.pmpi(self.entry["sync"])))
+        plain = self.pmpi()
+        check = self.check()
+        if not alternatives:
+            return plain if check is None else f"{check}.done({plain})"
+        lines = [f"{alternatives[0][0]} ? {alternatives[0][1]}"]
+        lines += [f": {condition} ? {call}" for condition, call in alternatives[1:]]
+        lines += [f": {plain}"]
+        body = ("\n" + indent).join(lines)
+        if check is None:
+            return body
+        return f"{check}.done(\n{indent}{body})"
+
+    def converted(self):
+        return "mode.potential" if "sync" in self.entry else "false"
+
+    def parts(self):
+        """What the wrapper is made of: the pieces wrapper_text lays out."""
+        kind = self.entry["kind"]
+        start = kind in ("nonblocking", "persistent")
+        return {
+            "wrapper": "start" if start else "waiting",
+            "describe": self.record(),
+            "converted": self.converted(),
+            "forward": self.forward(),
+            "polls": kind == "polling",
+            "completed": self.completed() if kind == "polling" else "true",
+            "request": self.arg("request") if start else None,
+            "created": self.created() or "(void)0",
+        }
+
+
+# ---------------------------------------------------------------------------
+# Output
+
+
+def wrapper_text(fn, spec_name, spec_line):
+    p = fn.parts()
+    params = ", ".join(fn.declarations)
+    lines = [f"// MPI_{fn.name}: {spec_name} line {spec_line}",
+             f"MPISENTRY_API int MPI_{fn.name}({params}) {{",
+             "  delay_injection::around_call(true);"]
+    forward = fn.forward_text(" " * 6)
+    if p["wrapper"] == "waiting":
+        lines += [f"  CallRecord record = {p['describe']};"]
+        if p["converted"] != "false":
+            lines += [f"  record.converted_send = {p['converted']};"]
+        lines += [f"  ThreadState& self = enter_call(record, {fn.id()});",
+                  f"  const int result = {forward};"]
+        if p["created"] != "(void)0":
+            lines += ["  if (result == MPI_SUCCESS)", f"    {p['created']};", "  else",
+                      "    checks::call_failed(record, result);"]
+        else:
+            lines += ["  if (result != MPI_SUCCESS) checks::call_failed(record, result);"]
+        if p["polls"]:
+            lines += [f"  self.leave(result == MPI_SUCCESS && ({p['completed']}));"]
+        else:
+            lines += ["  self.leave(true);"]
+    else:
+        request = p["request"]
+        lines += [f"  const int result = {forward};",
+                  "  if (result == MPI_SUCCESS) {",
+                  f"    CallRecord record = {p['describe']};"]
+        if p["converted"] != "false":
+            lines += [f"    record.converted_send = {p['converted']};"]
+        lines += [f"    record.function = {fn.id()};",
+                  "    if (record.comm_id == 0) record.comm_id = comms::id_of(record.comm);",
+                  f"    requests().remember(*{request}, record);",
+                  f"    if (checks::tracking()) checks::started(*{request}, record, MPISENTRY_CALL_SITE);"]
+        if p["created"] != "(void)0":
+            lines += [f"    {p['created']};"]
+        lines += ["  } else if (checks::on(report::Check::CallFailed)) {",
+                  f"    CallRecord record = {p['describe']};",
+                  f"    record.function = {fn.id()};",
+                  "    checks::call_failed(record, result);",
+                  "  }",
+                  "  this_thread_state().count_start();"]
+    lines += ["  checks::stop_at_error_limit();",
+              "  delay_injection::around_call(false);",
+              "  return result;",
+              "}", ""]
+    return "\n".join(lines)
+
+
+def enum_name(value):
+    return "".join(part.capitalize() for part in value.split("_"))
+
+
+def table_line(f):
+    kind = {"blocking": "Blocking", "polling": "Polling", "nonblocking": "Nonblocking",
+            "persistent": "Nonblocking"}[f["kind"]]
+    form = {"blocking": "Blocking", "polling": "Blocking", "nonblocking": "Nonblocking",
+            "persistent": "Persistent"}[f["kind"]]
+    pattern = enum_name(f.get("pattern", "none"))
+    waits = enum_name(f.get("waits", "may_wait"))
+    return (f'    {{"MPI_{f["name"]}", CallKind::{kind}, Form::{form}, Pattern::{pattern}, WaitRule::{waits}, '
+            f'FunctionId::{f["plain"]}, FunctionId::{f["family"]}, {"true" if f["large"] else "false"}}},')
+
+
+def write_if_changed(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        with open(path) as f:
+            if f.read() == text:
+                return
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def spec_lines(path):
+    """The line of the spec where each function's entry starts."""
+    lines = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            m = re.search(r'"name":\s*"(\w+)"', line)
+            if m:
+                lines.setdefault(m.group(1), number)
+    return lines
+
+
+def build(spec_path, header_paths):
+    _, functions = load_spec(spec_path)
+    entries = expand(functions)
+    by_name = {e["name"]: e for e in entries}
+    protos = read_prototypes(header_paths)
+    where = spec_lines(spec_path)
+    wrapped, skipped = [], []
+    for e in entries:
+        if e.get("wrapper") == "by_hand":
+            continue
+        if e["name"] not in protos:
+            skipped.append(e["name"])
+            continue
+        fn = Function(e, by_name, protos[e["name"]])
+        wrapped.append((fn, where[e["plain"]]))
+    return entries, wrapped, skipped
+
+
+GENERATED = "// Generated by src/api/generate_api.py from src/api/mpi_api.json: do not edit.\n"
+
+
+def main():
+    spec_path, out_dir, header_paths = sys.argv[1], sys.argv[2], sys.argv[3:]
+    try:
+        entries, wrapped, skipped = build(spec_path, header_paths)
+    except SpecError as e:
+        sys.exit(f"{spec_path}: {e}")
+    for name in skipped:
+        print(f"mpisentry: MPI_{name} is not in the MPI headers: not wrapped")
+    ids = GENERATED + "".join(f"  {e['name']},\n" for e in entries)
+    table = GENERATED + "".join(table_line(e) + "\n" for e in entries)
+    wrappers = GENERATED + "\n" + "\n".join(
+        wrapper_text(fn, os.path.basename(spec_path), line) for fn, line in wrapped)
+    write_if_changed(os.path.join(out_dir, "api", "function_ids.inc"), ids)
+    write_if_changed(os.path.join(out_dir, "api", "function_table.inc"), table)
+    write_if_changed(os.path.join(out_dir, "api", "mpi_wrappers.inc"), wrappers)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+// The function table that src/api/generate_api.py makes from
+// src/api/mpi_api.json: the large-count twins and the nonblocking and
+// persistent forms carry their base's facts, and every name is MPI's.
+#include <dlfcn.h>
+
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <catch2/catch.hpp>
+
+#include "api/functions.hpp"
+
+namespace mpisentry {
+namespace {
+
+constexpr auto kCount = static_cast<std::size_t>(FunctionId::Count);
+
+FunctionId id_of(std::size_t index) { return static_cast<FunctionId>(index); }
+
+FunctionId find(std::string_view name) {
+  for (std::size_t i = 1; i < kCount; ++i)
+    if (function_info(id_of(i)).name == name) return id_of(i);
+  return FunctionId::None;
+}
+
+bool ends_with(std::string_view text, std::string_view end) {
+  return text.size() >= end.size() && text.substr(text.size() - end.size()) == end;
+}
+
+TEST_CASE("every function is listed once, under its MPI name") {
+  std::set<std::string> names;
+  for (std::size_t i = 1; i < kCount; ++i) {
+    const std::string name = function_info(id_of(i)).name;
+    INFO(name);
+    CHECK(name.rfind("MPI_", 0) == 0);
+    CHECK(names.insert(name).second);
+    // The MPI library has it (every wrapper forwards to PMPI_<name>).
+    CHECK(dlsym(RTLD_DEFAULT, ("P" + name).c_str()) != nullptr);
+  }
+  CHECK(names.size() == 318);  // 313 generated wrappers, 5 written by hand
+}
+
+TEST_CASE("a large-count twin has its base's kind, family, pattern and wait rule") {
+  int twins = 0;
+  for (std::size_t i = 1; i < kCount; ++i) {
+    const FunctionInfo& info = function_info(id_of(i));
+    const std::string_view name = info.name;
+    INFO(name);
+    if (!info.large_count) {
+      CHECK(info.plain == id_of(i));
+      continue;
+    }
+    ++twins;
+    REQUIRE(ends_with(name, "_c"));
+    const FunctionInfo& plain = function_info(info.plain);
+    CHECK(std::string_view(plain.name) == name.substr(0, name.size() - 2));
+    CHECK(!plain.large_count);
+    CHECK(info.kind == plain.kind);
+    CHECK(info.form == plain.form);
+    CHECK(info.family == plain.family);
+    CHECK(info.pattern == plain.pattern);
+    CHECK(info.waits == plain.waits);
+  }
+  CHECK(twins == 120);
+}
+
+TEST_CASE("a function's family is a blocking base with the same pattern") {
+  for (std::size_t i = 1; i < kCount; ++i) {
+    const FunctionInfo& info = function_info(id_of(i));
+    INFO(info.name);
+    const FunctionInfo& base = function_info(info.family);
+    CHECK(base.family == info.family);
+    CHECK(!base.large_count);
+    CHECK(info.pattern == base.pattern);
+    // A form whose base is not wrapped (MPI_Rput: MPI_Put) is its own family.
+    if (info.family != info.plain) CHECK(base.form == Form::Blocking);
+  }
+  CHECK(function_info(FunctionId::Ialltoallw_c).family == FunctionId::Alltoallw);
+  CHECK(function_info(FunctionId::Neighbor_allgather_init_c).family == FunctionId::Neighbor_allgather);
+  CHECK(function_info(FunctionId::Irecv).family == FunctionId::Recv);
+}
+
+TEST_CASE("the buffered sends are the Bsend family") {
+  std::set<std::string> buffered;
+  for (std::size_t i = 1; i < kCount; ++i)
+    if (in_family(id_of(i), FunctionId::Bsend)) buffered.insert(function_info(id_of(i)).name);
+  CHECK(buffered == std::set<std::string>{"MPI_Bsend", "MPI_Bsend_c", "MPI_Ibsend", "MPI_Ibsend_c", "MPI_Bsend_init",
+                                          "MPI_Bsend_init_c"});
+}
+
+TEST_CASE("persistent requests are made by the _init functions") {
+  for (std::size_t i = 1; i < kCount; ++i) {
+    const FunctionInfo& info = function_info(id_of(i));
+    INFO(info.name);
+    CHECK((info.form == Form::Persistent) == (std::string_view(info.name).find("_init") != std::string_view::npos));
+  }
+}
+
+TEST_CASE("the collectives' patterns and wait rules") {
+  CHECK(function_info(FunctionId::Bcast_c).pattern == Pattern::Bcast);
+  CHECK(function_info(FunctionId::Iallreduce).pattern == Pattern::Reduce);
+  CHECK(function_info(FunctionId::Reduce_scatter_block_init_c).pattern == Pattern::ReduceScatter);
+  CHECK(function_info(FunctionId::Ineighbor_alltoallw).pattern == Pattern::Neighborhood);
+  CHECK(function_info(FunctionId::Comm_dup).pattern == Pattern::None);
+  CHECK(function_info(FunctionId::Send).pattern == Pattern::None);
+  // Wait rules belong to the blocking calls and their _c twins only.
+  std::set<std::string> ruled;
+  for (std::size_t i = 1; i < kCount; ++i)
+    if (function_info(id_of(i)).waits != WaitRule::MayWait) ruled.insert(function_info(id_of(i)).name);
+  CHECK(ruled == std::set<std::string>{
+                     "MPI_Barrier", "MPI_Comm_split", "MPI_Comm_split_type", "MPI_Intercomm_merge",
+                     "MPI_Dist_graph_create", "MPI_Allreduce", "MPI_Allreduce_c", "MPI_Allgather", "MPI_Allgather_c",
+                     "MPI_Alltoall", "MPI_Alltoall_c", "MPI_Reduce_scatter_block", "MPI_Reduce_scatter_block_c",
+                     "MPI_Bcast", "MPI_Bcast_c", "MPI_Scatter", "MPI_Scatter_c", "MPI_Scatterv", "MPI_Scatterv_c",
+                     "MPI_Gather", "MPI_Gather_c", "MPI_Reduce", "MPI_Reduce_c", "MPI_Scan", "MPI_Scan_c",
+                     "MPI_Exscan", "MPI_Exscan_c"});
+  CHECK(function_info(FunctionId::Gather_c).waits == WaitRule::RootNeedsAll);
+  CHECK(function_info(FunctionId::Scatterv_c).waits == WaitRule::Root);
+}
+
+TEST_CASE("kinds") {
+  CHECK(function_info(FunctionId::Send_c).kind == CallKind::Blocking);
+  CHECK(function_info(FunctionId::Testsome).kind == CallKind::Polling);
+  CHECK(function_info(FunctionId::Isend_c).kind == CallKind::Nonblocking);
+  CHECK(function_info(FunctionId::Send_init).kind == CallKind::Nonblocking);
+  CHECK(function_info(FunctionId::Comm_free).kind == CallKind::Blocking);
+  CHECK(find("MPI_Finalize") == FunctionId::Finalize);
+  CHECK(find("MPI_Init") == FunctionId::None);
+}
+
+}  // namespace
+}  // namespace mpisentry
