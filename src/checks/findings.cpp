@@ -17,6 +17,7 @@
 #include "log/log.hpp"
 #include "records/call_text.hpp"
 #include "records/lifecycle.hpp"
+#include "report/sink.hpp"
 #include "stacks/stacks.hpp"
 
 namespace mpisentry::checks {
@@ -42,13 +43,13 @@ State& state() {
   return *instance;
 }
 
-// Report file first, so that it is on disk before anything may end the process.
+// Through the report sink: the report file first, so that it is on disk
+// before anything may end the process, then stderr.
 void print(const std::string& text) {
-  const State& s = state();
-  if (!s.report_path.empty())
-    if (const std::string failed = report::write_file(s.report_path, text, /*append=*/true); !failed.empty())
-      report::write_stderr(fmt::format("[{}] mpisentry: {}\n", s.rank, failed));
-  report::write_stderr(text);
+  if (report::Sink* sink = report::sink())
+    sink->write(text);
+  else
+    report::write_stderr(text);
 }
 
 std::vector<Frame> caller_stack() {

@@ -2,9 +2,6 @@
 
 #include <mpi.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/ioctl.h>
-#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,8 +11,6 @@
 #include <cstring>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
-#include <iterator>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -29,6 +24,8 @@
 #include "log/log.hpp"
 #include "monitor/channel.hpp"
 #include "monitor/describe.hpp"
+#include "monitor/ending.hpp"
+#include "monitor/reports.hpp"
 #include "monitor/rounds.hpp"
 #include "signals/signals.hpp"
 #include "monitor/verdict.hpp"
@@ -36,6 +33,7 @@
 #include "records/call_text.hpp"
 #include "records/lifecycle.hpp"
 #include "report/report.hpp"
+#include "report/sink.hpp"
 #include "stacks/stacks.hpp"
 
 namespace mpisentry::monitor {
@@ -45,17 +43,11 @@ using namespace std::chrono_literals;
 
 constexpr auto kFinalizingTick = 2ms;  // a finalizing rank's monitor leaves soon after the last one arrives
 constexpr auto kStackTimeout = 1000ms;
-constexpr int kAbortExitCode = 1;
-constexpr auto kStderrDrainLimit = 2s;
-constexpr auto kStderrForwarding = 100ms;  // from the launcher's proxy on to mpiexec
 constexpr auto kSignalDumpWait = signals::kMaxDumpTime - 300ms;  // the handler waits no longer
 // Requests that reach a rank this soon after a dump began are the same
 // request reaching the ranks one by one (mpiexec, scancel and kill signal
 // them in turn), or reaching a rank whose monitor had no CPU to take it.
 constexpr auto kDumpMergeTime = 1s;
-// The longest an exiting rank waits for its report: the other ranks' monitors
-// meet it within a round (a second at most) unless something is badly wrong.
-constexpr auto kExitReportLimit = 10s;
 
 double to_seconds(std::chrono::microseconds d) { return std::chrono::duration<double>(d).count(); }
 
@@ -77,9 +69,10 @@ std::string default_report_path() {
   return "mpisentry_" + executable_name() + "_" + stamp + "-" + std::to_string(getpid()) + ".txt";
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+// Names the job's handshake folder when the report file is not a regular
+// file (report::Sink): chosen by rank 0, unique on its node.
+std::string job_name() {
+  return fmt::format("{}-{}-{}", executable_name(), getpid(), static_cast<long long>(std::time(nullptr)));
 }
 
 // Only a regular file: REPORT-FILE may name /dev/stderr or a pipe.
@@ -104,10 +97,23 @@ class Monitor {
         describer_(channel_.rank()),
         decider_(thresholds()) {
     const std::string chosen = settings.report_file.empty() ? default_report_path() : settings.report_file;
+    const std::string job = channel_.rank() == 0 ? job_name() : std::string();
     // Every report of the job, from any rank, is appended to the file: one
-    // left by an earlier run goes first, before any rank can leave MPI_Init.
-    if (channel_.rank() == 0) remove_stale_report(chosen);
+    // left by an earlier run goes first, with its dump handshake, before any
+    // rank can leave MPI_Init.
+    if (channel_.rank() == 0) {
+      remove_stale_report(chosen);
+      report::remove_handshake_folder(report::handshake_folder(chosen, job));
+    }
     report_path_ = channel_.broadcast(chosen);
+    report::SinkSetup sink;
+    sink.report_file = report_path_;
+    sink.json = settings.report_json;
+    sink.dot = settings.report_dot;
+    sink.rank = channel_.rank();
+    sink.ranks = channel_.size();
+    sink.job = channel_.broadcast(job);
+    report::start_sink(std::move(sink));
     if (channel_.rank() == 0) check_writable(report_path_);
     if (pipe(wake_pipe_) != 0) wake_pipe_[0] = wake_pipe_[1] = -1;
   }
@@ -140,41 +146,27 @@ class Monitor {
     if (signalled) signalled->stack = stacks::symbolize(stack);
     const std::string fault = ending.has_fault_address ? fmt::format("{:#x}", ending.fault_address) : "";
     const std::string text = report::format_signal_dump(snapshot, ending.signal_number, fault);
-    const std::string problem = report::write_file(report_path_, text, /*append=*/true);
-    report::write_stderr(text);
-    if (!settings_.report_json.empty()) {
-      report::Report report;
-      report.check = report::Check::ExitSignal;
-      report.threshold_key = "";
-      report.signal_number = ending.signal_number;
-      report.ranks = {snapshot};
-      write_extra(per_rank_path(settings_.report_json, rank()), report::format_json(report));
-    }
-    if (!problem.empty()) {
-      log::error("{}", problem);
-      return;
-    }
-    if (ending.fatal) return;
-    const auto all_dumped = [this] {
-      return report::count_signal_dumps(read_file(report_path_)) >= static_cast<std::size_t>(size());
-    };
-    while (Clock::now() < deadline && !all_dumped()) std::this_thread::sleep_for(2ms);
+    const std::string json = settings_.report_json.empty()
+                                 ? std::string()
+                                 : report::format_json(reports::signal_dump_report(snapshot, ending.signal_number));
+    // A crash is this rank's alone; SIGTERM and SIGINT reach every rank,
+    // which wait for each other's dumps (report::Sink's handshake).
+    report::Sink& sink = *report::sink();
+    sink.write_rank_dump(text, json, /*will_wait=*/!ending.fatal);
+    if (!ending.fatal) sink.wait_for_dumps(deadline);
   }
 
   // From the program's thread in exit() (an on_exit handler), when MPI_Init
   // ran and MPI_Finalize did not: the rank's exit is reported to every rank,
   // then checking ends (the ranks' monitors can no longer meet). Returns once
-  // the report is written, or after kExitReportLimit.
+  // the report is written, or after ExitNotice::kReportLimit.
   void exit_without_finalize(int status) {
     if (std::this_thread::get_id() == thread_.get_id() || finalizing_.load(std::memory_order_acquire) ||
-        lifecycle::aborting() || checking_ended_.load(std::memory_order_acquire))
+        lifecycle::aborting() || exit_.checking_ended())
       return;
-    exit_status_.store(status & 0xff, std::memory_order_release);
-    exiting_.store(true, std::memory_order_release);
+    exit_.announce(status);
     wake();
-    const auto deadline = Clock::now() + kExitReportLimit;
-    while (!checking_ended_.load(std::memory_order_acquire) && Clock::now() < deadline)
-      std::this_thread::sleep_for(2ms);
+    exit_.wait_for_report();
   }
 
   int rank() const { return channel_.rank(); }
@@ -184,11 +176,7 @@ class Monitor {
 
  private:
   void run() {
-    sigset_t blocked;
-    sigemptyset(&blocked);
-    sigaddset(&blocked, SIGTERM);
-    sigaddset(&blocked, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
+    signals::block_in_checker_thread();
 
     const auto interval = std::chrono::duration_cast<Clock::duration>(settings_.check_interval);
     auto next_tick = Clock::now();
@@ -212,7 +200,7 @@ class Monitor {
           dump_pending_ = true;
       }
       status.dump_requested = dump_pending_;
-      status.exiting = exiting_.load(std::memory_order_acquire);
+      status.exiting = exit_.exiting();
       const bool news = status.dump_requested || status.exiting;
       if (--ticks_to_round > 0 && !finalizing && !news) continue;
       signals::keep_handlers_first();
@@ -360,15 +348,15 @@ class Monitor {
       return false;
     };
     RankSnapshot snapshot = describer_.describe(rank_state, rank_seconds, activity, views, ask_mpi, still_in_call);
-    if (exiting_.load(std::memory_order_acquire)) snapshot.exit_status = exit_status_.load(std::memory_order_acquire);
+    if (exit_.exiting()) snapshot.exit_status = exit_.status();
     return snapshot;
   }
 
   // Where each thread of the snapshot is, for a report. Located here,
   // symbolized once for all ranks by rank 0.
-  std::string locate_stacks(const RankSnapshot& snapshot) const {
+  std::vector<std::string> locate_stacks(const RankSnapshot& snapshot) const {
     const Threads threads = sample_threads();
-    std::string located = std::to_string(snapshot.threads.size()) + ';';
+    std::vector<std::string> located;
     for (const ThreadSnapshot& thread : snapshot.threads) {
       std::vector<stacks::FrameAddress> frames;
       for (const ThreadState::Sample& sample : threads.samples) {
@@ -378,11 +366,10 @@ class Monitor {
         const bool outside_mpi = thread.state == RankState::Running;
         stacks::RawStack raw;
         if (sample.id == thread.id && ((outside_mpi && stacks::capture_asleep(sample.tid, raw)) ||
-                                       stacks::capture_thread(sample.tid, raw, kStackTimeout)))
+                                       signals::capture_thread(sample.tid, raw, kStackTimeout)))
           frames = stacks::locate(raw);
       }
-      const std::string serialized = stacks::serialize(frames);
-      located += std::to_string(serialized.size()) + ':' + serialized;
+      located.push_back(stacks::serialize(frames));
     }
     return located;
   }
@@ -395,31 +382,14 @@ class Monitor {
   };
   Gathered gather_ranks(bool with_stacks) {
     const RankSnapshot mine = describe(/*ask_mpi=*/true);
-    const std::string state = serialize(mine);
-    const std::vector<std::string> parts = channel_.gather(std::to_string(state.size()) + ':' + state +
-                                                           (with_stacks ? locate_stacks(mine) : std::string()));
+    const std::vector<std::string> parts = channel_.gather(
+        encode_gathered(mine, with_stacks, with_stacks ? locate_stacks(mine) : std::vector<std::string>()));
     Gathered gathered;
     try {
       for (const std::string& part : parts) {
-        std::string_view rest(part);
-        const auto take_sized = [&rest]() {
-          const std::size_t colon = rest.find(':');
-          const std::size_t length = std::stoul(std::string(rest.substr(0, colon)));
-          if (colon == std::string_view::npos || colon + 1 + length > rest.size())
-            throw std::invalid_argument("a rank's part is truncated");
-          const std::string_view taken = rest.substr(colon + 1, length);
-          rest.remove_prefix(colon + 1 + length);
-          return taken;
-        };
-        gathered.ranks.push_back(deserialize(take_sized()));
-        std::vector<std::string> frames;
-        if (with_stacks) {
-          const std::size_t semicolon = rest.find(';');
-          const std::size_t threads = std::stoul(std::string(rest.substr(0, semicolon)));
-          rest.remove_prefix(semicolon + 1);
-          for (std::size_t i = 0; i < threads; ++i) frames.emplace_back(take_sized());
-        }
-        gathered.frames.push_back(std::move(frames));
+        GatheredRank rank = decode_gathered(part, with_stacks);
+        gathered.ranks.push_back(std::move(rank.snapshot));
+        gathered.frames.push_back(std::move(rank.frames));
       }
     } catch (const std::exception& error) {
       log::error("cannot read the ranks' states: {}", error.what());
@@ -508,20 +478,8 @@ class Monitor {
   }
 
   void publish_dump(Gathered gathered) {
-    report::Report report;
-    report.check = report::Check::Dump;
-    report.threshold_key = "";
-    report.signal_number = settings_.dump_signal;
-    report.rule = fmt::format("DUMP-SIGNAL {} reached a rank; each rank's state is as its monitor saw it in the "
-                              "round that followed",
-                              report::signal_name(settings_.dump_signal));
-    report.arcs = waitgraph::effective_arcs(gathered.ranks, {0, /*with_possible_waits=*/true});
-    const waitgraph::OutsideMpi outside = waitgraph::find_outside_mpi(gathered.ranks, 0);
-    report.waiting = outside.waiting;
-    report.culprits = outside.culprits;
     symbolize_into(gathered);
-    report.ranks = std::move(gathered.ranks);
-    write_report(report);
+    write_report(reports::dump_report(std::move(gathered.ranks), settings_));
   }
 
   // Ranks blocked past DEADLOCK-WARNING: a warning when they wait for ranks
@@ -537,36 +495,10 @@ class Monitor {
     const waitgraph::OutsideMpi outside = waitgraph::find_outside_mpi(gathered.ranks, warning);
     if (outside.empty()) return;
     symbolize_into(gathered);
-    const std::string signature = outside_mpi_signature(outside, gathered.ranks);
+    const std::string signature = reports::outside_mpi_signature(outside, gathered.ranks);
     if (signature == outside_mpi_warned_) return;
     outside_mpi_warned_ = signature;
-    report::Report report;
-    report.check = report::Check::OutsideMpi;
-    report.rule = "ranks blocked in MPI for longer than DEADLOCK-WARNING wait, directly or through other blocked "
-                  "ranks, for ranks that make no MPI call (they compute, sleep or wait outside MPI); not a deadlock";
-    report.threshold_seconds = warning;
-    report.threshold_key = "DEADLOCK-WARNING";
-    report.arcs = waitgraph::effective_arcs(gathered.ranks, {0, /*with_possible_waits=*/true});
-    report.waiting = outside.waiting;
-    report.culprits = outside.culprits;
-    report.ranks = std::move(gathered.ranks);
-    write_report(report);
-  }
-
-  // The culprits and the functions their stacks pass through: a loop over
-  // several lines, or one calling small helpers (the innermost frame), is
-  // one place; a move to another function is news.
-  static std::string outside_mpi_signature(const waitgraph::OutsideMpi& outside, const std::vector<RankSnapshot>& ranks) {
-    std::string signature = fmt::format("{}|", fmt::join(outside.culprits, ","));
-    for (int rank : outside.culprits) {
-      for (const ThreadSnapshot& thread : ranks[static_cast<std::size_t>(rank)].threads) {
-        const std::size_t innermost = thread.stack.size() > 1 ? 1 : 0;
-        for (std::size_t frame = innermost; frame < thread.stack.size(); ++frame)
-          signature += thread.stack[frame].function + ';';
-        signature += '|';
-      }
-    }
-    return signature;
+    write_report(reports::outside_mpi_report(std::move(gathered.ranks), outside, settings_));
   }
 
   // A rank exits without MPI_Finalize: rank 0 reports it with every rank's
@@ -574,70 +506,29 @@ class Monitor {
   void report_exit() {
     Gathered gathered = gather_ranks(/*with_stacks=*/true);
     if (rank() == 0 && !gathered.ranks.empty() && settings_.check_exit_before_finalize) {
-      report::Report report;
-      report.check = report::Check::ExitBeforeFinalize;
-      report.threshold_key = "";
-      report.rule = "a rank called exit() or returned from main after MPI_Init without calling MPI_Finalize";
-      report.arcs = waitgraph::effective_arcs(gathered.ranks, {0, /*with_possible_waits=*/true});
       symbolize_into(gathered);
-      report.ranks = std::move(gathered.ranks);
-      write_report(report);
+      write_report(reports::exit_report(std::move(gathered.ranks)));
     }
     channel_.broadcast(std::int32_t{0});  // the report is written: the exiting rank may go
     if (rank() == 0) log::info("checking ends here: a rank exits without MPI_Finalize, the monitors can no longer meet");
-    checking_ended_.store(true, std::memory_order_release);
-  }
-
-  // POTENTIAL when the mode is on and a stuck thread waits in a converted send.
-  report::Check check_of(const Verdict& verdict, const std::vector<RankSnapshot>& ranks) const {
-    switch (verdict.kind) {
-      case Verdict::Kind::Slow: return report::Check::NoProgress;
-      case Verdict::Kind::Unsafe: return report::Check::Unsafe;
-      default: break;
-    }
-    if (!settings_.check_potential) return report::Check::DeadlockHard;
-    for (int rank : verdict.involved)
-      for (const ThreadSnapshot& thread : ranks[static_cast<std::size_t>(rank)].threads)
-        if (thread.converted_send) return report::Check::DeadlockPotential;
-    return report::Check::DeadlockHard;
+    exit_.end_checking();
   }
 
   void warn_no_progress() {
     Gathered gathered = gather_ranks(/*with_stacks=*/true);
     if (rank() != 0 || gathered.ranks.empty()) return;
-    Verdict verdict;
-    verdict.kind = Verdict::Kind::Slow;
-    verdict.rule = "the ranks call MPI without completing anything (polling), on average for longer than "
-                   "DEADLOCK-WARNING";
-    publish(verdict, 0, std::move(gathered));
+    publish(reports::no_progress_verdict(), 0, std::move(gathered));
   }
 
   // Rank 0 only: writes the report; a fatal one ends the job.
   void publish(const Verdict& verdict, double seconds_between, Gathered gathered) {
-    const report::Check check = check_of(verdict, gathered.ranks);
-    const bool fatal = report::aborts_job(check);
-    const bool after_warning = check == report::Check::NoProgress;
-    report::Report report;
-    report.check = check;
-    report.partial = verdict.partial;
-    report.core = verdict.core;
-    report.rule = verdict.rule;
-    if (seconds_between > 0)
-      report.rule += fmt::format("; seen in two looks {:.1f} s apart with no progress in between", seconds_between);
-    report.threshold_seconds = to_seconds(after_warning ? settings_.deadlock_warning : settings_.deadlock_timeout);
-    report.threshold_key = after_warning ? "DEADLOCK-WARNING" : "DEADLOCK-TIMEOUT";
-    report.arcs = waitgraph::effective_arcs(
-        gathered.ranks, {to_seconds(settings_.deadlock_timeout), verdict.with_possible_waits});
     symbolize_into(gathered);
-    report.ranks = std::move(gathered.ranks);
+    const report::Report report =
+        reports::verdict_report(verdict, seconds_between, std::move(gathered.ranks), settings_);
+    const bool fatal = report::aborts_job(report.check);
     if (!fatal) warned_.insert(signature(verdict));
     write_report(report);
-    if (fatal) {
-      log::error("{}: aborting the job", report::check_name(check));
-      wait_for_stderr_to_drain();
-      lifecycle::note_abort();
-      PMPI_Abort(MPI_COMM_WORLD, kAbortExitCode);
-    }
+    if (fatal) abort_job(report.check);
   }
 
   // Rank 0: each thread's gathered frames, symbolized, into its snapshot.
@@ -654,41 +545,12 @@ class Monitor {
     }
   }
 
-  // Disk first, fsync'ed, then stderr: the job may be killed at any moment.
+  // Through the report sink: the report file first, then stderr, JSON, DOT.
   void write_report(const report::Report& report) {
-    const std::string text = report::format_text(report);
-    const std::string problem = report::write_file(report_path_, text, /*append=*/true);
-    write_extra(settings_.report_json, report::format_json(report));
-    write_extra(settings_.report_dot, report::format_dot(report));
-    report::write_stderr(text);
-    if (problem.empty())
-      log::info("report written to {}", report_path_);
-    else
-      log::error("{}", problem);
-  }
-
-  static void write_extra(const std::string& path, const std::string& contents) {
-    if (path.empty()) return;
-    if (const std::string failed = report::write_file(path, contents, false); !failed.empty()) log::error("{}", failed);
-  }
-
-  // "report.json" -> "report.rank3.json": a rank's own report beside the job's.
-  static std::string per_rank_path(const std::string& path, int rank) {
-    const std::size_t slash = path.find_last_of('/');
-    const std::size_t dot = path.find_last_of('.');
-    const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
-    const std::string suffix = fmt::format(".rank{}", rank);
-    return has_extension ? path.substr(0, dot) + suffix + path.substr(dot) : path + suffix;
-  }
-
-  // The launcher forwards stderr through a pipe and kills the job as soon as
-  // MPI_Abort reaches it: let it read the report first.
-  static void wait_for_stderr_to_drain() {
-    const auto deadline = Clock::now() + kStderrDrainLimit;
-    int unread = 0;
-    while (ioctl(STDERR_FILENO, FIONREAD, &unread) == 0 && unread > 0 && Clock::now() < deadline)
-      std::this_thread::sleep_for(5ms);
-    std::this_thread::sleep_for(kStderrForwarding);
+    const bool on_file = report::sink()->write(
+        report::format_text(report), settings_.report_json.empty() ? std::string() : report::format_json(report),
+        settings_.report_dot.empty() ? std::string() : report::format_dot(report));
+    if (on_file) log::info("report written to {}", report_path_);
   }
 
   const config::Settings& settings_;
@@ -720,10 +582,7 @@ class Monitor {
   std::string outside_mpi_warned_;  // culprits and stacks of the last OUTSIDE_MPI warning
   bool dump_pending_ = false;       // DUMP-SIGNAL reached this rank; carried by each round until the dump
   Clock::time_point last_dump_began_ = Clock::time_point::min() + kDumpMergeTime;
-  // Set by the program's thread in exit(), read by the monitor.
-  std::atomic<bool> exiting_{false};
-  std::atomic<int> exit_status_{0};
-  std::atomic<bool> checking_ended_{false};  // after an exit report: the monitors no longer meet
+  ExitNotice exit_;  // the program's thread in exit() and the monitor
 };
 
 // Never destroyed: the process may exit without MPI_Finalize while the

@@ -79,8 +79,6 @@ std::string format_dot(const Report& report);
 // (every rank writes one), or a fatal signal such as SIGSEGV, for which
 // `fault_address`, when not empty, says where ("0x0").
 std::string format_signal_dump(const RankSnapshot& rank, int signal_number, std::string_view fault_address = {});
-// How many ranks' signal dumps a report holds (each rank appends its own).
-std::size_t count_signal_dumps(std::string_view report_text);
 
 // What a consistency check found, told by the rank that found it (ITC's
 // ERROR and WARNING reports): the ranks grouped into classes by what they

@@ -243,6 +243,51 @@ RankSnapshot deserialize(std::string_view bytes) {
   return snapshot;
 }
 
+namespace {
+
+// "<length>:" and the bytes it counts, taken from the front of `rest`.
+std::string_view take_sized(std::string_view& rest, const char* what) {
+  std::size_t length = 0;
+  const auto [stop, error] = std::from_chars(rest.data(), rest.data() + rest.size(), length);
+  const std::size_t digits = static_cast<std::size_t>(stop - rest.data());
+  if (error != std::errc() || digits >= rest.size() || *stop != ':')
+    throw std::invalid_argument(fmt::format("a rank's gathered {} has no \"<length>:\" before it", what));
+  if (length > rest.size() - digits - 1)
+    throw std::invalid_argument(fmt::format("a rank's gathered {} is truncated", what));
+  const std::string_view taken = rest.substr(digits + 1, length);
+  rest.remove_prefix(digits + 1 + length);
+  return taken;
+}
+
+}  // namespace
+
+std::string encode_gathered(const RankSnapshot& snapshot, bool with_stacks, const std::vector<std::string>& frames) {
+  const std::string state = serialize(snapshot);
+  std::string part = std::to_string(state.size()) + ':' + state;
+  if (!with_stacks) return part;
+  part += std::to_string(frames.size()) + ';';
+  for (const std::string& thread : frames) part += std::to_string(thread.size()) + ':' + thread;
+  return part;
+}
+
+GatheredRank decode_gathered(std::string_view part, bool with_stacks) {
+  std::string_view rest = part;
+  GatheredRank gathered;
+  gathered.snapshot = deserialize(take_sized(rest, "state"));
+  if (with_stacks) {
+    std::size_t threads = 0;
+    const auto [stop, error] = std::from_chars(rest.data(), rest.data() + rest.size(), threads);
+    if (error != std::errc() || stop == rest.data() + rest.size() || *stop != ';')
+      throw std::invalid_argument("a rank's gathered stacks have no \"<threads>;\" before them");
+    rest.remove_prefix(static_cast<std::size_t>(stop - rest.data()) + 1);
+    if (threads > rest.size() / 2) throw std::invalid_argument("a rank's gathered stacks are truncated");
+    for (std::size_t i = 0; i < threads; ++i) gathered.frames.emplace_back(take_sized(rest, "stack"));
+  }
+  if (!rest.empty())
+    throw std::invalid_argument(fmt::format("a rank's gathered part has {} unexpected bytes at its end", rest.size()));
+  return gathered;
+}
+
 const char* to_string(RankState state) {
   switch (state) {
     case RankState::Running: return "running";

@@ -140,6 +140,19 @@ std::string serialize(const RankSnapshot& snapshot);
 // Throws std::invalid_argument on malformed input.
 RankSnapshot deserialize(std::string_view bytes);
 
+// One rank's part of the monitors' gather to rank 0: its snapshot and, for a
+// report, where its threads' stacks are (`frames`: stacks::serialize'd, one
+// per thread of the snapshot, in its order). The snapshot's serialize'd text
+// as "<length>:<bytes>"; with stacks, then "<threads>;" and each thread's
+// frames as "<length>:<bytes>".
+struct GatheredRank {
+  RankSnapshot snapshot;
+  std::vector<std::string> frames;  // empty without stacks
+};
+std::string encode_gathered(const RankSnapshot& snapshot, bool with_stacks, const std::vector<std::string>& frames);
+// Throws std::invalid_argument, saying what is wrong, on malformed input.
+GatheredRank decode_gathered(std::string_view part, bool with_stacks);
+
 const char* to_string(RankState state);
 const char* to_string(WaitMode mode);
 

@@ -584,13 +584,4 @@ std::string format_summary(int rank, const CheckCounts (&counts)[kCheckCount]) {
   return out;
 }
 
-std::size_t count_signal_dumps(std::string_view report_text) {
-  const std::string marker = fmt::format("] ERROR: {}\n", headline(Check::ExitSignal));
-  std::size_t count = 0;
-  for (std::size_t at = report_text.find(marker); at != std::string_view::npos;
-       at = report_text.find(marker, at + marker.size()))
-    ++count;
-  return count;
-}
-
 }  // namespace mpisentry::report

@@ -97,7 +97,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   // The dump signal first, so that an automatic stack signal keeps clear of it.
   signals::install({world_rank, monitor::write_signal_dump, settings.check_exit_signal, settings.dump_signal,
                     monitor::wake_fd()});
-  stacks::install_capture_signal(settings.stack_signal);
+  signals::install_stack_signal(settings.stack_signal);
   on_exit([](int status, void*) { monitor::exit_without_finalize(status); }, nullptr);
   monitor::start_thread();
   checking = true;

@@ -209,15 +209,21 @@ void install(Handlers handlers) {
     for (int signal_number : kFatalSignals) handled[signal_number].kind = Kind::Fatal;
     give_alternate_stack();
     // The dump thread must never take the signals itself.
-    sigset_t blocked, previous;
-    sigemptyset(&blocked);
-    for (int signal_number : kTerminationSignals) sigaddset(&blocked, signal_number);
-    pthread_sigmask(SIG_BLOCK, &blocked, &previous);
+    sigset_t previous;
+    pthread_sigmask(SIG_BLOCK, nullptr, &previous);
+    block_in_checker_thread();
     std::thread(write_dumps).detach();
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   }
   if (settings.dump_signal > 0 && settings.dump_signal < NSIG) handled[settings.dump_signal].kind = Kind::Dump;
   keep_handlers_first();
+}
+
+void block_in_checker_thread() {
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (int signal_number : kTerminationSignals) sigaddset(&blocked, signal_number);
+  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
 }
 
 void keep_handlers_first() {

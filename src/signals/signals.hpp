@@ -13,19 +13,36 @@
 //    writes one line of its own with write(2).
 //  - DUMP-SIGNAL (when set): marks a dump as requested and wakes the monitor,
 //    which asks every rank for its state in its next round.
-//  - STACK-SIGNAL (src/stacks): copies the interrupted thread's stack for the
-//    monitor, and nothing else.
+//  - STACK-SIGNAL: stacks::on_capture_signal copies the interrupted thread's
+//    stack for the monitor, and nothing else. src/stacks has the capture
+//    work; the choice of the signal and its installation are here.
+//  - The masks: the checker's threads (the monitor's, the dump thread) block
+//    SIGTERM and SIGINT (block_in_checker_thread()), so that the kernel
+//    delivers them to a thread of the program, whose stack the dump shows.
 //
 // The contract: the checker never keeps a signalled process alive and never
 // ends one that the signal would not have ended. After our handler, the
 // program's own runs; when the program has none, a signal that ends the
 // process is re-raised with its default action, so that the exit status and
 // the core dump are what they would have been without the checker. A
-// DUMP-SIGNAL without a program handler does nothing more. Our handlers stay
-// in front of handlers the program installs later (keep_handlers_first(),
-// every monitor round), except once a signal that ends the process has
-// arrived: from then on the dispositions are left alone, so that a re-raised
-// signal reaches its default action.
+// DUMP-SIGNAL without a program handler does nothing more.
+//
+// The policy for a handler the program installs later, on a signal we
+// handle: the program keeps its handler, and it runs whenever the signal
+// means something to the program. We look again before we rely on the
+// signal: the ending and dump signals every monitor round
+// (keep_handlers_first()), the stack signal before every capture
+// (capture_thread()). What we do then differs with whose signal it is:
+//  - SIGTERM, SIGINT, the crashes and DUMP-SIGNAL are sent to the program as
+//    much as to us: our handler goes back in front and runs the program's
+//    after it. Not once a signal that ends the process has arrived: from then
+//    on the dispositions are left alone, so that a re-raised signal reaches
+//    its default action.
+//  - The stack signal is a real-time signal we chose because nobody used
+//    it, and we send it only to ask for a stack: were we to chain, the
+//    program's handler would run at every capture for a signal it never
+//    got. So we leave the signal to the program and move the capture to
+//    another free real-time signal, with a warning.
 #pragma once
 
 #include <sys/types.h>
@@ -65,6 +82,20 @@ struct Handlers {
 
 // Once, from MPI_Init: installs the handlers and starts the dump thread.
 void install(Handlers handlers);
+
+// Once, from MPI_Init, after install() (so that an automatic stack signal
+// keeps clear of DUMP-SIGNAL): installs stacks::on_capture_signal on
+// `wanted` (0: SIGRTMIN+3), or on the next real-time signal without a
+// handler when the program has one there. Returns false, having logged why,
+// when no signal could be had.
+bool install_stack_signal(int wanted);
+
+// stacks::capture_thread, once the stack signal is known to be still ours
+// (else moved away, as the policy above says).
+bool capture_thread(pid_t tid, stacks::RawStack& out, std::chrono::milliseconds timeout);
+
+// On a thread of the checker (the monitor's): blocks SIGTERM and SIGINT.
+void block_in_checker_thread();
 
 // From the monitor, each round: a handler that the program installed since is
 // kept to be run after ours, and ours is put back in front of it; nothing

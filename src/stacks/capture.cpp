@@ -1,6 +1,7 @@
 // Stack capture: the handler of the capture signal runs on the interrupted
 // thread and does nothing but unw_backtrace into a buffer that is allocated
-// before, then publishes the result through an atomic.
+// before, then publishes the result through an atomic. Which signal, and
+// its installation, are src/signals' (signals::install_stack_signal).
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -17,13 +18,11 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "log/log.hpp"
 #include "stacks/stacks.hpp"
 
 namespace mpisentry::stacks {
 namespace {
 
-constexpr int kDefaultSignalOffset = 3;  // SIGRTMIN+3: free in MPICH/UCX ranks and mpiexec
 // How often capture_thread looks for the answer: a thread that sleeps is
 // scheduled sooner than one that spins or yields when ranks share the cores.
 constexpr auto kPollInterval = std::chrono::microseconds(50);
@@ -47,6 +46,8 @@ struct CaptureRequest {
 };
 CaptureRequest request;
 
+}  // namespace
+
 void on_capture_signal(int, siginfo_t*, void*) {
   const int saved_errno = errno;
   unsigned generation = request.armed.load(std::memory_order_acquire);
@@ -59,6 +60,8 @@ void on_capture_signal(int, siginfo_t*, void*) {
   }
   errno = saved_errno;
 }
+
+namespace {
 
 // Copies `pcs` into `out` from the frame the innermost signal interrupted when
 // there is one, else from `skip` on.
@@ -73,79 +76,16 @@ void keep_from_interrupted_frame(void* const* pcs, int depth, int skip, RawStack
   out.interrupted = in_handler ? 0 : -1;
 }
 
-bool has_handler(int sig) {
-  struct sigaction current {};
-  return sigaction(sig, nullptr, &current) != 0 ||
-         (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
-}
-
-// `wanted` if nothing handles it yet, else the next real-time signal that is
-// free; 0 when there is none.
-int first_free_signal(int wanted) {
-  for (int sig = wanted; sig <= SIGRTMAX; sig = std::max(sig + 1, SIGRTMIN)) {
-    if (!has_handler(sig)) return sig;
-  }
-  return 0;
-}
-
-bool install_handler(int sig) {
-  struct sigaction action {};
-  action.sa_sigaction = on_capture_signal;
-  action.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  struct sigaction installed {};
-  if (sigaction(sig, &action, nullptr) != 0 || sigaction(sig, nullptr, &installed) != 0) {
-    log::error("cannot install the stack capture handler for signal {}: {}; reports will show no call stacks",
-               sig, std::strerror(errno));
-    return false;
-  }
-  signal_trampoline.store(reinterpret_cast<const void*>(installed.sa_restorer));
-  capture_signal_number.store(sig);
-  return true;
-}
-
-bool handler_is_ours(int sig) {
-  struct sigaction current {};
-  return sigaction(sig, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
-         current.sa_sigaction == on_capture_signal;
-}
-
-// The program installed its own handler for our signal after we did: it
-// keeps it, and the capture moves to another free real-time signal. Returns
-// the signal now in use; 0 when there is none.
-int move_away_from(int taken) {
-  int sig = first_free_signal(taken + 1);
-  if (sig == 0) sig = first_free_signal(SIGRTMIN);
-  if (sig == 0 || !install_handler(sig)) {
-    log::error("the program installed a handler for signal {}, the stack capture signal, and no other real-time "
-               "signal is free; reports will show no call stacks", taken);
-    capture_signal_number.store(0);
-    return 0;
-  }
-  log::warn("the program installed a handler for signal {}; capturing stacks with signal {} from now on", taken, sig);
-  return sig;
-}
-
 }  // namespace
 
-bool install_capture_signal(int wanted) {
-  if (capture_signal_number.load() != 0) return true;
-
-  // libunwind's one-time set-up (pthread_once, caches) runs on the first unwind: here, not in a handler.
+void warm_up_unwinder() {
   void* warm_up[4];
   unw_backtrace(warm_up, 4);
+}
 
-  const bool chosen_by_user = wanted != 0;
-  if (!chosen_by_user) wanted = SIGRTMIN + kDefaultSignalOffset;
-  const int sig = first_free_signal(wanted);
-  if (sig == 0) {
-    log::error("no free signal for stack capture: signal {} and every real-time signal after it have handlers; "
-               "reports will show no call stacks", wanted);
-    return false;
-  }
-  if (sig != wanted && chosen_by_user)
-    log::warn("STACK-SIGNAL asks for signal {}, which already has a handler; capturing stacks with signal {}", wanted, sig);
-  return install_handler(sig);
+void use_capture_signal(int signal_number, const void* trampoline) {
+  if (trampoline) signal_trampoline.store(trampoline);
+  capture_signal_number.store(signal_number);
 }
 
 int capture_signal() { return capture_signal_number.load(); }
@@ -158,9 +98,8 @@ bool capture_thread(pid_t tid, RawStack& out, std::chrono::milliseconds timeout)
   // thread holds): the buffer is not ours until it finished.
   static unsigned unfinished_generation = 0;
   const std::lock_guard lock(one_capture_at_a_time);
-  int sig = capture_signal_number.load();
+  const int sig = capture_signal_number.load();
   if (sig == 0) return false;
-  if (!handler_is_ours(sig) && (sig = move_away_from(sig)) == 0) return false;
 
   if (unfinished_generation != 0) {
     if (request.done.load(std::memory_order_acquire) != unfinished_generation) return false;

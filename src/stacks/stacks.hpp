@@ -2,6 +2,7 @@
 // (libbacktrace with inlined frames, slow the first time: report time only).
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -27,22 +28,29 @@ struct RawStack {
   int interrupted = -1;
 };
 
-// Once, from MPI_Init: warms up libunwind and installs the capture signal's
-// handler on `wanted` (0: SIGRTMIN+3), or on the next real-time signal
-// without a handler when the program has one there. Returns false, having
-// logged why, when no signal could be had.
-bool install_capture_signal(int wanted);
+// The capture signal's handler: copies the interrupted thread's stack when
+// capture_thread() asked for it, and nothing else. Async-signal-safe.
+// src/signals chooses the signal and installs it (signals::install_stack_signal);
+// nothing here calls sigaction.
+void on_capture_signal(int signal_number, siginfo_t* info, void* context);
 
-// The signal install_capture_signal() chose; 0 before, or when it failed.
+// Once, before the handler is installed: libunwind's one-time set-up
+// (pthread_once, caches) runs on the first unwind, here, not in a handler.
+void warm_up_unwinder();
+
+// From src/signals: the signal on_capture_signal is installed on (0: none),
+// and the trampoline the kernel returns to from it (the installed action's
+// sa_restorer), which marks the interrupted frame in a captured stack.
+void use_capture_signal(int signal_number, const void* trampoline);
+
+// The signal in use; 0 before, or when there is none.
 int capture_signal();
 
 // From another thread of this process: interrupts the thread with kernel id
 // `tid` (gettid()) with the capture signal and copies its stack. False when
 // it did not answer within `timeout`, or has exited (no signal is sent to a
-// thread id that may have been reused by another process). Should the
-// program have installed a handler of its own for the capture signal since,
-// the capture moves to another free real-time signal and the program keeps
-// its handler.
+// thread id that may have been reused by another process). That the signal
+// is still ours is signals::capture_thread's to check.
 bool capture_thread(pid_t tid, RawStack& out, std::chrono::milliseconds timeout);
 
 // When thread `tid` of this process sleeps in a system call that a signal
@@ -54,7 +62,7 @@ bool capture_asleep(pid_t tid, RawStack& out);
 
 // The calling thread's own stack, without this function's frame.
 // Async-signal-safe: for use inside a signal handler (the SIGTERM dump); there
-// it starts at the interrupted frame once install_capture_signal() has run.
+// it starts at the interrupted frame once use_capture_signal() has run.
 void capture_current(RawStack& out);
 
 // Function, file:line and module of each frame, innermost first, with the

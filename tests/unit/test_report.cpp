@@ -857,3 +857,38 @@ TEST_CASE("the summary counts errors and warnings per check and in all, with wha
         "[0] INFO: LOCAL:REQUEST:NOT_FREED: found 1 time (0 errors + 1 warning), 0 reports were suppressed\n"
         "[0] INFO: Found 10001 problems (10000 errors + 1 warning), 9990 reports were suppressed.\n");
 }
+
+TEST_CASE("a gathered part carries a rank's snapshot, and its stacks when asked", "[report]") {
+  RankSnapshot rank = recv_from(2, 0, 3.5);
+  rank.threads.push_back(recv_thread(1, 1, 2.0));
+  const std::vector<std::string> frames = {"frames of thread 0", std::string("with\0a NUL;:", 12)};
+
+  const std::string without = encode_gathered(rank, /*with_stacks=*/false, {});
+  CHECK(without == std::to_string(serialize(rank).size()) + ':' + serialize(rank));
+  const GatheredRank plain = decode_gathered(without, /*with_stacks=*/false);
+  CHECK(plain.snapshot == rank);
+  CHECK(plain.frames.empty());
+
+  const std::string with = encode_gathered(rank, /*with_stacks=*/true, frames);
+  CHECK(with == without + "2;18:frames of thread 0" + "12:" + frames[1]);
+  const GatheredRank stacked = decode_gathered(with, /*with_stacks=*/true);
+  CHECK(stacked.snapshot == rank);
+  CHECK(stacked.frames == frames);
+
+  const GatheredRank none = decode_gathered(encode_gathered(rank, true, {}), true);
+  CHECK(none.frames.empty());
+}
+
+TEST_CASE("decode_gathered rejects damaged parts with a message", "[report]") {
+  const RankSnapshot rank = recv_from(0, 1, 1.0);
+  const std::string part = encode_gathered(rank, /*with_stacks=*/true, {"abc", "de"});
+  CHECK_THROWS_WITH(decode_gathered("", true), Catch::Contains("no \"<length>:\""));
+  CHECK_THROWS_WITH(decode_gathered("x:", false), Catch::Contains("no \"<length>:\""));
+  CHECK_THROWS_WITH(decode_gathered("99999:abc", false), Catch::Contains("state is truncated"));
+  CHECK_THROWS_WITH(decode_gathered(part.substr(0, part.size() - 1), true), Catch::Contains("stack is truncated"));
+  CHECK_THROWS_WITH(decode_gathered(part + "x", true), Catch::Contains("1 unexpected bytes"));
+  // Stacks present but not expected, or expected but absent.
+  CHECK_THROWS_WITH(decode_gathered(part, false), Catch::Contains("unexpected bytes"));
+  CHECK_THROWS_WITH(decode_gathered(encode_gathered(rank, false, {}), true), Catch::Contains("no \"<threads>;\""));
+  CHECK_THROWS_AS(decode_gathered("5:abcde", false), std::invalid_argument);  // not a snapshot
+}

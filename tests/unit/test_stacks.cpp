@@ -24,6 +24,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "signals/signals.hpp"
 #include "stacks/stacks.hpp"
 
 using mpisentry::Frame;
@@ -45,7 +46,7 @@ void ensure_capture_installed() {
     struct sigaction taken {};
     taken.sa_handler = [](int) {};
     sigaction(SIGRTMIN + 5, &taken, nullptr);
-    return install_capture_signal(SIGRTMIN + 5);
+    return mpisentry::signals::install_stack_signal(SIGRTMIN + 5);
   }();
   REQUIRE(installed);
 }

@@ -1,0 +1,209 @@
+// The report sink: one order, one lock, and the ranks' dump handshake.
+#include "report/sink.hpp"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "log/log.hpp"
+#include "report/report.hpp"
+
+namespace mpisentry::report {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::string_view kDoneMark = "done.";  // "done.3": rank 3 wrote its dump
+constexpr std::string_view kLeftMark = "left.";  // "left.3": rank 3 no longer counts marks
+
+long this_thread_id() { return static_cast<long>(syscall(SYS_gettid)); }
+
+void write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t written = ::write(fd, text.data(), text.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return;
+    text.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
+std::string folder_of(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+// The report lock for one report: taken, or not when this thread holds it
+// already (a report from within a report) or its holder keeps it past
+// kLockWait (stopped by a crash whose dump is being written).
+class Sink::Hold {
+ public:
+  explicit Hold(Sink& sink) : sink_(sink) {
+    const long self = this_thread_id();
+    if (sink_.owner_.load(std::memory_order_acquire) == self) return;
+    if (!sink_.lock_.try_lock_for(kLockWait)) return;
+    sink_.owner_.store(self, std::memory_order_release);
+    taken_ = true;
+  }
+  ~Hold() {
+    if (!taken_) return;
+    sink_.owner_.store(0, std::memory_order_release);
+    sink_.lock_.unlock();
+  }
+  Hold(const Hold&) = delete;
+  Hold& operator=(const Hold&) = delete;
+
+ private:
+  Sink& sink_;
+  bool taken_ = false;
+};
+
+std::string per_rank_path(const std::string& path, int rank) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t dot = path.find_last_of('.');
+  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const std::string suffix = ".rank" + std::to_string(rank);
+  return has_extension ? path.substr(0, dot) + suffix + path.substr(dot) : path + suffix;
+}
+
+std::string handshake_folder(const std::string& report_file, const std::string& job) {
+  struct stat status {};
+  const bool exists = !report_file.empty() && stat(report_file.c_str(), &status) == 0;
+  const bool regular = exists ? S_ISREG(status.st_mode) : !report_file.empty();
+  if (regular && access(folder_of(report_file).c_str(), W_OK) == 0) return report_file + ".dumps";
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string base = tmp && *tmp ? tmp : "/tmp";
+  return base + "/mpisentry-" + job + ".dumps";
+}
+
+void remove_handshake_folder(const std::string& folder) {
+  if (DIR* listing = opendir(folder.c_str())) {
+    while (const dirent* entry = readdir(listing)) {
+      const std::string_view name = entry->d_name;
+      if (name.starts_with(kDoneMark) || name.starts_with(kLeftMark)) unlink((folder + '/' + entry->d_name).c_str());
+    }
+    closedir(listing);
+  }
+  rmdir(folder.c_str());
+}
+
+Sink::Sink(SinkSetup setup) : setup_(std::move(setup)), handshake_(report::handshake_folder(setup_.report_file, setup_.job)) {}
+
+void Sink::step(std::string_view name) const {
+  if (setup_.trace) setup_.trace(name);
+}
+
+bool Sink::put_file(const std::string& path, std::string_view contents, bool append) {
+  const std::string problem = write_file(path, std::string(contents), append);
+  if (problem.empty()) return true;
+  log::error("{}", problem);
+  return false;
+}
+
+bool Sink::write_locked(std::string_view text, std::string_view json, const std::string& json_path,
+                        std::string_view dot) {
+  bool on_file = true;
+  if (!setup_.report_file.empty()) {
+    on_file = put_file(setup_.report_file, text, /*append=*/true);
+    step("file");
+  }
+  write_all(setup_.stderr_fd, text);
+  step("stderr");
+  if (!json.empty() && !json_path.empty()) {
+    put_file(json_path, json, /*append=*/false);
+    step("json");
+  }
+  if (!dot.empty() && !setup_.dot.empty()) {
+    put_file(setup_.dot, dot, /*append=*/false);
+    step("dot");
+  }
+  return on_file;
+}
+
+bool Sink::write(std::string_view text, std::string_view json, std::string_view dot) {
+  const Hold hold(*this);
+  return write_locked(text, json, setup_.json, dot);
+}
+
+bool Sink::write_rank_dump(std::string_view text, std::string_view json, bool will_wait) {
+  bool on_file = false;
+  {
+    const Hold hold(*this);
+    on_file = write_locked(text, json, setup_.json.empty() ? std::string() : per_rank_path(setup_.json, setup_.rank),
+                           {});
+  }
+  if (!will_wait) {
+    if (mark(kDoneMark, /*create_folder=*/false)) leave_handshake();
+  } else if (!mark(kDoneMark)) {
+    const int error = errno;
+    handshake_broken_.store(true, std::memory_order_release);
+    log::error("cannot mark this rank's dump done in \"{}\": {}; the ranks do not wait for each other's dumps",
+               handshake_, strerror(error));
+  }
+  step("mark");
+  return on_file;
+}
+
+bool Sink::mark(std::string_view prefix, bool create_folder) {
+  if (create_folder && mkdir(handshake_.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  const std::string path = handshake_ + '/' + std::string(prefix) + std::to_string(setup_.rank);
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+std::size_t Sink::count_marks(std::string_view prefix) const {
+  std::size_t count = 0;
+  DIR* listing = opendir(handshake_.c_str());
+  if (!listing) return 0;
+  while (const dirent* entry = readdir(listing))
+    if (std::string_view(entry->d_name).starts_with(prefix)) ++count;
+  closedir(listing);
+  return count;
+}
+
+std::size_t Sink::dumps_done() const { return count_marks(kDoneMark); }
+
+std::size_t Sink::wait_for_dumps(std::chrono::steady_clock::time_point deadline) {
+  if (handshake_broken_.load(std::memory_order_acquire)) return dumps_done();
+  const auto ranks = static_cast<std::size_t>(setup_.ranks);
+  std::size_t done = dumps_done();
+  while (done < ranks && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(2ms);
+    done = dumps_done();
+  }
+  leave_handshake();
+  return done;
+}
+
+// The rank that finds every rank gone from the handshake removes the folder:
+// nobody counts its marks any more.
+void Sink::leave_handshake() {
+  if (!mark(kLeftMark)) return;
+  if (count_marks(kLeftMark) >= static_cast<std::size_t>(setup_.ranks)) remove_handshake_folder(handshake_);
+}
+
+namespace {
+Sink* process_sink = nullptr;  // never destroyed: reports may come during exit
+}
+
+void start_sink(SinkSetup setup) {
+  if (!process_sink) process_sink = new Sink(std::move(setup));
+}
+
+Sink* sink() { return process_sink; }
+
+}  // namespace mpisentry::report
