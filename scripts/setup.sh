@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-packages=(cmake make g++ gfortran pkg-config mpich libmpich-dev libunwind-dev
+packages=(cmake make g++ gfortran pkg-config python3 mpich libmpich-dev libunwind-dev
           libspdlog-dev libfmt-dev catch2)
 missing=()
 for package in "${packages[@]}"; do

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "config/keys.hpp"
+#include "config/checks.hpp"
 #include "checks/collectives.hpp"
 #include "checks/limits.hpp"
 #include "checks/messages.hpp"
@@ -31,7 +31,6 @@ struct State {
   bool enabled[report::kCheckCount] = {};
   bool any = false;
   int rank = 0;
-  std::string report_path;
   MPI_Comm summary_comm = MPI_COMM_NULL;
 
   std::mutex mutex;  // guards limits
@@ -60,7 +59,7 @@ std::vector<Frame> caller_stack() {
 
 }  // namespace
 
-void start(const config::Settings& settings, int world_rank, std::string report_path, bool multiple_threads) {
+void start(const config::Settings& settings, int world_rank, bool multiple_threads) {
   State& s = state();
   for (const config::CheckInfo& check : config::switchable_checks()) {
     const int i = static_cast<int>(check.id);
@@ -69,7 +68,6 @@ void start(const config::Settings& settings, int world_rank, std::string report_
   }
   s.rank = world_rank;
   s.limits = Limits(settings.max_errors, settings.max_reports, settings.suppression_limit);
-  s.report_path = std::move(report_path);
   if (!s.any) return;
   PMPI_Comm_dup(MPI_COMM_WORLD, &s.summary_comm);
   start_messages(on(report::Check::MessageDatatype), on(report::Check::MessagePending), settings.max_pending,

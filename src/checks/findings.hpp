@@ -22,10 +22,10 @@ namespace mpisentry::checks {
 // making progress, and then the checks give up rather than hang.
 inline constexpr std::chrono::seconds kDrainLimit{10};
 
-// From MPI_Init, once the settings are known; `report_path` is the job's
-// report file; `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE.
-// Makes the communicator finish() sums the counts over.
-void start(const config::Settings& settings, int world_rank, std::string report_path, bool multiple_threads);
+// From MPI_Init, once the settings are known and the report sink is open;
+// `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE. Makes the
+// communicator finish() sums the counts over.
+void start(const config::Settings& settings, int world_rank, bool multiple_threads);
 
 // Whether `check` is switched on (false before start()).
 bool on(report::Check check) noexcept;

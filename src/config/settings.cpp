@@ -50,7 +50,7 @@ void apply_check(std::span<const std::string_view> words, std::string_view where
                                " is not ON or OFF (use on, true, yes, 1 or off, false, no, 0)");
     return;
   }
-  // ITC's checks, and mpisentry's own (GLOBAL:DEADLOCK:UNSAFE).
+  // ITC's checks, and mpisentry's own (GLOBAL:DEADLOCK:UNSAFE, OUTSIDE_MPI).
   std::vector<std::string_view> known(itc_checks().begin(), itc_checks().end());
   for (const CheckInfo& check : switchable_checks())
     if (!check.itc) known.push_back(check.name);

@@ -2,8 +2,6 @@
 // records the call in the calling thread's ThreadState and forwards to PMPI.
 // MPICH's mpif.h and `use mpi` bindings call these C functions.
 #include <mpi.h>
-#include <pthread.h>
-#include <sched.h>
 
 #include <algorithm>
 
@@ -224,7 +222,7 @@ using namespace mpisentry;
 // message, request and collective checks' object, when the function has
 // one, is held around the forwarded call: (check).done(forward), see
 // checks/messages.hpp.
-#include "api/mpi_wrappers.inc"
+#include "interceptors/mpi_wrappers.inc"
 
 namespace {
 

@@ -21,7 +21,7 @@ struct LibrarySearch {
 };
 
 // $MPISENTRY_LIBRARY, else libmpisentry.so beside the launcher: ../lib when
-// installed, ../wrappers in the build tree (src/launcher, src/wrappers).
+// installed, ../runtime in the build tree (src/launcher, src/runtime).
 LibrarySearch find_library(const std::string& launcher_path, const config::EnvLookup& env);
 
 // Variables to set for the job: the options as MPISENTRY_<KEY> (CHECK options

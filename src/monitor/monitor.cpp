@@ -170,7 +170,6 @@ class Monitor {
   }
 
   int rank() const { return channel_.rank(); }
-  int size() const { return channel_.size(); }
   int wake_fd() const { return wake_pipe_[1]; }
   const std::string& report_path() const { return report_path_; }
 

@@ -60,13 +60,15 @@ std::string write_file(const std::string& path, const std::string& text, bool ap
   return {};
 }
 
-void write_stderr(std::string_view text) {
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(STDERR_FILENO, text.data() + written, text.size() - written);
-    if (n <= 0 && errno != EINTR) return;
-    if (n > 0) written += static_cast<std::size_t>(n);
+void write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t written = ::write(fd, text.data(), text.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return;
+    text.remove_prefix(static_cast<std::size_t>(written));
   }
 }
+
+void write_stderr(std::string_view text) { write_all(STDERR_FILENO, text); }
 
 }  // namespace mpisentry::report

@@ -116,7 +116,10 @@ std::string format_summary(int rank, const CheckCounts (&counts)[kCheckCount]);
 // Writes text to path and flushes it to disk (fsync). Returns an empty string
 // on success, else a message that names the path and the reason.
 std::string write_file(const std::string& path, const std::string& text, bool append);
-// All of text to stderr, in as few write(2) calls as it takes.
+// All of text to fd (a pipe, a terminal), in as few write(2) calls as it
+// takes; gives up silently on an error other than EINTR.
+void write_all(int fd, std::string_view text);
+// write_all to stderr.
 void write_stderr(std::string_view text);
 
 }  // namespace mpisentry::report

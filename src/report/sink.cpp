@@ -25,15 +25,6 @@ constexpr std::string_view kLeftMark = "left.";  // "left.3": rank 3 no longer c
 
 long this_thread_id() { return static_cast<long>(syscall(SYS_gettid)); }
 
-void write_all(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t written = ::write(fd, text.data(), text.size());
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return;
-    text.remove_prefix(static_cast<std::size_t>(written));
-  }
-}
-
 std::string folder_of(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";

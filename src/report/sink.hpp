@@ -76,7 +76,6 @@ class Sink {
   // How many ranks have marked their dumps done.
   std::size_t dumps_done() const;
 
-  const SinkSetup& setup() const { return setup_; }
   const std::string& handshake_folder() const { return handshake_; }
 
  private:

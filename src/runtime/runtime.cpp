@@ -1,8 +1,8 @@
 // The runtime: MPI_Init, MPI_Init_thread, MPI_Query_thread, MPI_Finalize and
 // MPI_Abort. It reads the settings once and starts the parts in order: the
-// records, the monitor, the signal handlers, the monitor's thread, the
-// checks, then the interceptors' mode, all before the program's first
-// wrapped call.
+// records, the monitor (which opens the report sink), the signal handlers,
+// the monitor's thread, the interceptors' mode and delay injection, then the
+// checks, all before the program's first wrapped call.
 #include <mpi.h>
 #include <sched.h>
 
@@ -21,7 +21,6 @@
 #include "records/lifecycle.hpp"
 #include "records/thread_state.hpp"
 #include "signals/signals.hpp"
-#include "stacks/stacks.hpp"
 
 #define MPISENTRY_API extern "C" __attribute__((visibility("default")))
 
@@ -111,7 +110,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   interceptors::start({settings.check_potential, patient == config::AutoSwitch::On ||
                                                      (patient == config::AutoSwitch::Auto && more_ranks_than_cores())});
   delay_injection::configure(settings.inject_delays, world_rank);
-  checks::start(settings, world_rank, report_path, multiple_threads);
+  checks::start(settings, world_rank, multiple_threads);
   return result;
 }
 
