@@ -109,6 +109,31 @@ def renamed(declaration, name):
 # One function: the pieces of its wrapper
 
 
+# The interceptors' describers (wrappers.cpp) whose arguments are the same
+# roles for every function that names them: "a|b" takes the first role the
+# function has, "=x" a literal when it has none.
+RECORD_ROLES = {
+    "send_to": ("buf", "count", "datatype", "dest", "tag", "comm"),
+    "receive_from": ("buf", "count", "datatype", "source", "tag", "comm"),
+    "probe": ("source", "tag", "comm"),
+    "matched_receive": ("buf", "count", "datatype"),
+    "send_receive": ("sendbuf|buf", "sendcount|count", "sendtype|datatype", "dest", "sendtag", "source", "recvtag",
+                     "comm"),
+    "collective": ("comm",),
+    "neighborhood": ("comm",),
+    "unreadable": ("comm",),
+    "collective_data": ("sendbuf", "sendcount", "sendtype", "comm"),
+    "reduction": ("sendbuf", "count|recvcount|=0", "datatype", "op", "comm"),
+    "rooted_reduction": ("sendbuf", "count", "datatype", "op", "root", "comm"),
+    "file_collective": ("file",),
+    "file_collective_data": ("file", "offset|=-1", "buf", "count", "datatype"),
+    "file_access": ("file", "offset|=-1", "buf", "count", "datatype"),
+    "connection": ("root|=MPI_PROC_NULL", "comm|=MPI_COMM_NULL"),
+    "window_collective": ("win", "assertion"),
+    "opaque": (),
+}
+
+
 class Function:
     def __init__(self, entry, by_name, declarations):
         self.entry = entry
@@ -158,43 +183,18 @@ class Function:
         kind = self.entry["record"]
         a = self.args
         pattern = self.entry.get("pattern")
-        if kind == "send_to":
-            return f"send_to({a('buf', 'count', 'datatype', 'dest', 'tag', 'comm')})"
-        if kind == "receive_from":
-            return f"receive_from({a('buf', 'count', 'datatype', 'source', 'tag', 'comm')})"
-        if kind == "probe":
-            return f"probe({a('source', 'tag', 'comm')})"
-        if kind == "matched_receive":
-            return f"matched_receive({a('buf', 'count', 'datatype')})"
-        if kind == "send_receive":
-            return ("send_receive(" + a("sendbuf|buf", "sendcount|count", "sendtype|datatype", "dest", "sendtag",
-                                        "source", "recvtag", "comm") + ")")
-        if kind in ("collective", "neighborhood", "unreadable"):
-            return f"{kind}({a('comm')})"
-        if kind == "collective_data":
-            return f"collective_data({a('sendbuf', 'sendcount', 'sendtype', 'comm')})"
-        if kind == "reduction":
-            return f"reduction({a('sendbuf', 'count|recvcount|=0', 'datatype', 'op', 'comm')})"
-        if kind == "rooted_reduction":
-            return f"rooted_reduction({a('sendbuf', 'count', 'datatype', 'op', 'root', 'comm')})"
+        if kind in RECORD_ROLES:
+            return f"{kind}({a(*RECORD_ROLES[kind])})"
         if kind == "rooted":
             side = {"bcast": ("buf", "count", "datatype"), "gather": ("sendbuf", "sendcount", "sendtype"),
                     "scatter": ("recvbuf", "recvcount", "recvtype")}[pattern]
             return f"rooted({a(*side, 'root', 'comm')})"
-        if kind == "file_collective":
-            return f"file_collective({a('file')})"
-        if kind in ("file_collective_data", "file_access"):
-            return f"{kind}({a('file', 'offset|=-1', 'buf', 'count', 'datatype')})"
-        if kind == "connection":
-            return f"connection({a('root|=MPI_PROC_NULL', 'comm|=MPI_COMM_NULL')})"
         if kind == "on_requests":
             if self.has("requests"):
                 return f"on_requests({a('count', 'requests')})"
             request = self.arg("request")
             pointer = "*" in self.declaration_of(request) if self.declarations else True
             return f"on_requests(1, {request if pointer else '&' + request})"
-        if kind == "window_collective":
-            return f"window_collective({a('win', 'assertion')})"
         epoch = {"access": "windows::Epoch::Access", "exposure": "windows::Epoch::Exposure"}.get(
             self.entry.get("epoch"))
         if kind == "epoch_start":
@@ -206,8 +206,6 @@ class Function:
             return f"on_target({a('target', 'win', *extra)})"
         if kind == "on_window":
             return f"on_window({a('win', *[r for r in ('assertion',) if self.has(r)])})"
-        if kind == "opaque":
-            return "opaque()"
         raise SpecError(f"MPI_{self.name}: unknown record {kind}")
 
     # The checks' object around the forwarded call (checks/*.hpp), or None.
