@@ -17,6 +17,7 @@
 #include "checks/findings.hpp"
 #include "checks/signature.hpp"
 #include "log/log.hpp"
+#include "records/call_text.hpp"
 #include "records/communicators.hpp"
 
 namespace mpisentry::checks {
@@ -26,24 +27,6 @@ bool collective_checking = false;
 }
 
 namespace {
-
-struct PredefinedOp {
-  MPI_Op op;
-  const char* name;
-};
-const PredefinedOp kPredefinedOps[] = {
-    {MPI_MAX, "MPI_MAX"},   {MPI_MIN, "MPI_MIN"},   {MPI_SUM, "MPI_SUM"},       {MPI_PROD, "MPI_PROD"},
-    {MPI_LAND, "MPI_LAND"}, {MPI_BAND, "MPI_BAND"}, {MPI_LOR, "MPI_LOR"},       {MPI_BOR, "MPI_BOR"},
-    {MPI_LXOR, "MPI_LXOR"}, {MPI_BXOR, "MPI_BXOR"}, {MPI_MINLOC, "MPI_MINLOC"}, {MPI_MAXLOC, "MPI_MAXLOC"},
-    {MPI_REPLACE, "MPI_REPLACE"}, {MPI_NO_OP, "MPI_NO_OP"},
-};
-constexpr int kPredefinedOpCount = static_cast<int>(sizeof(kPredefinedOps) / sizeof(kPredefinedOps[0]));
-
-int op_index(MPI_Op op) {
-  for (int i = 0; i < kPredefinedOpCount; ++i)
-    if (kPredefinedOps[i].op == op) return i;
-  return -1;
-}
 
 struct State {
   bool exchanging = false;  // a check that needs the other members' records is on
@@ -76,10 +59,10 @@ std::string_view kind_name(std::uint16_t kind) { return function_info(static_cas
 std::string call_text(const CollectiveRecord& record) {
   std::string text(kind_name(record.kind));
   if (record.kind_only) return text;
-  const bool op = record.op >= 0 && record.op < kPredefinedOpCount;
-  if (record.rooted && op) return fmt::format("{}(op={}, root={})", text, kPredefinedOps[record.op].name, record.root);
+  const std::string_view op = predefined_op_name_at(record.op);  // "" for none
+  if (record.rooted && !op.empty()) return fmt::format("{}(op={}, root={})", text, op, record.root);
   if (record.rooted) return fmt::format("{}(root={})", text, record.root);
-  if (op) return fmt::format("{}(op={})", text, kPredefinedOps[record.op].name);
+  if (!op.empty()) return fmt::format("{}(op={})", text, op);
   return text;
 }
 
@@ -463,7 +446,7 @@ void check_collective(const Collective& call) {
   common.kind_only = kind_only;
   common.rooted = call.root != kNoRoot;
   common.root = call.root == kNoRoot ? 0 : call.root;
-  common.op = call.reduces ? op_index(call.op) : -1;
+  common.op = call.reduces ? predefined_op_index(call.op) : -1;
   std::vector<CollectiveRecord> records(static_cast<std::size_t>(shape.peers), common);
   if (!kind_only) fill_amounts(call, shape.me, shape.peers, records);
   exchange(call.comm, std::move(records), shape.inter, shape.me,

@@ -49,7 +49,6 @@ constexpr auto kSignalDumpWait = signals::kMaxDumpTime - 300ms;  // the handler 
 // them in turn), or reaching a rank whose monitor had no CPU to take it.
 constexpr auto kDumpMergeTime = 1s;
 
-double to_seconds(std::chrono::microseconds d) { return std::chrono::duration<double>(d).count(); }
 
 std::string executable_name() {
   char path[4096] = {};

@@ -6,12 +6,6 @@
 #include <fmt/ranges.h>
 
 namespace mpisentry::monitor::reports {
-namespace {
-
-double to_seconds(std::chrono::microseconds d) { return std::chrono::duration<double>(d).count(); }
-
-}  // namespace
-
 report::Check check_of(const Verdict& verdict, const std::vector<RankSnapshot>& ranks, bool check_potential) {
   switch (verdict.kind) {
     case Verdict::Kind::Slow: return report::Check::NoProgress;

@@ -4,6 +4,7 @@
 // writes them), so that each is unit-tested on made-up ranks.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,11 @@
 #include "monitor/wait_graph.hpp"
 #include "report/report.hpp"
 
-namespace mpisentry::monitor::reports {
+namespace mpisentry::monitor {
+
+inline double to_seconds(std::chrono::microseconds d) { return std::chrono::duration<double>(d).count(); }
+
+namespace reports {
 
 // POTENTIAL when the mode is on and a stuck thread waits in a converted send.
 report::Check check_of(const Verdict& verdict, const std::vector<RankSnapshot>& ranks, bool check_potential);
@@ -44,4 +49,5 @@ report::Report exit_report(std::vector<RankSnapshot> ranks);
 // report::format_signal_dump).
 report::Report signal_dump_report(const RankSnapshot& rank, int signal_number);
 
-}  // namespace mpisentry::monitor::reports
+}  // namespace reports
+}  // namespace mpisentry::monitor

@@ -19,16 +19,36 @@ std::string handle_text(Handle handle) {
 
 }  // namespace
 
+namespace {
+
+struct PredefinedOp {
+  MPI_Op op;
+  const char* name;
+};
+const PredefinedOp kPredefinedOps[] = {
+    {MPI_MAX, "MPI_MAX"},   {MPI_MIN, "MPI_MIN"},   {MPI_SUM, "MPI_SUM"},       {MPI_PROD, "MPI_PROD"},
+    {MPI_LAND, "MPI_LAND"}, {MPI_BAND, "MPI_BAND"}, {MPI_LOR, "MPI_LOR"},       {MPI_BOR, "MPI_BOR"},
+    {MPI_LXOR, "MPI_LXOR"}, {MPI_BXOR, "MPI_BXOR"}, {MPI_MINLOC, "MPI_MINLOC"}, {MPI_MAXLOC, "MPI_MAXLOC"},
+    {MPI_REPLACE, "MPI_REPLACE"}, {MPI_NO_OP, "MPI_NO_OP"},
+};
+constexpr int kPredefinedOpCount = static_cast<int>(sizeof(kPredefinedOps) / sizeof(kPredefinedOps[0]));
+
+}  // namespace
+
+int predefined_op_index(MPI_Op op) {
+  for (int i = 0; i < kPredefinedOpCount; ++i)
+    if (kPredefinedOps[i].op == op) return i;
+  return -1;
+}
+
+const char* predefined_op_name_at(int index) {
+  return index >= 0 && index < kPredefinedOpCount ? kPredefinedOps[index].name : "";
+}
+
 std::string predefined_op_name(MPI_Op op) {
-  static const std::pair<MPI_Op, const char*> kPredefined[] = {
-      {MPI_MAX, "MPI_MAX"},   {MPI_MIN, "MPI_MIN"},       {MPI_SUM, "MPI_SUM"},       {MPI_PROD, "MPI_PROD"},
-      {MPI_LAND, "MPI_LAND"}, {MPI_BAND, "MPI_BAND"},     {MPI_LOR, "MPI_LOR"},       {MPI_BOR, "MPI_BOR"},
-      {MPI_LXOR, "MPI_LXOR"}, {MPI_BXOR, "MPI_BXOR"},     {MPI_MINLOC, "MPI_MINLOC"}, {MPI_MAXLOC, "MPI_MAXLOC"},
-      {MPI_REPLACE, "MPI_REPLACE"}, {MPI_NO_OP, "MPI_NO_OP"}};
   if (op == MPI_OP_NULL) return "";
-  for (const auto& [predefined, name] : kPredefined)
-    if (op == predefined) return name;
-  return "a user-defined operation";
+  const int index = predefined_op_index(op);
+  return index >= 0 ? predefined_op_name_at(index) : "a user-defined operation";
 }
 
 namespace {

@@ -23,6 +23,11 @@ std::optional<comms::Info> communicator_of(const CallRecord& call);
 // A predefined operation's name ("MPI_SUM"); "" for MPI_OP_NULL. User-defined
 // operations are not told apart, since their handles need not agree across ranks.
 std::string predefined_op_name(MPI_Op op);
+// The same by number, for what ranks exchange: the operation's index among
+// the predefined ones, -1 for any other; and the name of an index ("" when
+// out of range).
+int predefined_op_index(MPI_Op op);
+const char* predefined_op_name_at(int index);
 
 // "MPI_THREAD_FUNNELED"
 std::string_view thread_level_name(int level);
