@@ -90,6 +90,23 @@ JobResult check_unchanged_by_checker(const Workspace& workspace, int ranks, cons
   return plain;
 }
 
+void check_ending_possible_without_checker(const Workspace& workspace, const std::vector<std::string>& plain,
+                                           const JobResult& checked) {
+  constexpr int kTries = 8;
+  INFO(describe(checked));
+  REQUIRE_FALSE(checked.timed_out);
+  std::string seen;
+  for (int run = 0; run < kTries; ++run) {
+    const JobResult unchecked = run_job(workspace, plain);
+    INFO("without the checker:\n" << describe(unchecked));
+    REQUIRE_FALSE(unchecked.timed_out);
+    if (unchecked.exit_status == checked.exit_status && unchecked.signal == checked.signal) return;
+    seen += " (status " + std::to_string(unchecked.exit_status) + ", signal " + std::to_string(unchecked.signal) + ")";
+  }
+  FAIL("the checked job ended with status " << checked.exit_status << ", signal " << checked.signal << "; without the checker"
+                                             << seen);
+}
+
 std::vector<std::string> with(std::vector<std::string> options, const std::vector<std::string>& more) {
   options.insert(options.end(), more.begin(), more.end());
   return options;

@@ -71,6 +71,13 @@ JobResult check_unchanged_by_checker(const Workspace& workspace, int ranks, cons
                                      const std::vector<std::string>& options,
                                      const std::vector<std::string>& args = {});
 
+// A job that ends by itself (a crash, an early exit) can end differently
+// from run to run without the checker too: Hydra's status is that of the rank
+// it sees end first. Runs `plain` (the job without the checker) until one run
+// ends as `checked` did, at most a few times, and fails when none does.
+void check_ending_possible_without_checker(const Workspace& workspace, const std::vector<std::string>& plain,
+                                           const JobResult& checked);
+
 // `options` followed by `more`.
 std::vector<std::string> with(std::vector<std::string> options, const std::vector<std::string>& more);
 
