@@ -11,6 +11,8 @@
 #include <cstring>
 #include <memory>
 
+#include <unistd.h>
+
 namespace mpisentry::config {
 namespace {
 
@@ -197,7 +199,7 @@ void apply_file(std::string_view path, LoadResult& into) {
 
 void apply_environment(const EnvLookup& env, LoadResult& into) {
   const auto lookup = [&](const std::string& name) { return non_empty(env(name.c_str())); };
-  if (const char* file = lookup("MPISENTRY_CONFIG")) {
+  if (const char* file = lookup(kConfigVariable)) {
     apply_file(file, into);
   } else if (const char* itc_file = lookup("VT_CONFIG")) {
     apply_file(itc_file, into);
@@ -210,6 +212,29 @@ void apply_environment(const EnvLookup& env, LoadResult& into) {
     const std::string name = env_name(prefix, check_key);
     if (const char* value = lookup(name)) apply_setting(check_key, value, name, into);
   }
+}
+
+void name_unknown_variables(std::span<const std::string> names, LoadResult& into) {
+  constexpr std::string_view prefix = "MPISENTRY_";
+  std::vector<std::string> read{kConfigVariable, kNoticesShownVariable, kLibraryVariable, kMpiexecVariable,
+                                env_name(prefix, check_key)};
+  for (const Key& key : keys()) read.push_back(env_name(prefix, key.name));
+  const std::vector<std::string_view> known(read.begin(), read.end());
+  for (const std::string& name : names) {
+    if (!name.starts_with(prefix) || std::ranges::find(known, name) != known.end()) continue;
+    std::string message = "unknown variable, ignored";
+    if (const auto guess = nearest(name, known); !guess.empty()) message += " (did you mean " + std::string(guess) + "?)";
+    into.notices.push_back({name, std::move(message)});
+  }
+}
+
+std::vector<std::string> environment_names() {
+  std::vector<std::string> names;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view variable = *entry;
+    names.emplace_back(variable.substr(0, variable.find('=')));
+  }
+  return names;
 }
 
 void check_consistency(LoadResult& into) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,9 +69,21 @@ struct LoadResult {
 
 using EnvLookup = std::function<const char*(const char* name)>;
 
+// The variables named MPISENTRY_* other than MPISENTRY_<KEY>.
+inline constexpr const char* kConfigVariable = "MPISENTRY_CONFIG";
 // Set by the launcher, which has shown the notices already, so that rank 0
 // does not show them a second time.
 inline constexpr const char* kNoticesShownVariable = "MPISENTRY_NOTICES_SHOWN";
+// Read by the launcher alone: the library to preload, the command to run.
+inline constexpr const char* kLibraryVariable = "MPISENTRY_LIBRARY";
+inline constexpr const char* kMpiexecVariable = "MPISENTRY_MPIEXEC";
+
+// A misspelt variable would leave its setting at the default unnoticed: each
+// MPISENTRY_* name in `names` that mpisentry does not read gets a notice
+// with the nearest name it reads.
+void name_unknown_variables(std::span<const std::string> names, LoadResult& into);
+// The names of this process's environment variables.
+std::vector<std::string> environment_names();
 
 // Defaults, then the file named by MPISENTRY_CONFIG (else VT_CONFIG), then
 // VT_<KEY> variables, then MPISENTRY_<KEY> variables, each overriding the last.

@@ -39,7 +39,7 @@ std::string unreadable(int error) {
 // The config file a rank reads, relative to its working directory (the job's).
 Environment with_absolute_config(Environment env, const std::string& job_directory) {
   if (job_directory.empty()) return env;
-  for (const char* name : {"MPISENTRY_CONFIG", "VT_CONFIG"}) {
+  for (const char* name : {config::kConfigVariable, "VT_CONFIG"}) {
     const auto entry = env.find(name);
     if (entry != env.end() && !entry->second.empty() && !entry->second.starts_with('/'))
       entry->second = (std::filesystem::path(job_directory) / entry->second).lexically_normal().string();

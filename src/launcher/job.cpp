@@ -32,7 +32,7 @@ std::string absolute_config(const Arguments& args) {
 config::LoadResult resolve_settings(const Arguments& args, const config::EnvLookup& env) {
   const std::string config_file = absolute_config(args);
   const config::EnvLookup job_env = [&](const char* name) {
-    return !config_file.empty() && std::string_view(name) == "MPISENTRY_CONFIG" ? config_file.c_str() : env(name);
+    return !config_file.empty() && std::string_view(name) == config::kConfigVariable ? config_file.c_str() : env(name);
   };
   config::LoadResult result;
   config::apply_environment(job_env, result);
@@ -43,7 +43,7 @@ config::LoadResult resolve_settings(const Arguments& args, const config::EnvLook
 
 LibrarySearch find_library(const std::string& launcher_path, const config::EnvLookup& env) {
   LibrarySearch search;
-  if (const char* library = non_empty(env("MPISENTRY_LIBRARY"))) {
+  if (const char* library = non_empty(env(config::kLibraryVariable))) {
     search.tried.emplace_back(library);
   } else {
     const fs::path launcher_dir = fs::path(launcher_path).parent_path();
@@ -76,7 +76,7 @@ std::vector<std::pair<std::string, std::string>> job_environment(const Arguments
     const auto entry = variables.try_emplace(name, from_env ? from_env : "").first;
     entry->second += (entry->second.empty() ? "" : "; ") + setting.value;
   }
-  if (!args.config_file.empty()) variables["MPISENTRY_CONFIG"] = absolute_config(args);
+  if (!args.config_file.empty()) variables[config::kConfigVariable] = absolute_config(args);
   const char* preload = non_empty(env("LD_PRELOAD"));
   variables["LD_PRELOAD"] = preload ? fmt::format("{}:{}", library, preload) : library;
   variables.emplace(config::kNoticesShownVariable, "1");
@@ -85,7 +85,7 @@ std::vector<std::pair<std::string, std::string>> job_environment(const Arguments
 
 std::vector<std::string> job_command(const Arguments& args, const config::EnvLookup& env) {
   if (!args.launcher_line.empty()) return args.launcher_line;
-  const char* mpiexec = non_empty(env("MPISENTRY_MPIEXEC"));
+  const char* mpiexec = non_empty(env(config::kMpiexecVariable));
   std::vector<std::string> command = {mpiexec ? mpiexec : "mpiexec", "-n", args.ranks};
   command.insert(command.end(), args.program.begin(), args.program.end());
   return command;

@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   const config::EnvLookup env = [](const char* name) -> const char* { return std::getenv(name); };
-  const config::LoadResult settings = launcher::resolve_settings(args, env);
+  config::LoadResult settings = launcher::resolve_settings(args, env);
+  config::name_unknown_variables(config::environment_names(), settings);
   print(settings.notices);
   if (!args.errors.empty() || !settings.ok()) {
     print(args.errors);

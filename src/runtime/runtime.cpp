@@ -52,7 +52,8 @@ bool more_ranks_than_cores() {
 // bad configuration ends the run here, before the program's own code.
 // Never destroyed: the parts keep references to it until the process ends.
 const config::Settings& load_settings(int world_rank) {
-  const config::LoadResult loaded = config::load([](const char* name) { return std::getenv(name); });
+  config::LoadResult loaded = config::load([](const char* name) { return std::getenv(name); });
+  config::name_unknown_variables(config::environment_names(), loaded);
   log::set_verbosity(loaded.settings.verbose);
   if (!loaded.ok()) {
     if (world_rank == 0) {

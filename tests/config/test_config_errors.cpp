@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "report_text.hpp"
 #include "scenario.hpp"
 
 using namespace harness;
@@ -54,6 +55,28 @@ TEST_CASE("preloaded library: a bad variable stops the run in MPI_Init, named", 
   CHECK(result.out.find("checksum") == std::string::npos);
   CHECK(result.err.find("MPISENTRY_DEADLOCK_WARNING") != std::string::npos);
   CHECK(result.err.find("\"5x\": unknown time unit 'x'") != std::string::npos);
+}
+
+// A misspelt variable leaves its setting at the default: said once, through
+// the launcher or by rank 0 of a preloaded run, and the job runs.
+TEST_CASE("a misspelt MPISENTRY_ variable is named once, with the nearest known name", "[config]") {
+  const std::string notice =
+      "MPISENTRY_DEADLOCK_TIMOUT: unknown variable, ignored (did you mean MPISENTRY_DEADLOCK_TIMEOUT?)";
+  Workspace workspace;
+  const JobResult launched = run_job(workspace, checked_command(workspace, 2, TEST_PROGRAM(pingpong), {}),
+                                     {{"MPISENTRY_DEADLOCK_TIMOUT", "3s"}});
+  {
+    INFO(describe(launched));
+    CHECK(launched.succeeded());
+    CHECK(count_occurrences(launched.err, notice) == 1);
+    CHECK(launched.out.find("checksum") != std::string::npos);
+  }
+  Environment preloaded = preload_environment(workspace);
+  preloaded.emplace_back("MPISENTRY_DEADLOCK_TIMOUT", "3s");
+  const JobResult direct = run_job(workspace, plain_command(2, TEST_PROGRAM(pingpong)), preloaded);
+  INFO(describe(direct));
+  CHECK(direct.succeeded());
+  CHECK(count_occurrences(direct.err, notice) == 1);
 }
 
 TEST_CASE("an unwritable report file is named at start, and the report still reaches stderr", "[config]") {

@@ -536,3 +536,25 @@ TEST_CASE("DUMP-SIGNAL: off by default, else a signal the checker may catch", "[
   REQUIRE(clash.errors.size() == 1);
   CHECK(clash.errors[0].str() == "job.conf:2: DUMP-SIGNAL and STACK-SIGNAL are both SIGUSR2: they must differ");
 }
+
+TEST_CASE("MPISENTRY_* variables that mpisentry does not read are named, with the nearest it reads", "[config][env]") {
+  const std::vector<std::string> names{"PATH",
+                                       "MPISENTRY_DEADLOCK_TIMOUT",
+                                       "MPISENTRY_DEADLOCK_TIMEOUT",
+                                       "MPISENTRY_CHECK",
+                                       "MPISENTRY_CONFIG",
+                                       "MPISENTRY_LIBRARY",
+                                       "MPISENTRY_MPIEXEC",
+                                       "MPISENTRY_NOTICES_SHOWN",
+                                       "MPISENTRY_REPORTFILE",
+                                       "MPISENTRY_SOMETHING_ELSE_ENTIRELY",
+                                       "VT_DEADLOCK_TIMOUT"};
+  LoadResult result;
+  name_unknown_variables(names, result);
+  CHECK(result.ok());
+  REQUIRE(result.notices.size() == 3);
+  CHECK(result.notices[0].str() ==
+        "MPISENTRY_DEADLOCK_TIMOUT: unknown variable, ignored (did you mean MPISENTRY_DEADLOCK_TIMEOUT?)");
+  CHECK(result.notices[1].str() == "MPISENTRY_REPORTFILE: unknown variable, ignored (did you mean MPISENTRY_REPORT_FILE?)");
+  CHECK(result.notices[2].str() == "MPISENTRY_SOMETHING_ELSE_ENTIRELY: unknown variable, ignored");
+}
