@@ -161,7 +161,7 @@ class Monitor {
   // the report is written, or after ExitNotice::kReportLimit.
   void exit_without_finalize(int status) {
     if (std::this_thread::get_id() == thread_.get_id() || finalizing_.load(std::memory_order_acquire) ||
-        lifecycle::aborting() || exit_.checking_ended())
+        lifecycle::aborting() || lifecycle::in_forked_child() || exit_.checking_ended())
       return;
     exit_.announce(status);
     wake();

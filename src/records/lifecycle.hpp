@@ -1,6 +1,10 @@
-// Whether the job is being ended on purpose: MPI_Abort, called by the
-// program or by the checker after its report. The exit that follows is then
-// not a rank leaving without MPI_Finalize, and is not reported.
+// Where the process stands in the job's life, for the paths that end it:
+//  - whether the job is being ended on purpose: MPI_Abort, called by the
+//    program or by the checker after its report. The exit that follows is
+//    then not a rank leaving without MPI_Finalize, and is not reported;
+//  - whether this process is a child the rank forked (fork, system, popen):
+//    it has none of the checker's threads and is no rank, so its exit and
+//    its signals are its own business.
 #pragma once
 
 #include <atomic>
@@ -9,10 +13,15 @@ namespace mpisentry::lifecycle {
 
 namespace detail {
 inline std::atomic<bool> aborting{false};
+inline std::atomic<bool> forked_child{false};
 }  // namespace detail
 
 // Just before PMPI_Abort.
 inline void note_abort() noexcept { detail::aborting.store(true, std::memory_order_release); }
 inline bool aborting() noexcept { return detail::aborting.load(std::memory_order_acquire); }
+
+// Once, in MPI_Init: from then on a fork's child knows it is one.
+void watch_forks();
+inline bool in_forked_child() noexcept { return detail::forked_child.load(std::memory_order_acquire); }
 
 }  // namespace mpisentry::lifecycle

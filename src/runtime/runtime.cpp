@@ -5,9 +5,13 @@
 // checks, all before the program's first wrapped call.
 #include <mpi.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "checks/findings.hpp"
 #include "config/settings.hpp"
@@ -27,9 +31,51 @@
 namespace mpisentry {
 namespace {
 
+// How long a rank that asked the process manager to abort the job waits
+// for it, as MPICH's PMI_Abort does, before it exits by itself.
+constexpr unsigned kProcessManagerAbortSeconds = 10;
+
 // Set once in MPI_Init; constant after.
 int program_thread_level = MPI_THREAD_SINGLE;
 bool checking = false;  // MPI gave MPI_THREAD_MULTIPLE and the monitor runs
+
+// What the process passed to exit(), once exit() began: only then may
+// report_exit_without_finalize() judge.
+std::optional<int> exit_status;
+
+// A rank may still call MPI_Finalize while it exits: in an atexit handler it
+// registered before MPI_Init or in a global object's destructor, both of
+// which run after an on_exit handler of MPI_Init's. glibc runs the shared
+// objects' destructors after every exit handler registered since the program
+// started, and ours before libmpi's (we depend on it): the verdict on the
+// exit waits for them.
+__attribute__((destructor)) void report_exit_without_finalize() {
+  if (exit_status) monitor::exit_without_finalize(*exit_status);
+}
+
+// MPI_Abort of MPI_COMM_WORLD as MPICH does it, without PMPI_Abort: MPICH
+// runs an error handler inside the failed call, holding its lock at
+// MPI_THREAD_MULTIPLE (the level the checker asked for, not the program), and
+// PMPI_Abort there fails an assertion on that lock, ending the job with 1
+// rather than the program's code. Like MPICH: its message, the program's
+// output flushed, the code to Hydra's process manager (PMI_FD), then the
+// process ends. Returns when there is no such process manager.
+void abort_without_mpich_lock(int errorcode) {
+  const char* pmi_fd = std::getenv("PMI_FD");
+  if (pmi_fd == nullptr) return;
+  int world_rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  std::fprintf(stderr,
+               "Abort(%d) on node %d (rank %d in comm 0): application called MPI_Abort(MPI_COMM_WORLD, %d) - "
+               "process %d\n",
+               errorcode, world_rank, world_rank, errorcode, world_rank);
+  std::fflush(stderr);
+  std::fflush(stdout);
+  const std::string command = "cmd=abort exitcode=" + std::to_string(errorcode) + "\n";
+  if (write(std::atoi(pmi_fd), command.data(), command.size()) == static_cast<ssize_t>(command.size()))
+    sleep(kProcessManagerAbortSeconds);  // the process manager ends the job, this process with it
+  _exit(errorcode & 0xff);
+}
 
 // More ranks on this node than cores its ranks may run on, all together
 // (each may be bound to one).
@@ -98,7 +144,8 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   signals::install({world_rank, monitor::write_signal_dump, settings.check_exit_signal, settings.dump_signal,
                     monitor::wake_fd()});
   signals::install_stack_signal(settings.stack_signal);
-  on_exit([](int status, void*) { monitor::exit_without_finalize(status); }, nullptr);
+  lifecycle::watch_forks();
+  on_exit([](int status, void*) { exit_status = status; }, nullptr);
   monitor::start_thread();
   checking = true;
   if (world_rank == 0)
@@ -134,6 +181,8 @@ MPISENTRY_API int MPI_Query_thread(int* provided) {
 
 MPISENTRY_API int MPI_Abort(MPI_Comm comm, int errorcode) {
   lifecycle::note_abort();
+  if (checking && program_thread_level < MPI_THREAD_MULTIPLE && comm == MPI_COMM_WORLD)
+    abort_without_mpich_lock(errorcode);
   return PMPI_Abort(comm, errorcode);
 }
 

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "records/lifecycle.hpp"
+
 namespace mpisentry::signals {
 namespace {
 
@@ -119,9 +121,21 @@ void hand_on(int signal_number, siginfo_t* info, void* context) {
   }
 }
 
+// A child the rank forked is no rank and has no checker threads: its signals
+// go straight to what the program asked for.
+bool handed_on_in_child(int signal_number, siginfo_t* info, void* context) {
+  if (!lifecycle::in_forked_child()) return false;
+  hand_on(signal_number, info, context);
+  return true;
+}
+
 // Async-signal-safe only: capture, a pipe write, the clock, sleeps, sigaction, raise.
 void on_ending(int signal_number, siginfo_t* info, void* context) {
   const int saved_errno = errno;
+  if (handed_on_in_child(signal_number, info, context)) {
+    errno = saved_errno;
+    return;
+  }
   const bool fatal = handled[signal_number].kind == Kind::Fatal;
   const bool first = !ending.exchange(true, std::memory_order_acq_rel);
   if (first) {
@@ -143,6 +157,10 @@ void on_ending(int signal_number, siginfo_t* info, void* context) {
 
 void on_dump_request(int signal_number, siginfo_t* info, void* context) {
   const int saved_errno = errno;
+  if (handed_on_in_child(signal_number, info, context)) {
+    errno = saved_errno;
+    return;
+  }
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   dump_requested_at_ns.store(std::max(1LL, now.tv_sec * 1'000'000'000LL + now.tv_nsec), std::memory_order_release);

@@ -20,6 +20,9 @@
 //    SIGTERM and SIGINT (block_in_checker_thread()), so that the kernel
 //    delivers them to a thread of the program, whose stack the dump shows.
 //
+// A child the rank forked (fork, system, popen) is no rank: there every
+// handler hands the signal straight on.
+//
 // The contract: the checker never keeps a signalled process alive and never
 // ends one that the signal would not have ended. After our handler, the
 // program's own runs; when the program has none, a signal that ends the

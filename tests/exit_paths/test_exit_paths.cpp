@@ -1,0 +1,90 @@
+// The checker leaves a program's endings as they are: a child the rank forks
+// ends as fast and as it would without the checker, MPI_Finalize may run
+// while the process exits, and MPI_Abort's code is the job's status.
+#include <algorithm>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "scenario.hpp"
+
+using namespace harness;
+
+namespace {
+
+// The ranks print in either order.
+std::vector<std::string> sorted_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// Longer than the checker's start and end take; shorter than the 10 s an
+// exiting child once waited for a monitor thread it does not have.
+constexpr double kMostExtraSeconds = 4;
+
+}  // namespace
+
+TEST_CASE("fork: a child that calls exit(0) ends as fast as without the checker", "[exit_paths][fork]") {
+  const Program program = TEST_PROGRAM(fork_child);
+  Workspace workspace;
+  const JobResult plain = run_job(workspace, plain_command(2, program, {"exit"}));
+  const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions, {"exit"});
+  INFO("without the checker:\n" << describe(plain));
+  REQUIRE(plain.succeeded());
+  check_clean_run(checked, workspace);
+  CHECK(sorted_lines(checked.out) == sorted_lines(plain.out));
+  CHECK(checked.out.find("rank 1: child exited with status 0") != std::string::npos);
+  CHECK(checked.elapsed_seconds < plain.elapsed_seconds + kMostExtraSeconds);
+}
+
+TEST_CASE("fork: a child's crash is the child's, not reported as a rank's", "[exit_paths][fork]") {
+  const Program program = TEST_PROGRAM(fork_child);
+  Workspace workspace;
+  const JobResult plain = run_job(workspace, plain_command(2, program, {"crash"}));
+  const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions, {"crash"});
+  INFO("without the checker:\n" << describe(plain));
+  REQUIRE(plain.succeeded());
+  check_clean_run(checked, workspace);
+  CHECK(sorted_lines(checked.out) == sorted_lines(plain.out));
+  CHECK(checked.out.find("rank 1: child ended by signal 11") != std::string::npos);
+  CHECK(checked.elapsed_seconds < plain.elapsed_seconds + kMostExtraSeconds);
+}
+
+TEST_CASE("finalize at exit: MPI_Finalize in an atexit handler registered before MPI_Init is no early exit",
+          "[exit_paths][finalize]") {
+  Workspace workspace;
+  const JobResult plain =
+      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(finalize_at_exit), kDeadlockOptions, {"atexit"});
+  CHECK(plain.out.find("rank 1 finalized in an atexit handler") != std::string::npos);
+}
+
+TEST_CASE("finalize at exit: MPI_Finalize in a global object's destructor is no early exit", "[exit_paths][finalize]") {
+  Workspace workspace;
+  const JobResult plain =
+      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(finalize_at_exit), kDeadlockOptions, {"destructor"});
+  CHECK(plain.out.find("rank 1 finalized in a global object's destructor") != std::string::npos);
+}
+
+TEST_CASE("MPI_Abort(MPI_COMM_WORLD, 300) in an error handler ends the job with 44, as without the checker",
+          "[exit_paths][abort]") {
+  const Program program = TEST_PROGRAM(abort_status);
+  Workspace workspace;
+  const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions, {"single"});
+  CHECK(checked.exit_status == 300 % 256);
+  check_ending_possible_without_checker(workspace, plain_command(2, program, {"single"}), checked);
+  INFO(describe(checked));
+  CHECK(checked.err.find("MPI_Abort(MPI_COMM_WORLD, 300)") != std::string::npos);
+  CHECK(checked.err.find("] ERROR:") == std::string::npos);
+}
+
+// MPICH itself fails an assertion there at MPI_THREAD_MULTIPLE: the checker
+// keeps that ending too.
+TEST_CASE("MPI_Abort in an error handler at MPI_THREAD_MULTIPLE ends as without the checker", "[exit_paths][abort]") {
+  const Program program = TEST_PROGRAM(abort_status);
+  Workspace workspace;
+  const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions, {"multiple"});
+  check_ending_possible_without_checker(workspace, plain_command(2, program, {"multiple"}), checked);
+}
