@@ -143,6 +143,14 @@ class Monitor {
         for (ThreadSnapshot& thread : snapshot.threads)
           if (thread.id == sample.id) signalled = &thread;
     if (signalled) signalled->stack = stacks::symbolize(stack);
+    // The last tick may have seen the rank call MPI lately and called it
+    // polling; the signal says where it is now: outside MPI, it computes.
+    const bool inside_mpi = std::any_of(threads.samples.begin(), threads.samples.end(),
+                                        [](const ThreadState::Sample& sample) { return sample.in_call; });
+    if (!inside_mpi && snapshot.state == RankState::Polling) {
+      snapshot.state = RankState::Running;
+      for (ThreadSnapshot& thread : snapshot.threads) thread.state = RankState::Running;
+    }
     const std::string fault = ending.has_fault_address ? fmt::format("{:#x}", ending.fault_address) : "";
     const std::string text = report::format_signal_dump(snapshot, ending.signal_number, fault);
     const std::string json = settings_.report_json.empty()

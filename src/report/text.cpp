@@ -433,7 +433,8 @@ std::string outside_mpi_text(const Report& report) {
     if (snapshot == nullptr) continue;
     waited = std::min(waited, snapshot->seconds);
     for (const ThreadSnapshot& thread : snapshot->threads)
-      if (thread.state == RankState::Blocked) add_unique(functions, thread.function);
+      if (thread.state == RankState::Blocked || thread.state == RankState::Finalizing)
+        add_unique(functions, thread.function);
   }
   std::vector<std::string> places;
   for (int rank : report.culprits) {

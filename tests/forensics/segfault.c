@@ -2,7 +2,8 @@
  * in MPI_Recv. With argv[1] "own-handler" every rank first installs a
  * SIGSEGV handler of its own (before MPI_Init, as applications do) that
  * writes a line to stdout and ends the rank with _exit(7): the checker must
- * keep it working. */
+ * keep it working. With "after-computing" rank 1 computes for half a second
+ * after its last MPI call before it crashes. */
 #include <mpi.h>
 #include <signal.h>
 #include <string.h>
@@ -38,17 +39,18 @@ static void wait_for_rank_1(void) {
 }
 
 int main(int argc, char** argv) {
-  const int own_handler = argc > 1;
-  if (own_handler) install_exiting_handler();
+  static const char* const kOptions[] = {"own-handler", "after-computing"};
+  const int variant = argc > 1 ? variant_argument(argc, argv, 1, "what rank 1 does", kOptions, 2) : -1;
+  if (variant == 0) install_exiting_handler();
   MPI_Init(&argc, &argv);
   const int rank = world_rank_checked(2, 2);
-  static const char* const kOptions[] = {"own-handler"};
-  if (own_handler) variant_argument(argc, argv, 1, "what every rank adds", kOptions, 1);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0)
+  if (rank == 0) {
     wait_for_rank_1();
-  else
+  } else {
+    if (variant == 1) compute_for(0.5);
     crash_here();
+  }
   MPI_Finalize();
   return 0;
 }

@@ -274,6 +274,17 @@ TEST_CASE("segfault: a rank's SIGSEGV is reported at its line and ends the job a
   CHECK(checked.err.find("GLOBAL:DEADLOCK") == std::string::npos);
 }
 
+TEST_CASE("segfault: a rank that crashes while computing after an MPI call is said to run outside MPI",
+          "[forensics][crash]") {
+  const Program program = TEST_PROGRAM(segfault);
+  Workspace workspace;
+  const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions, {"after-computing"});
+  check_exit_report(checked, program, 1, "LOCAL:EXIT:SIGNAL", "crash_here", "crashes");
+  INFO(describe(checked));
+  CHECK(any_line_matches(checked.err, R"(^\[1\] ERROR: .*\brank 1\b.*SIGSEGV.* while running outside MPI)"));
+  CHECK(checked.err.find("polling") == std::string::npos);
+}
+
 TEST_CASE("segfault: the program's own SIGSEGV handler still runs", "[forensics][crash]") {
   const Program program = TEST_PROGRAM(segfault);
   Workspace workspace;

@@ -780,6 +780,23 @@ TEST_CASE("format_text of OUTSIDE_MPI names who waits, where, and the culprit's 
         "(/src/x.c:40) and nap (/src/y.c:7); the program goes on.");
 }
 
+TEST_CASE("format_text of OUTSIDE_MPI names MPI_Finalize when ranks wait there", "[report]") {
+  Report report;
+  report.check = Check::OutsideMpi;
+  report.threshold_seconds = 300;
+  report.threshold_key = "DEADLOCK-WARNING";
+  RankSnapshot finalizing = recv_from(1, 0, 4);
+  finalizing.state = RankState::Finalizing;
+  only(finalizing).state = RankState::Finalizing;
+  only(finalizing).function = "MPI_Finalize";
+  report.ranks = {running(0), finalizing};
+  report.waiting = {1};
+  report.culprits = {0};
+  CHECK(lines_of(format_text(report))[1] ==
+        "[0] WARNING:    rank 1 has waited 0:04 in MPI_Finalize for rank 0, which runs outside MPI at compute "
+        "(/src/x.c:40); the program goes on.");
+}
+
 TEST_CASE("format_text of a dump is information, with the culprits when there are any", "[report]") {
   Report report;
   report.check = Check::Dump;
