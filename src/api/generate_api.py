@@ -309,6 +309,9 @@ class Function:
                 "outcount": lambda: f"*{a('outcount')} > 0"}[hook]()
 
     def created(self):
+        """What a successful call registers: what it created, or the passive-target lock it took or released."""
+        if lock := self.entry.get("passive_lock"):
+            return f"windows::lock_{lock}({self.arg('win')})"
         hook = self.entry.get("created")
         if hook is None:
             return None

@@ -299,9 +299,10 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
 // waits in every implementation: for MPI_Win_complete of every origin of its
 // exposure epoch. MPI_Win_fence is collective over the window's group but
 // need not synchronize; MPI_Win_start and MPI_Win_complete may wait for the
-// targets' MPI_Win_post; lock, unlock and flush may wait for the target, or
-// for whichever member holds a conflicting lock (the checker does not know
-// which): possible waits. The end of an access epoch is a notice to each
+// targets' MPI_Win_post; lock, unlock and flush may wait for the target
+// while it runs outside MPI (inside any MPI call it makes progress), or for
+// a member that holds a lock on the window (each rank says where it holds
+// locks; the wait-for graph keeps only those): possible waits. The end of an access epoch is a notice to each
 // target on the window (origins' start and complete send it, the targets'
 // wait and test receive it), so that an origin and a target both inside the
 // handshake are seen as a transfer under way, not as waiting for each other.
@@ -361,7 +362,9 @@ Waits window_waits(const CallRecord& call, int world_rank, const CommunicatorLoo
         break;
       }
       w.possible = others;
-      w.reason = fmt::format("{} {} may wait for its target, rank {}, or for a member that holds a conflicting lock",
+      w.lock_window = call.window.id;
+      w.reason = fmt::format("{} {} may wait for its target, rank {}, while it runs outside MPI, or for a member "
+                             "that holds a lock on the window",
                              name, window, *target);
       break;
     }
@@ -370,8 +373,9 @@ Waits window_waits(const CallRecord& call, int world_rank, const CommunicatorLoo
     case FunctionId::Win_flush_all:
     case FunctionId::Win_flush_local_all:
       w.possible = others;
-      w.reason = fmt::format("{} {} may wait for any member, as target or as holder of a conflicting lock", name,
-                             window);
+      w.lock_window = call.window.id;
+      w.reason = fmt::format("{} {} may wait for any member running outside MPI, or holding a lock on the window",
+                             name, window);
       break;
     default: w.reason = fmt::format("{} {} waits for no other rank", name, window); break;
   }
@@ -463,6 +467,7 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
   snapshot.collectives.insert(snapshot.collectives.end(), fences.begin(), fences.end());
   std::sort(snapshot.collectives.begin(), snapshot.collectives.end(),
             [](const CollectiveCount& a, const CollectiveCount& b) { return a.comm_id < b.comm_id; });
+  snapshot.locked_windows = windows::locked();
   for (const ThreadView& thread : threads) {
     ThreadSnapshot out;
     out.id = thread.sample.id;
@@ -479,6 +484,7 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
       out.wait_mode = w.mode;
       out.waits_for = std::move(w.definite);
       out.possibly_waits_for = std::move(w.possible);
+      out.lock_window = w.lock_window;
       out.wait_reason = std::move(w.reason);
       out.collective = std::move(w.collective);
       out.converted_send = w.converted_send;

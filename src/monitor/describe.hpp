@@ -32,6 +32,7 @@ struct Waits {
   WaitMode mode = WaitMode::None;
   std::vector<int> definite;  // MPI_COMM_WORLD ranks
   std::vector<int> possible;
+  std::uint64_t lock_window = 0;  // ThreadSnapshot::lock_window
   std::string reason;
   CollectiveCall collective;
   bool converted_send = false;

@@ -36,6 +36,14 @@ bool arrived(const ThreadSnapshot& thread, const RankSnapshot& target) {
          collectives_entered(target, thread.collective.comm_id) >= thread.collective.sequence;
 }
 
+// Whether `target` may hold up a passive-target lock, unlock or flush on
+// `window`: it holds a lock there, or runs outside MPI, where MPI need not
+// make progress for it.
+bool may_hold_up_lock(const RankSnapshot& target, std::uint64_t window) {
+  return target.state == RankState::Running ||
+         std::find(target.locked_windows.begin(), target.locked_windows.end(), window) != target.locked_windows.end();
+}
+
 struct ThreadArcs {
   WaitMode mode = WaitMode::None;
   std::vector<int> definite;
@@ -53,7 +61,9 @@ ThreadArcs arcs_of(const std::vector<RankSnapshot>& ranks, int rank, const Threa
   for (int target : thread.waits_for)
     if (keep(target)) arcs.definite.push_back(target);
   for (int target : thread.possibly_waits_for)
-    if (keep(target)) arcs.possible.push_back(target);
+    if (keep(target) && (thread.lock_window == 0 || may_hold_up_lock(ranks[static_cast<std::size_t>(target)],
+                                                                      thread.lock_window)))
+      arcs.possible.push_back(target);
   arcs.mode = arcs.definite.empty() ? WaitMode::None : thread.wait_mode;
   return arcs;
 }

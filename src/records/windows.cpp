@@ -32,6 +32,7 @@ struct Slot {
   std::atomic<std::uint64_t> id{0};
   std::atomic<std::uint64_t> comm_id{0};
   std::atomic<std::uint64_t> entered{0};
+  std::atomic<int> locks_held{0};  // this rank's passive-target locks on the window
   MPI_Group members = MPI_GROUP_NULL;  // the window's group, to translate the epochs' groups
   Group exposure, access;
 };
@@ -58,6 +59,7 @@ void created(MPI_Comm comm, MPI_Win win) {
   slot->id.store(made.id, std::memory_order_relaxed);
   slot->comm_id.store(made.comm_id, std::memory_order_relaxed);
   slot->entered.store(0, std::memory_order_relaxed);
+  slot->locks_held.store(0, std::memory_order_relaxed);
   slot->exposure.size.store(0, std::memory_order_relaxed);
   slot->access.size.store(0, std::memory_order_relaxed);
   if (slot->members != MPI_GROUP_NULL) PMPI_Group_free(&slot->members);
@@ -115,6 +117,24 @@ void end_epoch(Epoch epoch, MPI_Win win, CallRecord& record) {
   record.window.group_size = kept.size.load(std::memory_order_relaxed);
   for (int i = 0; i < std::min(record.window.group_size, kCopiedRequests); ++i)
     record.window.group[i] = kept.ranks[i].load(std::memory_order_relaxed);
+}
+
+void lock_taken(MPI_Win win) noexcept {
+  if (Slot* slot = find_slot(win)) slot->locks_held.fetch_add(1, std::memory_order_relaxed);
+}
+
+void lock_released(MPI_Win win) noexcept {
+  if (Slot* slot = find_slot(win)) slot->locks_held.fetch_sub(1, std::memory_order_relaxed);
+}
+
+std::vector<std::uint64_t> locked() {
+  std::vector<std::uint64_t> ids;
+  for (const Slot& slot : slots) {
+    const std::uint64_t key = slot.key.load(std::memory_order_acquire);
+    if (key == kEmptyKey || key == kRemovedKey) continue;
+    if (slot.locks_held.load(std::memory_order_relaxed) > 0) ids.push_back(slot.id.load(std::memory_order_relaxed));
+  }
+  return ids;
 }
 
 std::vector<CollectiveCount> collective_counts() {

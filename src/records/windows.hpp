@@ -49,6 +49,15 @@ enum class Epoch { Exposure, Access };
 void begin_epoch(Epoch epoch, MPI_Win win, MPI_Group group, CallRecord& record);
 void end_epoch(Epoch epoch, MPI_Win win, CallRecord& record);
 
+// Passive target, after a successful MPI_Win_lock or MPI_Win_lock_all, and
+// after MPI_Win_unlock or MPI_Win_unlock_all: another member's lock, unlock
+// or flush on the window may wait for this rank only while it holds a lock
+// there (or runs outside MPI, where MPI need not make progress for it).
+void lock_taken(MPI_Win win) noexcept;
+void lock_released(MPI_Win win) noexcept;
+// The ids of the live windows on which this rank holds a passive-target lock.
+std::vector<std::uint64_t> locked();
+
 // The collectives entered so far on every live window, and on the recently
 // freed ones, by window id (ids never collide with communicators' ids).
 std::vector<CollectiveCount> collective_counts();

@@ -173,6 +173,7 @@ void write_thread(Writer& out, const ThreadSnapshot& thread) {
   out.number(static_cast<int>(thread.wait_mode));
   write_ranks(out, thread.waits_for);
   write_ranks(out, thread.possibly_waits_for);
+  out.number(thread.lock_window);
   out.text(thread.wait_reason);
   write_collective(out, thread.collective);
   out.number(thread.converted_send ? 1 : 0);
@@ -191,6 +192,7 @@ ThreadSnapshot read_thread(Reader& in) {
   thread.wait_mode = in.enumeration("threads.wait_mode", WaitMode::Any);
   thread.waits_for = read_ranks(in, "threads.waits_for");
   thread.possibly_waits_for = read_ranks(in, "threads.possibly_waits_for");
+  thread.lock_window = in.number<std::uint64_t>("threads.lock_window");
   thread.wait_reason = in.text("threads.wait_reason");
   thread.collective = read_collective(in);
   thread.converted_send = in.boolean("threads.converted_send");
@@ -219,6 +221,8 @@ std::string serialize(const RankSnapshot& snapshot) {
     out.number(count.comm_id);
     out.number(count.entered);
   }
+  out.number(snapshot.locked_windows.size());
+  for (const std::uint64_t window : snapshot.locked_windows) out.number(window);
   return out.take();
 }
 
@@ -239,6 +243,8 @@ RankSnapshot deserialize(std::string_view bytes) {
     count.comm_id = in.number<std::uint64_t>("collectives.comm_id");
     count.entered = in.number<std::uint64_t>("collectives.entered");
   }
+  snapshot.locked_windows.resize(in.count("locked_windows"));
+  for (std::uint64_t& window : snapshot.locked_windows) window = in.number<std::uint64_t>("locked_windows");
   in.expect_end();
   return snapshot;
 }

@@ -71,6 +71,10 @@ struct ThreadSnapshot {
   // Possible waits (AND): they hold only where MPI chooses to synchronize,
   // such as a Bcast leaf waiting for another leaf. Never part of a HARD verdict.
   std::vector<int> possibly_waits_for;
+  // A passive-target lock, unlock or flush on this window (its id): of the
+  // possible waits, only those for a rank that holds a lock on the window
+  // or runs outside MPI hold; a target inside any MPI call makes progress.
+  std::uint64_t lock_window = 0;
   std::string wait_reason;  // the rule, in words: "MPI_Bcast leaf waits for its root, rank 0"
   CollectiveCall collective;
   // Blocked in a send, or on the request of a send, that the potential-deadlock
@@ -105,6 +109,7 @@ struct RankSnapshot {
   int exit_status = kNotExiting;
   std::vector<ThreadSnapshot> threads;  // those in MPI, and the rank's first thread; by id
   std::vector<CollectiveCount> collectives;  // by comm_id
+  std::vector<std::uint64_t> locked_windows;  // windows where it holds a passive-target lock
   bool operator==(const RankSnapshot&) const = default;
 };
 

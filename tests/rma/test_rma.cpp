@@ -89,3 +89,24 @@ TEST_CASE("rma_bad_input: MPI_WIN_NULL and out-of-epoch calls get MPI's own erro
   CHECK(plain.out.find("MPI_Win_fence(MPI_WIN_NULL): MPI_ERR_WIN") != std::string::npos);
   CHECK(plain.out.find("MPI_Win_fence: MPI_SUCCESS") != std::string::npos);
 }
+
+// The lock's possible waits: for a rank that holds a lock on the window, or
+// runs outside MPI; a target inside any MPI call makes progress on the lock.
+TEST_CASE("rma_lock_wait: MPI_Win_lock on a target in MPI_Barrier while a computing rank holds the lock",
+          "[trust][clean][rma]") {
+  Workspace workspace;
+  check_unchanged_by_checker(workspace, 3, TEST_PROGRAM(rma_lock_wait), kDeadlockOptions,
+                             {"holder", kTwinComputation});
+}
+
+TEST_CASE("rma_lock_wait: MPI_Win_lock on a target that holds the lock while it waits in MPI_Barrier",
+          "[deadlock][rma]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(rma_lock_wait);
+  const JobResult result = run_checked(workspace, 3, program, kDeadlockOptions, {"target"});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Win_lock\(lock_type=MPI_LOCK_EXCLUSIVE, rank=1, assert=0, )" + kWindow + R"(\))"},
+                            {1, R"(MPI_Barrier\(comm=MPI_COMM_WORLD\))"}},
+                  .blocking_functions = {"put_under_lock", "meet"}});
+  check_cycle_and_rule(result, "every rank is blocked and no call can complete: rank 0's MPI_Win_lock waits for rank 1");
+}

@@ -260,12 +260,14 @@ TEST_CASE("a snapshot survives serialization exactly", "[report]") {
   snapshot.state = RankState::Polling;
   snapshot.activity = 0xFFFFFFFFFFFFFFFFull;
   snapshot.collectives = {{0xFFFFFFFFFFFFFFFFull, 3}, {1, 0}};
+  snapshot.locked_windows = {0xFFFFFFFFFFFFFFFFull, 5};
   ThreadSnapshot& first = only(snapshot);
   first.call = "MPI_Waitany(count=3, ...)\n";
   first.state = RankState::Polling;
   first.wait_mode = WaitMode::Any;
   first.waits_for = {3, -1, 2147483647};
   first.possibly_waits_for = {-2147483647 - 1, 4};
+  first.lock_window = 0xFFFFFFFFFFFFFFFEull;
   first.collective = {0xFFFFFFFFFFFFFFFFull, 18446744073709551615ull, "MPI_Bcast", 2, "a \"quoted\" op"};
   first.converted_send = true;
   first.messages = {{true, 3, 7, 0xFFFFFFFFFFFFFFFFull}, {false, PendingMessage::kAny, PendingMessage::kAny, 1}};

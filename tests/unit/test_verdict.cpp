@@ -281,3 +281,27 @@ TEST_CASE("RMA: a fence counts on its window, not on the window's communicator",
     CHECK(verdict.kind != Verdict::Kind::Hard);
   }
 }
+
+TEST_CASE("RMA: a lock waits possibly only for members that hold a lock on the window or run outside MPI",
+          "[verdict][rma]") {
+  // Rank 0 waits in MPI_Win_lock on rank 1's window; rank 1 waits in
+  // MPI_Barrier for ranks 0 and 2; rank 2 runs.
+  RankSnapshot locking = in_window_call("MPI_Win_lock", {}, {1, 2}, {});
+  locking.threads.front().lock_window = window_id;
+  const RankSnapshot in_barrier = in_collective("MPI_Barrier", {0, 2}, {});
+  SECTION("the target, inside MPI_Barrier, makes progress on the lock: no cycle") {
+    CHECK(judge(job({locking, in_barrier, running()}), settings).kind == Verdict::Kind::None);
+  }
+  SECTION("the target holds a lock on the window while it waits: Unsafe") {
+    RankSnapshot holding = in_barrier;
+    holding.locked_windows = {window_id};
+    const Verdict verdict = judge(job({locking, holding, running()}), settings);
+    CHECK(verdict.kind == Verdict::Kind::Unsafe);
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+  }
+  SECTION("a lock on another window holds nothing up") {
+    RankSnapshot holding = in_barrier;
+    holding.locked_windows = {window_id + 1};
+    CHECK(judge(job({locking, holding, running()}), settings).kind == Verdict::Kind::None);
+  }
+}
