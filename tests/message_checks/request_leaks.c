@@ -7,8 +7,9 @@
  * with MPI_PROC_NULL as their peer, correctly: MPICH gives them shared
  * built-in handles and odd statuses), "get_status_done" (rank 1 polls its
  * MPI_Irecv with MPI_Request_get_status until it says complete, then frees
- * it, correctly: MPI 4.0, 3.7.3; rank 0 waits for its MPI_Isend) or
- * "get_status_active" ("free_active" with an MPI_Request_get_status before
+ * it, correctly: MPI 4.0, 3.7.3; rank 0 waits for its MPI_Isend),
+ * "get_status_leak" (the same, never freed: MPI_Request_get_status does not
+ * free the request) or "get_status_active" ("free_active" with an MPI_Request_get_status before
  * the free, which says not complete: the message is sent after it). */
 #include <mpi.h>
 #include <stdio.h>
@@ -42,7 +43,7 @@ static void start_receive(MPI_Request* request) {
   MPI_Irecv(buffer, 4, MPI_INT, 0, 3, MPI_COMM_WORLD, request); /* mpisentry: irecv */
 }
 
-static void freed_once_complete(int rank) {
+static void polled_to_completion(int rank, int frees) {
   int values[4] = {1, 2, 3, 4};
   MPI_Request request;
   if (rank == 0) {
@@ -53,7 +54,7 @@ static void freed_once_complete(int rank) {
     int complete = 0;
     MPI_Status status;
     while (!complete) MPI_Request_get_status(request, &complete, &status);
-    MPI_Request_free(&request);
+    if (frees) MPI_Request_free(&request);
     if (buffer[3] != 4 || status.MPI_SOURCE != 0) MPI_Abort(MPI_COMM_WORLD, 3);
   }
 }
@@ -65,7 +66,7 @@ static void make_persistent(MPI_Request* request) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc < 2) {
-    fprintf(stderr, "usage: request_leaks <leak|clean|free_active|free_inactive|proc_null|get_status_done|get_status_active>\n");
+    fprintf(stderr, "usage: request_leaks <leak|clean|free_active|free_inactive|proc_null|get_status_done|get_status_leak|get_status_active>\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const char* mode = argv[1];
@@ -76,8 +77,8 @@ int main(int argc, char** argv) {
   if (get_status_active) mode = "free_active";
   if (strcmp(mode, "proc_null") == 0) {
     without_peers();
-  } else if (strcmp(mode, "get_status_done") == 0) {
-    freed_once_complete(rank);
+  } else if (strncmp(mode, "get_status_", 11) == 0) {
+    polled_to_completion(rank, strcmp(mode, "get_status_done") == 0);
   } else if (rank == 1) {
     MPI_Request receive, persistent;
     start_receive(&receive);

@@ -206,6 +206,21 @@ TEST_CASE("request_leaks: an Irecv never completed and a persistent request neve
                   R"(LOCAL:REQUEST:NOT_FREED: found 2 times \(0 errors \+ 2 warnings\))"});
 }
 
+TEST_CASE("request_leaks: a request MPI_Request_get_status found complete and never freed is LOCAL:REQUEST:NOT_FREED",
+          "[requests][not_freed]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(request_leaks);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"get_status_leak"});
+  CHECK(result.succeeded());
+  check_reported(result,
+                 {R"(^\[1\] WARNING: LOCAL:REQUEST:NOT_FREED: warning$)",
+                  R"(A request of MPI_Irecv completed \(MPI_Request_get_status said so\) but was never freed\.)",
+                  frame_pattern("start_receive", program.source, marked_line(program, "irecv")),
+                  R"(LOCAL:REQUEST:NOT_FREED: found 1 time \(0 errors \+ 1 warning\))"});
+  // Its receive completed: the message is not pending.
+  CHECK(result.err.find("GLOBAL:MSG:PENDING") == std::string::npos);
+}
+
 TEST_CASE("request_leaks: every request completed and freed", "[requests][not_freed][clean]") {
   // proc_null: operations with MPI_PROC_NULL peers, completed by MPI_Wait and MPI_Waitany.
   // get_status_done: MPI_Request_free once MPI_Request_get_status said the receive completed.
