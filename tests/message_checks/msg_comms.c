@@ -4,9 +4,10 @@
  * then the communicator is freed. 2 ranks. The constructors: dup,
  * dup_with_info, idup, idup_with_info, idup_twice (two MPI_Comm_idup
  * outstanding at once, completed by one MPI_Waitall; the message goes on
- * the second), split, split_type, create, create_group, cart_create,
- * cart_sub, graph_create, dist_graph_create, dist_graph_create_adjacent,
- * intercomm_create (world rank 1 is remote rank 0) and intercomm_merge. */
+ * the second), split, split_type, create, create_group, create_from_group,
+ * cart_create, cart_sub, graph_create, dist_graph_create,
+ * dist_graph_create_adjacent, intercomm_create (world rank 1 is remote rank
+ * 0) and intercomm_merge. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,6 +72,8 @@ static MPI_Comm made_by(const char* how) {
   } else if (strcmp(how, "dist_graph_create_adjacent") == 0) {
     MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &other, MPI_UNWEIGHTED, 1, &other, MPI_UNWEIGHTED,
                                    MPI_INFO_NULL, 0, &comm);
+  } else if (strcmp(how, "create_from_group") == 0) {
+    MPI_Comm_create_from_group(world_group, "msg_comms", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &comm);
   } else if (strcmp(how, "intercomm_create") == 0) {
     comm = halves_joined();
   } else if (strcmp(how, "intercomm_merge") == 0) {

@@ -108,6 +108,7 @@ const std::vector<std::pair<std::string, std::string>> kConstructors = {
     {"split_type", "MPI_Comm_split_type #1 of MPI_COMM_WORLD"},
     {"create", "MPI_Comm_create #1 of MPI_COMM_WORLD"},
     {"create_group", "MPI_Comm_create_group"},
+    {"create_from_group", "MPI_Comm_create_from_group \"msg_comms\""},
     {"cart_create", "MPI_Cart_create #1 of MPI_COMM_WORLD"},
     {"cart_sub", "MPI_Cart_sub"},
     {"graph_create", "MPI_Graph_create #1 of MPI_COMM_WORLD"},
