@@ -7,7 +7,7 @@
  * the second), split, split_type, create, create_group, create_from_group,
  * cart_create, cart_sub, graph_create, dist_graph_create,
  * dist_graph_create_adjacent, intercomm_create (world rank 1 is remote rank
- * 0) and intercomm_merge. */
+ * 0), intercomm_create_from_groups (the same) and intercomm_merge. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,9 +43,10 @@ static MPI_Comm made_by(const char* how) {
   } else if (strcmp(how, "idup_twice") == 0) {
     MPI_Comm first;
     MPI_Request both[2];
+    MPI_Status statuses[2];
     MPI_Comm_idup(MPI_COMM_WORLD, &first, &both[0]);
     MPI_Comm_idup(MPI_COMM_WORLD, &comm, &both[1]);
-    MPI_Waitall(2, both, MPI_STATUSES_IGNORE);
+    MPI_Waitall(2, both, statuses);
     MPI_Comm_free(&first);
   } else if (strcmp(how, "split") == 0) {
     MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
@@ -74,6 +75,13 @@ static MPI_Comm made_by(const char* how) {
                                    MPI_INFO_NULL, 0, &comm);
   } else if (strcmp(how, "create_from_group") == 0) {
     MPI_Comm_create_from_group(world_group, "msg_comms", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &comm);
+  } else if (strcmp(how, "intercomm_create_from_groups") == 0) {
+    MPI_Group mine, theirs;
+    MPI_Group_incl(world_group, 1, &rank, &mine);
+    MPI_Group_incl(world_group, 1, &other, &theirs);
+    MPI_Intercomm_create_from_groups(mine, 0, theirs, 0, "msg_comms", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &comm);
+    MPI_Group_free(&mine);
+    MPI_Group_free(&theirs);
   } else if (strcmp(how, "intercomm_create") == 0) {
     comm = halves_joined();
   } else if (strcmp(how, "intercomm_merge") == 0) {

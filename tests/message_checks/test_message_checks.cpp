@@ -115,6 +115,7 @@ const std::vector<std::pair<std::string, std::string>> kConstructors = {
     {"dist_graph_create", "MPI_Dist_graph_create #1 of MPI_COMM_WORLD"},
     {"dist_graph_create_adjacent", "MPI_Dist_graph_create_adjacent #1 of MPI_COMM_WORLD"},
     {"intercomm_create", "MPI_Intercomm_create"},
+    {"intercomm_create_from_groups", "MPI_Intercomm_create_from_groups \"msg_comms\""},
     {"intercomm_merge", "MPI_Intercomm_merge"},
 };
 
