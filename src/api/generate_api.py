@@ -178,6 +178,12 @@ class Function:
     def id(self):
         return "FunctionId::" + self.name
 
+    def request_address(self):
+        """The address of the one request: MPI_Request_get_status takes the handle itself, the others its address."""
+        request = self.arg("request")
+        pointer = "*" in self.declaration_of(request) if self.declarations else True
+        return request if pointer else "&" + request
+
     # The CallRecord: interceptors' describers (wrappers.cpp), arguments by role.
     def record(self):
         kind = self.entry["record"]
@@ -192,9 +198,7 @@ class Function:
         if kind == "on_requests":
             if self.has("requests"):
                 return f"on_requests({a('count', 'requests')})"
-            request = self.arg("request")
-            pointer = "*" in self.declaration_of(request) if self.declarations else True
-            return f"on_requests(1, {request if pointer else '&' + request})"
+            return f"on_requests(1, {self.request_address()})"
         epoch = {"access": "windows::Epoch::Access", "exposure": "windows::Epoch::Exposure"}.get(
             self.entry.get("epoch"))
         if kind == "epoch_start":
@@ -248,7 +252,10 @@ class Function:
                 "sendcount|count", "sendtype|datatype", "dest", "sendtag", "recvcount|count", "recvtype|datatype",
                 "comm", "status") + ", " + site + ")",
             "probe": lambda: f"checks::ProbeCheck({a('comm', 'message', 'flag|=nullptr')})",
-            "complete_one": lambda: f"checks::CompleteOne({a('request', 'status', 'flag|=nullptr')})",
+            "complete_one": lambda: (f"checks::CompleteOne({self.request_address()}, {a('status', 'flag|=nullptr')}, "
+                                     "checks::Handle::Released)"),
+            "complete_one_kept": lambda: (f"checks::CompleteOne({self.request_address()}, {a('status', 'flag')}, "
+                                          "checks::Handle::Kept)"),
             "complete_all": lambda: many + "All, " + a(
                 "count", "requests", "statuses", "flag|=nullptr", "=nullptr", "=nullptr") + ")",
             "complete_any": lambda: many + "Any, " + a(
@@ -322,6 +329,8 @@ class Function:
             "comm_from": lambda: (f"(comms::created_from({a('comm')}, *{a('newcomm')}, {name}), "
                                   f"{shadow('newcomm')})"),
             "comm_from_unshadowed": lambda: f"comms::created_from({a('comm')}, *{a('newcomm')}, {name})",
+            "comm_dup_started": lambda: (f"(comms::created_from({a('comm')}, *{a('newcomm')}, {name}), "
+                                         f"checks::shadow_dup_started({a('comm')}, *{a('newcomm')}))"),
             "intercomm": lambda: (f"(comms::created_intercomm({a('tag')}, *{a('newcomm')}), {shadow('newcomm')})"),
             "comm_by_group": lambda: (f"(comms::created_by_group({a('comm')}, {a('tag')}, *{a('newcomm')}), "
                                       f"{shadow('newcomm')})"),

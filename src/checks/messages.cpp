@@ -49,6 +49,7 @@ struct Payload {
 
 struct Shadow {
   MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Request starting = MPI_REQUEST_NULL;  // the MPI_Comm_idup making `dup`, until usable_dup waits for it
   std::vector<int> peers;              // world rank of each destination rank (the remote group's for inter)
   std::vector<std::int64_t> sent_to;   // shadow messages sent, by destination rank
   std::int64_t received = 0;           // shadow messages taken here
@@ -126,6 +127,16 @@ std::vector<Frame> call_site_frames(std::uint64_t call_site) {
   return symbolizer.symbolize_every_frame({stacks::FrameAddress{executable, call_site - 1, true}});
 }
 
+// The shadow's duplicate, usable: every member started its MPI_Comm_idup in
+// the program's call, so this waits only for their progress.
+MPI_Comm usable_dup(Shadow& shadow) {
+  if (shadow.starting != MPI_REQUEST_NULL) {
+    PMPI_Wait(&shadow.starting, MPI_STATUS_IGNORE);
+    PMPI_Comm_set_errhandler(shadow.dup, MPI_ERRORS_RETURN);
+  }
+  return shadow.dup;
+}
+
 // Under the lock: completed shadow sends leave the front of the queue.
 void reap_completed() {
   State& s = state();
@@ -194,7 +205,8 @@ std::vector<PendingMessage> take_pending(std::int64_t count, const std::vector<S
     for (Shadow* shadow : from) {
       int flag = 0;
       MPI_Status status;
-      if (PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, shadow->dup, &flag, &status) != MPI_SUCCESS || !flag) continue;
+      if (PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, usable_dup(*shadow), &flag, &status) != MPI_SUCCESS || !flag)
+        continue;
       PendingMessage pending;
       PMPI_Recv(&pending.payload, sizeof(Payload), MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, shadow->dup,
                 MPI_STATUS_IGNORE);
@@ -257,11 +269,10 @@ void report_pending(const std::vector<PendingMessage>& pending, std::int64_t mis
   report(std::move(finding), /*own_stack=*/true);
 }
 
-Shadow make_shadow(MPI_Comm comm) {
+// The shadow of `comm`, where this process has `rank`, without its duplicate.
+Shadow shadow_of(MPI_Comm comm, int rank) {
   Shadow shadow;
-  PMPI_Comm_dup(comm, &shadow.dup);
-  PMPI_Comm_set_errhandler(shadow.dup, MPI_ERRORS_RETURN);
-  PMPI_Comm_rank(comm, &shadow.rank);
+  shadow.rank = rank;
   if (const auto info = comms::info(comms::id_of(comm))) {
     shadow.peers = info->peers();
     shadow.name = info->name;
@@ -269,6 +280,15 @@ Shadow make_shadow(MPI_Comm comm) {
     shadow.name = "a communicator";
   }
   shadow.sent_to.assign(shadow.peers.size(), 0);
+  return shadow;
+}
+
+Shadow make_shadow(MPI_Comm comm) {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  Shadow shadow = shadow_of(comm, rank);
+  PMPI_Comm_dup(comm, &shadow.dup);
+  PMPI_Comm_set_errhandler(shadow.dup, MPI_ERRORS_RETURN);
   return shadow;
 }
 
@@ -297,6 +317,18 @@ void communicator_created(MPI_Comm created) {
   s.shadows[created] = std::move(shadow);
 }
 
+void communicator_dup_started(MPI_Comm parent, MPI_Comm created) {
+  int rank = 0;
+  PMPI_Comm_rank(parent, &rank);
+  Shadow shadow = shadow_of(created, rank);
+  State& s = state();
+  const std::lock_guard lock(s.mutex);
+  Shadow& kept = s.shadows[created] = std::move(shadow);
+  // Into the kept shadow, whose address lasts: MPI may write the handle
+  // until the request completes.
+  PMPI_Comm_idup(parent, &kept.dup, &kept.starting);
+}
+
 std::uint64_t send_shadow(const char* function, std::int64_t count, MPI_Datatype type, int dest, int tag,
                           MPI_Comm comm, const void* call_site) {
   if (dest == MPI_PROC_NULL) return 0;
@@ -320,7 +352,8 @@ std::uint64_t send_shadow(const char* function, std::int64_t count, MPI_Datatype
   Shadow& shadow = found->second;
   if (dest < 0 || dest >= static_cast<int>(shadow.sent_to.size())) return 0;
   MPI_Request request = MPI_REQUEST_NULL;
-  if (PMPI_Isend(payload.get(), sizeof(Payload), MPI_BYTE, dest, tag, shadow.dup, &request) != MPI_SUCCESS) return 0;
+  if (PMPI_Isend(payload.get(), sizeof(Payload), MPI_BYTE, dest, tag, usable_dup(shadow), &request) != MPI_SUCCESS)
+    return 0;
   ++shadow.sent_to[static_cast<std::size_t>(dest)];
   const std::uint64_t number = s.next_number++;
   reap_completed();
@@ -361,7 +394,7 @@ void received(const Receive& receive, const MPI_Status& status) {
     const auto found = s.shadows.find(receive.comm);
     if (found == s.shadows.end()) return;
     ++found->second.received;
-    dup = found->second.dup;
+    dup = usable_dup(found->second);
     sender = world_rank_of(found->second.peers, status.MPI_SOURCE);
     if (s.datatype_check) comm_name = found->second.name;
   }
@@ -442,6 +475,7 @@ void communicator_freeing(MPI_Comm comm) {
     const std::lock_guard lock(s.mutex);
     const auto found = s.shadows.find(comm);
     if (found == s.shadows.end()) return;
+    usable_dup(found->second);  // before the move: MPI may write the handle until then
     shadow = std::move(found->second);
     s.shadows.erase(found);
   }

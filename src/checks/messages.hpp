@@ -50,6 +50,16 @@ inline void shadow_created(MPI_Comm created) {
   if (shadowing()) communicator_created(created);
 }
 
+// After MPI_Comm_idup or MPI_Comm_idup_with_info started `created` from
+// `parent` (MPICH sets the handle in the call), on every member: its shadow,
+// a nonblocking duplicate of `parent`, which has the same groups. `created`
+// may not be used before the program's request completes, nor the shadow
+// before its own: it is waited for when first used.
+void communicator_dup_started(MPI_Comm parent, MPI_Comm created);
+inline void shadow_dup_started(MPI_Comm parent, MPI_Comm created) {
+  if (shadowing()) communicator_dup_started(parent, created);
+}
+
 // Before MPI_Comm_free or MPI_Comm_disconnect frees `comm` (collective over
 // it): reports the messages sent on it and never received, frees its shadow.
 void communicator_freeing(MPI_Comm comm);

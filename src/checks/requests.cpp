@@ -247,7 +247,7 @@ void failed(const MPI_Request* requests, int count) {
   if (receives) lost_count_of_messages();
 }
 
-void completed(const MPI_Request* requests, const MPI_Status* statuses, int count) {
+void completed(const MPI_Request* requests, const MPI_Status* statuses, int count, Handle handle) {
   struct Done {
     std::uint64_t sequence;
     Receive receive;
@@ -271,28 +271,28 @@ void completed(const MPI_Request* requests, const MPI_Status* statuses, int coun
       const auto found = s.live.find(requests[i]);
       if (found == s.live.end()) continue;
       Entry& entry = found->second;
-      if (!entry.active) continue;  // an inactive persistent request completes at once
-      const CallRecord& r = entry.record;
-      if (shadowing() && (entry.kind == Kind::Receive || entry.kind == Kind::SendReceive)) {
-        // Receives of this call that started earlier are not pending: they come first below.
-        const bool in_order = !entry.unordered && taint_earlier_receives(s, r.comm, statuses[i].MPI_SOURCE,
-                                                                         statuses[i].MPI_TAG, entry.sequence);
-        receives.push_back({entry.sequence,
-                            {function_info(r.function).name, r.count, r.datatype, r.comm, entry.kind == Kind::Receive,
-                             entry.call_site, in_order},
-                            &statuses[i]});
-      }
-      if (sends(entry.kind) && entry.shadow != 0) {
-        int cancelled = 0;
-        PMPI_Test_cancelled(&statuses[i], &cancelled);
-        if (cancelled) cancelled_shadows.push_back(entry.shadow);
-      }
-      if (entry.persistent) {
+      // Inactive: a persistent request not started (it completes at once),
+      // or an operation whose completion was seen before, with the request kept.
+      if (entry.active) {
+        const CallRecord& r = entry.record;
+        if (shadowing() && (entry.kind == Kind::Receive || entry.kind == Kind::SendReceive)) {
+          // Receives of this call that started earlier are not pending: they come first below.
+          const bool in_order = !entry.unordered && taint_earlier_receives(s, r.comm, statuses[i].MPI_SOURCE,
+                                                                           statuses[i].MPI_TAG, entry.sequence);
+          receives.push_back({entry.sequence,
+                              {function_info(r.function).name, r.count, r.datatype, r.comm,
+                               entry.kind == Kind::Receive, entry.call_site, in_order},
+                              &statuses[i]});
+        }
+        if (sends(entry.kind) && entry.shadow != 0) {
+          int cancelled = 0;
+          PMPI_Test_cancelled(&statuses[i], &cancelled);
+          if (cancelled) cancelled_shadows.push_back(entry.shadow);
+        }
         entry.active = false;
         entry.shadow = 0;
-      } else {
-        s.live.erase(found);
       }
+      if (handle == Handle::Released && !entry.persistent) s.live.erase(found);
     }
   }
   for (const std::uint64_t shadow : cancelled_shadows) cancel_shadow(shadow);
@@ -314,9 +314,12 @@ void finish_requests() {
     const char* started_by = function_info(entry.record.function).name;
     report::Finding finding;
     finding.check = report::Check::RequestNotFreed;
-    finding.summary = {entry.active ? fmt::format("A request of {} was never completed nor freed.", started_by)
-                                    : fmt::format("A persistent request of {} is inactive but was never freed.",
-                                                  started_by)};
+    finding.summary = {entry.active       ? fmt::format("A request of {} was never completed nor freed.", started_by)
+                       : entry.persistent ? fmt::format("A persistent request of {} is inactive but was never freed.",
+                                                        started_by)
+                                          : fmt::format("A request of {} completed (MPI_Request_get_status said so) "
+                                                        "but was never freed.",
+                                                        started_by)};
     finding.parties.push_back({{world_rank()}, "started it", call_text(entry.record), stack_of(entry)});
     finding.key = fmt::format("not freed {} {}", started_by, entry.call_site);
     report(std::move(finding));
@@ -326,17 +329,17 @@ void finish_requests() {
 void CompleteMany::finish() const {
   switch (mode_) {
     case Mode::All:
-      completed(handles_.data(), statuses_, static_cast<int>(handles_.size()));
+      completed(handles_.data(), statuses_, static_cast<int>(handles_.size()), Handle::Released);
       return;
     case Mode::Any:
       if (*index_ != MPI_UNDEFINED && *index_ >= 0 && *index_ < static_cast<int>(handles_.size()))
-        completed(&handles_[static_cast<std::size_t>(*index_)], statuses_, 1);
+        completed(&handles_[static_cast<std::size_t>(*index_)], statuses_, 1, Handle::Released);
       return;
     case Mode::Some: {
       if (*index_ == MPI_UNDEFINED) return;
       std::vector<MPI_Request> done;
       for (int k = 0; k < *index_; ++k) done.push_back(handles_[static_cast<std::size_t>(indices_[k])]);
-      completed(done.data(), statuses_, static_cast<int>(done.size()));
+      completed(done.data(), statuses_, static_cast<int>(done.size()), Handle::Released);
       return;
     }
   }

@@ -39,10 +39,19 @@ void restarted(int count, const MPI_Request* requests, const void* call_site);
 // Before MPI_Request_free.
 void freeing(MPI_Request request);
 
+// What a call that found requests complete did with their handles: MPI_Wait
+// and MPI_Test free a nonblocking request and deactivate a persistent one;
+// MPI_Request_get_status does neither (MPI 4.0, 3.7.3), so the request is
+// still to be freed, by a Wait, a Test or MPI_Request_free, which is then
+// no premature free.
+enum class Handle { Released, Kept };
+
 // Requests that completed, with their statuses (in the order given; the
 // receives among them are taken in the order they were started). A send
-// whose status says it was cancelled has its shadow cancelled too.
-void completed(const MPI_Request* requests, const MPI_Status* statuses, int count);
+// whose status says it was cancelled has its shadow cancelled too. An
+// operation completes once: a request kept and then completed again is only
+// released.
+void completed(const MPI_Request* requests, const MPI_Status* statuses, int count, Handle handle);
 
 // A blocking receive on `comm` got a message from (source, tag): false when
 // a nonblocking receive posted before it and still pending could take such
@@ -58,18 +67,19 @@ void failed(const MPI_Request* requests, int count);
 // In MPI_Finalize: every request never completed or freed.
 void finish_requests();
 
-// Wait and Test (flag: nullptr for Wait).
+// Wait and Test (flag: nullptr for Wait), and MPI_Request_get_status, which
+// keeps the request.
 class CompleteOne {
  public:
-  CompleteOne(const MPI_Request* request, MPI_Status*& status, const int* flag)
-      : on_(tracking()), flag_(flag) {
+  CompleteOne(const MPI_Request* request, MPI_Status*& status, const int* flag, Handle handle)
+      : on_(tracking()), flag_(flag), handle_(handle) {
     if (!on_) return;
     request_ = request ? *request : MPI_REQUEST_NULL;
     if (status == MPI_STATUS_IGNORE) status = &own_;
     status_ = status;
   }
   int done(int result) const {
-    if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_)) completed(&request_, status_, 1);
+    if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_)) completed(&request_, status_, 1, handle_);
     if (on_ && result != MPI_SUCCESS) failed(&request_, 1);
     return result;
   }
@@ -77,6 +87,7 @@ class CompleteOne {
  private:
   bool on_;
   const int* flag_;
+  Handle handle_;
   MPI_Request request_ = MPI_REQUEST_NULL;
   MPI_Status* status_ = nullptr;
   MPI_Status own_;

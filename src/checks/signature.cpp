@@ -18,6 +18,32 @@ constexpr std::int64_t kMaxHashedRuns = 1 << 20;
 
 bool is_untyped(MPI_Datatype type) { return type == MPI_BYTE || type == MPI_PACKED; }
 
+// MPI's pair types (for MINLOC and MAXLOC) are predefined but not basic:
+// each is "as if defined by" MPI_Type_create_struct of its two members (MPI
+// 4.0, 6.9.4), so its type signature is theirs, and 2 x MPI_2INT matches
+// 4 x MPI_INT.
+struct Pair {
+  MPI_Datatype pair, first, second;
+};
+const Pair kPairs[] = {
+    {MPI_2INT, MPI_INT, MPI_INT},
+    {MPI_FLOAT_INT, MPI_FLOAT, MPI_INT},
+    {MPI_DOUBLE_INT, MPI_DOUBLE, MPI_INT},
+    {MPI_LONG_INT, MPI_LONG, MPI_INT},
+    {MPI_SHORT_INT, MPI_SHORT, MPI_INT},
+    {MPI_LONG_DOUBLE_INT, MPI_LONG_DOUBLE, MPI_INT},
+    {MPI_2REAL, MPI_REAL, MPI_REAL},
+    {MPI_2DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION},
+    {MPI_2INTEGER, MPI_INTEGER, MPI_INTEGER},
+};
+
+void append(std::vector<Run>& out, MPI_Datatype type) {
+  if (!out.empty() && out.back().type == type)
+    ++out.back().count;
+  else
+    out.push_back({type, 1});
+}
+
 // The runs of one element of `type`, appended to `out`; false when the type
 // cannot be read.
 bool flatten(MPI_Datatype type, std::vector<Run>& out, int depth = 0) {
@@ -25,10 +51,13 @@ bool flatten(MPI_Datatype type, std::vector<Run>& out, int depth = 0) {
   int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
   if (PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) != MPI_SUCCESS) return false;
   if (combiner == MPI_COMBINER_NAMED) {
-    if (!out.empty() && out.back().type == type)
-      ++out.back().count;
-    else
-      out.push_back({type, 1});
+    for (const Pair& pair : kPairs)
+      if (type == pair.pair) {
+        append(out, pair.first);
+        append(out, pair.second);
+        return true;
+      }
+    append(out, type);
     return true;
   }
   std::vector<int> ints(static_cast<std::size_t>(integers));

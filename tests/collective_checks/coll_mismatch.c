@@ -12,6 +12,11 @@
  *   alltoallv    MPI_Alltoallv: rank r sends r+1 ints to each, rank 0 expects one more from the last rank
  *   datatype     MPI_Bcast of 1 MPI_INT received as 1 MPI_FLOAT (twin: a vector of 2 ints with
  *                stride 2 received as a contiguous type of 2 ints: the same signature)
+ *   pairs        MPI_Bcast of 2 MPI_2INT received as 4 MPI_FLOAT (twin: as 4 MPI_INT, which MPI
+ *                defines MPI_2INT as; then MPI_Allgather of 2 MPI_2INT from rank 0 and 4 MPI_INT
+ *                from the others, and MPI_Allreduce of MPI_2INT with MPI_MINLOC)
+ *   float_int    MPI_Bcast of 1 MPI_FLOAT_INT received as 2 MPI_INT (twin: as a struct of one
+ *                MPI_FLOAT and one MPI_INT)
  *   invalid      under MPI_ERRORS_RETURN, argv[2] naming what is invalid: MPI_Bcast with count -1
  *                ("count", the default), root = size ("root"), MPI_DATATYPE_NULL ("datatype") or
  *                MPI_COMM_NULL ("comm"), or MPI_Allreduce with MPI_OP_NULL ("op"); rank 0 prints
@@ -111,6 +116,44 @@ static void datatype(int ok) {
   MPI_Type_commit(&type);
   MPI_Bcast(values, 1, type, 0, MPI_COMM_WORLD);
   MPI_Type_free(&type);
+}
+
+static void pairs(int ok) {
+  int values[4] = {1, 2, 3, 4}, mine[4] = {rank, rank, rank, rank}, all[64];
+  if (rank == 0)
+    MPI_Bcast(values, 2, MPI_2INT, 0, MPI_COMM_WORLD);
+  else
+    MPI_Bcast(values, 4, ok ? MPI_INT : MPI_FLOAT, 0, MPI_COMM_WORLD);
+  if (!ok) return;
+  if (rank == 0)
+    MPI_Allgather(mine, 2, MPI_2INT, all, 4, MPI_INT, MPI_COMM_WORLD);
+  else
+    MPI_Allgather(mine, 4, MPI_INT, all, 2, MPI_2INT, MPI_COMM_WORLD);
+  int value_and_rank[2] = {10 - rank, rank}, lowest[2];
+  MPI_Allreduce(value_and_rank, lowest, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+}
+
+static void float_int(int ok) {
+  struct {
+    float value;
+    int index;
+  } pair = {1.5f, 7};
+  if (rank == 0) {
+    MPI_Bcast(&pair, 1, MPI_FLOAT_INT, 0, MPI_COMM_WORLD);
+    return;
+  }
+  MPI_Datatype type = MPI_INT;
+  int count = 2;
+  if (ok) {
+    const int blocks[2] = {1, 1};
+    const MPI_Aint displacements[2] = {0, sizeof(float)};
+    const MPI_Datatype types[2] = {MPI_FLOAT, MPI_INT};
+    MPI_Type_create_struct(2, blocks, displacements, types, &type);
+    MPI_Type_commit(&type);
+    count = 1;
+  }
+  MPI_Bcast(&pair, count, type, 0, MPI_COMM_WORLD);
+  if (ok) MPI_Type_free(&type);
 }
 
 static void invalid(int ok, const char* what) {
@@ -225,6 +268,8 @@ int main(int argc, char** argv) {
   else if (strcmp(shape, "allgatherv") == 0) allgatherv(ok);
   else if (strcmp(shape, "alltoallv") == 0) alltoallv(ok);
   else if (strcmp(shape, "datatype") == 0) datatype(ok);
+  else if (strcmp(shape, "pairs") == 0) pairs(ok);
+  else if (strcmp(shape, "float_int") == 0) float_int(ok);
   else if (strcmp(shape, "invalid") == 0) invalid(ok, argc > 2 ? argv[2] : "count");
   else if (strcmp(shape, "invalid_fatal") == 0) invalid_fatal();
   else if (strcmp(shape, "comm_free") == 0) comm_free(ok);

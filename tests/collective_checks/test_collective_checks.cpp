@@ -44,6 +44,11 @@ TEST_CASE("coll_mismatch: each collective error is reported with the call, the r
        R"(rank 2 sends 12 bytes \(3 x MPI_INT\), rank 0 expects 16 bytes \(4 x MPI_INT\)$)"},
       {"datatype", R"(^\[1\] ERROR: GLOBAL:COLLECTIVE:DATATYPE:MISMATCH: error$)",
        R"(rank 0 sends 4 bytes \(1 x MPI_INT\), rank 1 expects 4 bytes \(1 x MPI_FLOAT\)$)"},
+      // Pair types compare as their members: MPI_2INT as 2 MPI_INT, MPI_FLOAT_INT as {MPI_FLOAT, MPI_INT}.
+      {"pairs", R"(^\[1\] ERROR: GLOBAL:COLLECTIVE:DATATYPE:MISMATCH: error$)",
+       R"(rank 0 sends 16 bytes \(2 x MPI_2INT\), rank 1 expects 16 bytes \(4 x MPI_FLOAT\)$)"},
+      {"float_int", R"(^\[1\] ERROR: GLOBAL:COLLECTIVE:DATATYPE:MISMATCH: error$)",
+       R"(rank 0 sends 8 bytes \(1 x MPI_FLOAT_INT\), rank 1 expects 8 bytes \(2 x MPI_INT\)$)"},
       // Hangs on MPICH after the report: the deadlock checker ends it.
       {"comm_free", R"(^\[0\] ERROR: GLOBAL:COLLECTIVE:COMM_FREE_MISMATCH: error$)",
        R"(rank 0 calls MPI_Comm_free, rank 1 calls MPI_Bcast\(root=1\)$)"},
@@ -65,12 +70,14 @@ TEST_CASE("coll_mismatch: each collective error is reported with the call, the r
 
 TEST_CASE("coll_mismatch: the correct twins are not reported", "[collectives][clean]") {
   // Among them: v-collectives with other counts on each rank, a vector type
-  // broadcast into a contiguous one of the same signature, MPI_Bcast_c
+  // broadcast into a contiguous one of the same signature, MPI_2INT against
+  // MPI_INT and MPI_FLOAT_INT against a struct of its members, MPI_Bcast_c
   // against MPI_Bcast, MPI_IN_PLACE, inter-communicator and neighbourhood
   // collectives.
   const std::string shape = GENERATE("operation_ok", "order_ok", "root_ok", "reduction_ok", "gatherv_ok",
-                                     "allgatherv_ok", "alltoallv_ok", "datatype_ok", "comm_free_ok", "nonblocking_ok",
-                                     "invalid_ok", "many_ok", "kinds_ok", "in_place_ok", "inter_ok");
+                                     "allgatherv_ok", "alltoallv_ok", "datatype_ok", "pairs_ok", "float_int_ok",
+                                     "comm_free_ok", "nonblocking_ok", "invalid_ok", "many_ok", "kinds_ok",
+                                     "in_place_ok", "inter_ok");
   INFO("shape " << shape);
   Workspace workspace;
   const std::string name = shape.substr(0, shape.size() - 3);

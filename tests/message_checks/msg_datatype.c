@@ -5,7 +5,9 @@
  * shape also sends a second message back from rank 1, so that both
  * directions are checked. "reversed" (good only) sends a second message of
  * 2 x MPI_DOUBLE with the same tag and waits for the second receive first:
- * MPI matched the first receive first, whatever the order of the waits. */
+ * MPI matched the first receive first, whatever the order of the waits.
+ * "pairs" sends the 4 ints as 2 x MPI_2INT, which MPI defines as 2 x MPI_INT
+ * each, received like "recv". */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,8 +36,8 @@ static MPI_Datatype receive_type(const char* quality, const char* shape, int* co
   return type;
 }
 
-static void send_values(int dest, MPI_Comm comm) {
-  MPI_Send(values, 4, MPI_INT, dest, 5, comm); /* mpisentry: sends */
+static void send_values(int as_pairs, int dest, MPI_Comm comm) {
+  MPI_Send(values, as_pairs ? 2 : 4, as_pairs ? MPI_2INT : MPI_INT, dest, 5, comm); /* mpisentry: sends */
 }
 
 static void receive_values(const char* shape, MPI_Datatype type, int count, MPI_Comm comm) {
@@ -73,7 +75,7 @@ static void receive_values(const char* shape, MPI_Datatype type, int count, MPI_
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc < 3) {
-    fprintf(stderr, "usage: msg_datatype <recv|contiguous|vector|larger|anysource|irecv|reversed|persistent|mprobe|sendrecv> <good|bad>\n");
+    fprintf(stderr, "usage: msg_datatype <recv|contiguous|vector|larger|anysource|irecv|reversed|persistent|mprobe|sendrecv|pairs> <good|bad>\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const char* shape = argv[1];
@@ -96,7 +98,7 @@ int main(int argc, char** argv) {
       }
       MPI_Request_free(&request);
     } else {
-      send_values(1, MPI_COMM_WORLD);
+      send_values(strcmp(shape, "pairs") == 0, 1, MPI_COMM_WORLD);
       if (strcmp(shape, "irecv") == 0) MPI_Send(values, 1, MPI_INT, 1, 6, MPI_COMM_WORLD);
       const double doubles[2] = {0.5, 1.5};
       if (strcmp(shape, "reversed") == 0) MPI_Send(doubles, 2, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD);

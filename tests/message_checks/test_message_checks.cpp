@@ -72,10 +72,10 @@ TEST_CASE("msg_datatype: receives of the same type signature are not reported", 
   // 4 x MPI_INT, also as contiguous(4, MPI_INT), as a vector of 2 blocks of 2
   // MPI_INT (another layout), into a larger buffer, from MPI_ANY_SOURCE with
   // MPI_ANY_TAG, Irecv + Waitall(MPI_STATUSES_IGNORE), persistent, Mrecv and
-  // Sendrecv.
+  // Sendrecv; and 2 x MPI_2INT received as 4 x MPI_INT.
   const std::string shape =
       GENERATE("recv", "contiguous", "vector", "larger", "anysource", "irecv", "reversed", "persistent", "mprobe",
-               "sendrecv");
+               "sendrecv", "pairs");
   INFO("shape " << shape);
   Workspace workspace;
   const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(msg_datatype), kAllChecks,
@@ -83,6 +83,62 @@ TEST_CASE("msg_datatype: receives of the same type signature are not reported", 
   CHECK(plain.out == "done\n");
   check_no_finding(run_checked(workspace, 3, TEST_PROGRAM(msg_datatype), {"--check", "GLOBAL:MSG:** ON"},
                                {shape, "good"}));
+}
+
+TEST_CASE("msg_datatype: 2 x MPI_2INT received as 2 x MPI_DOUBLE is a GLOBAL:MSG:DATATYPE:MISMATCH",
+          "[messages][datatype]") {
+  Workspace workspace;
+  const JobResult result = run_checked(workspace, 2, TEST_PROGRAM(msg_datatype), kAllChecks, {"pairs", "bad"});
+  CHECK(result.failed());
+  check_reported(result, {R"(^\[1\] ERROR: GLOBAL:MSG:DATATYPE:MISMATCH: error$)",
+                          R"(sent as 2 x MPI_2INT \(16 B\), received as 2 x MPI_DOUBLE \(16 B\)\.)",
+                          R"(MPI_Send\(count=2, datatype=MPI_2INT, dest=1, tag=5, comm=MPI_COMM_WORLD\))"});
+}
+
+// Every communicator constructor that mpisentry wraps, but those that join
+// separate jobs (MPI_Comm_accept, MPI_Comm_connect, MPI_Comm_spawn): the
+// constructor in msg_comms, the communicator's name in reports.
+const std::vector<std::pair<std::string, std::string>> kConstructors = {
+    {"dup", "MPI_Comm_dup #1 of MPI_COMM_WORLD"},
+    {"dup_with_info", "MPI_Comm_dup_with_info #1 of MPI_COMM_WORLD"},
+    {"idup", "MPI_Comm_idup #1 of MPI_COMM_WORLD"},
+    {"idup_with_info", "MPI_Comm_idup_with_info #1 of MPI_COMM_WORLD"},
+    {"idup_twice", "MPI_Comm_idup #2 of MPI_COMM_WORLD"},
+    {"split", "MPI_Comm_split #1 of MPI_COMM_WORLD"},
+    {"split_type", "MPI_Comm_split_type #1 of MPI_COMM_WORLD"},
+    {"create", "MPI_Comm_create #1 of MPI_COMM_WORLD"},
+    {"create_group", "MPI_Comm_create_group"},
+    {"create_from_group", "MPI_Comm_create_from_group \"msg_comms\""},
+    {"cart_create", "MPI_Cart_create #1 of MPI_COMM_WORLD"},
+    {"cart_sub", "MPI_Cart_sub"},
+    {"graph_create", "MPI_Graph_create #1 of MPI_COMM_WORLD"},
+    {"dist_graph_create", "MPI_Dist_graph_create #1 of MPI_COMM_WORLD"},
+    {"dist_graph_create_adjacent", "MPI_Dist_graph_create_adjacent #1 of MPI_COMM_WORLD"},
+    {"intercomm_create", "MPI_Intercomm_create"},
+    {"intercomm_create_from_groups", "MPI_Intercomm_create_from_groups \"msg_comms\""},
+    {"intercomm_merge", "MPI_Intercomm_merge"},
+};
+
+TEST_CASE("msg_comms: a datatype mismatch is reported on every kind of communicator", "[messages][datatype]") {
+  const auto [constructor, name] = GENERATE(from_range(kConstructors));
+  INFO("constructor " << constructor);
+  Workspace workspace;
+  const JobResult result = run_checked(workspace, 2, TEST_PROGRAM(msg_comms), kAllChecks, {constructor, "bad"});
+  CHECK(result.failed());
+  check_reported(result, {R"(^\[1\] ERROR: GLOBAL:MSG:DATATYPE:MISMATCH: error$)",
+                          R"(The type signature of a message from rank 0 to rank 1 \(tag 5, )" + regex_escape(name) +
+                              R"(.*\) differs between send and receive:)",
+                          R"(sent as 4 x MPI_INT \(16 B\), received as 2 x MPI_DOUBLE \(16 B\)\.)"});
+}
+
+TEST_CASE("msg_comms: a correct exchange on every kind of communicator is not reported",
+          "[messages][datatype][clean]") {
+  const std::string constructor = GENERATE(from_range(kConstructors)).first;
+  INFO("constructor " << constructor);
+  Workspace workspace;
+  const JobResult plain =
+      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(msg_comms), kAllChecks, {constructor, "good"});
+  CHECK(plain.out == "done\n");
 }
 
 TEST_CASE("msg_pending: a message never received is a GLOBAL:MSG:PENDING at MPI_Finalize and MPI_Comm_free",
@@ -152,9 +208,25 @@ TEST_CASE("request_leaks: an Irecv never completed and a persistent request neve
                   R"(LOCAL:REQUEST:NOT_FREED: found 2 times \(0 errors \+ 2 warnings\))"});
 }
 
+TEST_CASE("request_leaks: a request MPI_Request_get_status found complete and never freed is LOCAL:REQUEST:NOT_FREED",
+          "[requests][not_freed]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(request_leaks);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"get_status_leak"});
+  CHECK(result.succeeded());
+  check_reported(result,
+                 {R"(^\[1\] WARNING: LOCAL:REQUEST:NOT_FREED: warning$)",
+                  R"(A request of MPI_Irecv completed \(MPI_Request_get_status said so\) but was never freed\.)",
+                  frame_pattern("start_receive", program.source, marked_line(program, "irecv")),
+                  R"(LOCAL:REQUEST:NOT_FREED: found 1 time \(0 errors \+ 1 warning\))"});
+  // Its receive completed: the message is not pending.
+  CHECK(result.err.find("GLOBAL:MSG:PENDING") == std::string::npos);
+}
+
 TEST_CASE("request_leaks: every request completed and freed", "[requests][not_freed][clean]") {
   // proc_null: operations with MPI_PROC_NULL peers, completed by MPI_Wait and MPI_Waitany.
-  const std::string mode = GENERATE("clean", "proc_null");
+  // get_status_done: MPI_Request_free once MPI_Request_get_status said the receive completed.
+  const std::string mode = GENERATE("clean", "proc_null", "get_status_done");
   INFO("mode " << mode);
   Workspace workspace;
   check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(request_leaks), kAllChecks, {mode});
@@ -163,9 +235,12 @@ TEST_CASE("request_leaks: every request completed and freed", "[requests][not_fr
 
 TEST_CASE("request_leaks: MPI_Request_free of an active Irecv is LOCAL:REQUEST:PREMATURE_FREE",
           "[requests][premature_free]") {
+  // get_status_active: MPI_Request_get_status said it was not complete.
+  const std::string mode = GENERATE("free_active", "get_status_active");
+  INFO("mode " << mode);
   Workspace workspace;
   const Program program = TEST_PROGRAM(request_leaks);
-  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"free_active"});
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {mode});
   CHECK(result.succeeded());
   check_reported(result,
                  {R"(^\[1\] WARNING: LOCAL:REQUEST:PREMATURE_FREE: warning$)",
