@@ -12,6 +12,9 @@ template <class... Lambdas>
 struct Overloaded : Lambdas... {
   using Lambdas::operator()...;
 };
+// clang 14 (the fuzz build's) does not deduce an aggregate's template arguments.
+template <class... Lambdas>
+Overloaded(Lambdas...) -> Overloaded<Lambdas...>;
 
 constexpr Key key_table[] = {
 #define MPISENTRY_DURATION(name, member, default_value, help) {name, &Settings::member, help},
