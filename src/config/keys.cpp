@@ -12,6 +12,9 @@ template <class... Lambdas>
 struct Overloaded : Lambdas... {
   using Lambdas::operator()...;
 };
+// clang 14 (the fuzz build's) does not deduce an aggregate's template arguments.
+template <class... Lambdas>
+Overloaded(Lambdas...) -> Overloaded<Lambdas...>;
 
 constexpr Key key_table[] = {
 #define MPISENTRY_DURATION(name, member, default_value, help) {name, &Settings::member, help},
@@ -69,7 +72,8 @@ bool parse_auto_switch(std::string_view text, AutoSwitch& out, std::string& erro
 }
 
 std::string quoted_if_needed(const std::string& text) {
-  const bool plain = !text.empty() && text.find_first_of(" \t#\"") == std::string::npos;
+  // Every blank that splits a config line's words, '#' and '"'.
+  const bool plain = !text.empty() && text.find_first_of(" \t\r\f\v#\"") == std::string::npos;
   return plain ? text : quoted(text);
 }
 

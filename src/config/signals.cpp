@@ -25,6 +25,10 @@ std::string expected(std::string_view unset_word) {
                      unset_word, SIGRTMAX - SIGRTMIN, SIGRTMIN, SIGRTMAX);
 }
 
+std::string unusable(std::string_view text, std::string_view unset_word) {
+  return quoted(text) + ": not a signal the checker may use; " + expected(unset_word);
+}
+
 bool read_number(std::string_view text, int& out) {
   const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), out);
   return !text.empty() && status == std::errc{} && end == text.data() + text.size();
@@ -56,6 +60,11 @@ bool parse_signal(std::string_view text, std::string_view unset_word, int& out, 
       error = quoted(text) + ": not a signal; " + expected(unset_word);
       return false;
     }
+    // Checked before adding SIGRTMIN, which would overflow on SIGRTMIN+2147483647.
+    if (number > SIGRTMAX - SIGRTMIN) {
+      error = unusable(text, unset_word);
+      return false;
+    }
     number += SIGRTMIN;
   } else if (!read_number(text, number)) {
     error = quoted(text) + ": not a signal; " + expected(unset_word);
@@ -66,7 +75,7 @@ bool parse_signal(std::string_view text, std::string_view unset_word, int& out, 
       out = number;
       return true;
     }
-    error = quoted(text) + ": not a signal the checker may use; " + expected(unset_word);
+    error = unusable(text, unset_word);
     return false;
   }
   out = number;

@@ -90,6 +90,11 @@ Arguments parse_arguments(std::span<const std::string> words) {
         args.settings.push_back({std::string(config::check_key), std::string(pattern), word});
       continue;
     }
+    if (word.empty()) {
+      // Mostly an unset variable ("$APP"); a message about "" would name nothing.
+      args.errors.push_back({"argument " + std::to_string(i + 1), "is empty where an option or the program should be"});
+      break;
+    }
     if (!word.starts_with('-')) {
       // The program; everything after it is its own.
       args.program.assign(words.begin() + i, words.end());

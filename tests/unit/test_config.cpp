@@ -415,6 +415,21 @@ TEST_CASE("the shipped config file lists every key with its default", "[config][
   }
 }
 
+TEST_CASE("value_text: a path holding any blank of the line syntax is quoted, and reads back", "[config]") {
+  // Found by tests/fuzz/fuzz_config_file: "a\rb" was written unquoted and read back as two words.
+  const Key& report_file = *find_key("REPORT-FILE");
+  for (const std::string path : {"a\rb", "a\fb", "a\vb", "a b", "a#b"}) {
+    INFO(path);
+    Settings settings;
+    settings.report_file = path;
+    const std::string written = value_text(report_file, settings);
+    CHECK(written == '"' + path + '"');
+    const auto result = from_text("REPORT-FILE " + written);
+    CHECK(result.errors.empty());
+    CHECK(result.settings.report_file == path);
+  }
+}
+
 TEST_CASE("PATIENT-WAITS: auto by default, one of auto, on, off from any source", "[config][choice]") {
   CHECK(Settings{}.patient_waits == AutoSwitch::Auto);
   CHECK(from_text("PATIENT-WAITS ON").settings.patient_waits == AutoSwitch::On);
@@ -501,6 +516,9 @@ TEST_CASE("STACK-SIGNAL: bad values name the key and the value", "[config][signa
   CHECK(error_of("SIGRTMIN-1") == "job.conf:1: STACK-SIGNAL \"SIGRTMIN-1\": not a signal" + expected);
   CHECK(error_of("SIGRTMIN+") == "job.conf:1: STACK-SIGNAL \"SIGRTMIN+\": not a signal" + expected);
   CHECK(error_of("SIGRTMIN+99") == "job.conf:1: STACK-SIGNAL \"SIGRTMIN+99\": not a signal the checker may use" + expected);
+  // Found by tests/fuzz/fuzz_config_file (UBSan): SIGRTMIN + 2147483647 overflowed an int.
+  CHECK(error_of("SIGRTMIN+2147483647") ==
+        "job.conf:1: STACK-SIGNAL \"SIGRTMIN+2147483647\": not a signal the checker may use" + expected);
   CHECK(error_of("15") == "job.conf:1: STACK-SIGNAL \"15\": not a signal the checker may use" + expected);
   CHECK(error_of("0") == "job.conf:1: STACK-SIGNAL \"0\": not a signal the checker may use" + expected);
   CHECK(error_of("off") == "job.conf:1: STACK-SIGNAL \"off\": not a signal" + expected);

@@ -103,6 +103,9 @@ TEST_CASE("launcher: bad command lines say which option is wrong", "[launcher]")
   CHECK(messages(parse({"-n"}).errors) == Strings{"-n: needs a number of ranks"});
   CHECK(messages(parse({"-n", "2"}).errors) == Strings{"-n 2: needs the program to run after it"});
   CHECK(messages(parse({"./app"}).errors) == Strings{"./app: give -n N before the program, or -- and a launcher line"});
+  // Found by tests/fuzz/fuzz_launcher_args: an empty word was taken as the program, and the message named "".
+  CHECK(messages(parse({"-n", "2", ""}).errors) == Strings{"argument 3: is empty where an option or the program should be"});
+  CHECK(messages(parse({""}).errors) == Strings{"argument 1: is empty where an option or the program should be"});
   CHECK(messages(parse({"--"}).errors) == Strings{"--: needs a launcher line after it, e.g. -- mpiexec -n 2 ./app"});
   CHECK(messages(parse({"-n", "2", "--", "mpiexec", "./x"}).errors) ==
         Strings{"-n: cannot be combined with --; put -n in the launcher line"});

@@ -1,0 +1,16 @@
+# Sourced by the other scripts: installs the Debian packages that the build,
+# the tests and the fuzz build need when they are missing (bookworm, as root).
+set -euo pipefail
+
+packages=(cmake make g++ gfortran pkg-config python3 mpich libmpich-dev libunwind-dev
+          libspdlog-dev libfmt-dev catch2
+          clang libclang-rt-14-dev)  # scripts/fuzz: clang and its libFuzzer
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "== installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
