@@ -4,7 +4,8 @@ set -euo pipefail
 
 packages=(cmake make g++ gfortran pkg-config python3 mpich libmpich-dev libunwind-dev
           libspdlog-dev libfmt-dev catch2
-          clang libclang-rt-14-dev)  # scripts/fuzz: clang and its libFuzzer
+          clang libclang-rt-14-dev  # scripts/fuzz: clang and its libFuzzer
+          libasan8 libubsan1 libtsan2)  # scripts/sanitize: g++ brings them; its builds need them
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -77,8 +77,12 @@ std::vector<std::pair<std::string, std::string>> job_environment(const Arguments
     entry->second += (entry->second.empty() ? "" : "; ") + setting.value;
   }
   if (!args.config_file.empty()) variables[config::kConfigVariable] = absolute_config(args);
-  const char* preload = non_empty(env("LD_PRELOAD"));
-  variables["LD_PRELOAD"] = preload ? fmt::format("{}:{}", library, preload) : library;
+  std::string preload = library;
+  if (const char* inherited = non_empty(env("LD_PRELOAD"))) preload += fmt::format(":{}", inherited);
+  // The dynamic loader loads a library named twice once, so a runtime that
+  // the inherited list already has does no harm.
+  if (!kSanitizerRuntime.empty()) preload = fmt::format("{}:{}", kSanitizerRuntime, preload);
+  variables["LD_PRELOAD"] = preload;
   variables.emplace(config::kNoticesShownVariable, "1");
   return {variables.begin(), variables.end()};
 }

@@ -6,6 +6,7 @@
 #include "launcher/arguments.hpp"
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,9 +25,13 @@ struct LibrarySearch {
 // installed, ../runtime in the build tree (src/launcher, src/runtime).
 LibrarySearch find_library(const std::string& launcher_path, const config::EnvLookup& env);
 
+// In a sanitizer build, the sanitizer's runtime, which the library needs
+// loaded before every other library; empty in other builds.
+inline constexpr std::string_view kSanitizerRuntime = MPISENTRY_SANITIZER_RUNTIME;
+
 // Variables to set for the job: the options as MPISENTRY_<KEY> (CHECK options
 // added after the environment's), MPISENTRY_CONFIG as an absolute path, and
-// the library put first in LD_PRELOAD.
+// the library put first in LD_PRELOAD (after kSanitizerRuntime).
 std::vector<std::pair<std::string, std::string>> job_environment(const Arguments& args, const config::EnvLookup& env,
                                                                  const std::string& library);
 

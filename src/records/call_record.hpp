@@ -95,7 +95,8 @@ struct CallRecord {
 static_assert(std::is_trivially_copyable_v<CallRecord>);
 
 // A CallRecord that one thread writes and another reads without tearing
-// (a seqlock over relaxed atomic words: readers retry, writers never wait).
+// (a seqlock over atomic words, stored with release and loaded with acquire:
+// readers retry, writers never wait).
 // Only the leading used_bytes() are written; a reader must look only at the
 // fields the record's shape uses.
 class SharedRecord {

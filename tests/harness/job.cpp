@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
 extern char** environ;
 
 namespace harness {
@@ -34,12 +36,16 @@ bool starts_with_any(const std::string& entry, std::initializer_list<const char*
 }
 
 // The inherited environment, less the variables that configure the checker
-// (a developer's shell must not change what a test sees), plus `env`.
+// (a developer's shell must not change what a test sees), plus `env`. In a
+// sanitizer build, the sanitizer's runtime comes first in LD_PRELOAD: the
+// preloaded libraries and the programs need it loaded before any other.
 std::vector<std::string> job_environment(const Environment& env) {
+  const std::string runtime = MPISENTRY_SANITIZER_RUNTIME;
   std::vector<std::string> entries;
   for (char** entry = environ; *entry != nullptr; ++entry)
     if (!starts_with_any(*entry, {"MPISENTRY_", "VT_", "LD_PRELOAD="})) entries.emplace_back(*entry);
-  for (const auto& [name, value] : env) entries.push_back(name + "=" + value);
+  for (const auto& [name, value] : env)
+    entries.push_back(name + "=" + (name == "LD_PRELOAD" && !runtime.empty() ? runtime + ":" : "") + value);
   return entries;
 }
 
@@ -197,6 +203,11 @@ JobResult Job::finish() {
   result.report = read_file(workspace_.report_path());
   result.report_json = read_file(workspace_.json_path());
   result.report_dot = read_file(workspace_.dot_path());
+  // A sanitizer build's finding (every sanitizer's report has a line
+  // "ERROR: AddressSanitizer: ..." or "SUMMARY: UndefinedBehaviorSanitizer:
+  // ...") fails the test, also one whose job was meant to fail.
+  INFO(describe(result));
+  CHECK(result.err.find("Sanitizer:") == std::string::npos);
   return result;
 }
 

@@ -178,9 +178,11 @@ TEST_CASE("launcher: the job's environment", "[launcher]") {
   const auto args = parse({"--deadlock-timeout", "5s", "--deadlock-timeout", "7s", "--report-json", "/tmp/r.json",
                            "--potential", "--check", "GLOBAL:DEADLOCK:HARD OFF", "-n", "2", "./app"});
   using Variables = std::vector<std::pair<std::string, std::string>>;
+  // A sanitizer build's runtime comes before everything.
+  const std::string first = kSanitizerRuntime.empty() ? "" : std::string(kSanitizerRuntime) + ":";
   SECTION("nothing set before") {
     CHECK(job_environment(args, lookup_in({}), "/opt/lib/libmpisentry.so") ==
-          Variables{{"LD_PRELOAD", "/opt/lib/libmpisentry.so"},
+          Variables{{"LD_PRELOAD", first + "/opt/lib/libmpisentry.so"},
                     {"MPISENTRY_CHECK", "GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD OFF"},
                     {"MPISENTRY_DEADLOCK_TIMEOUT", "7s"},
                     {"MPISENTRY_NOTICES_SHOWN", "1"},
@@ -189,7 +191,7 @@ TEST_CASE("launcher: the job's environment", "[launcher]") {
   SECTION("the environment's CHECK and LD_PRELOAD are kept, after and before") {
     const Env env = {{"LD_PRELOAD", "libother.so"}, {"MPISENTRY_CHECK", "** OFF"}, {"MPISENTRY_DEADLOCK_TIMEOUT", "1s"}};
     CHECK(job_environment(args, lookup_in(env), "/opt/lib/libmpisentry.so") ==
-          Variables{{"LD_PRELOAD", "/opt/lib/libmpisentry.so:libother.so"},
+          Variables{{"LD_PRELOAD", first + "/opt/lib/libmpisentry.so:libother.so"},
                     {"MPISENTRY_CHECK", "** OFF; GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD OFF"},
                     {"MPISENTRY_DEADLOCK_TIMEOUT", "7s"},
                     {"MPISENTRY_NOTICES_SHOWN", "1"},
