@@ -25,32 +25,28 @@ std::vector<std::string> sorted_lines(const std::string& text) {
 // exiting child once waited for a monitor thread it does not have.
 constexpr double kMostExtraSeconds = 4;
 
-}  // namespace
-
-TEST_CASE("fork: a child that calls exit(0) ends as fast as without the checker", "[exit_paths][fork]") {
+// Each rank forks a child that ends as `variant` says and prints how it did.
+void check_child_unchanged(const std::string& variant, const std::string& rank_1_line) {
   const Program program = TEST_PROGRAM(fork_child);
   Workspace workspace;
-  const JobResult plain = run_job(workspace, plain_command(2, program, {"exit"}));
-  const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions, {"exit"});
+  const JobResult plain = run_job(workspace, plain_command(2, program, {variant}));
+  const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions, {variant});
   INFO("without the checker:\n" << describe(plain));
   REQUIRE(plain.succeeded());
   check_clean_run(checked, workspace);
   CHECK(sorted_lines(checked.out) == sorted_lines(plain.out));
-  CHECK(checked.out.find("rank 1: child exited with status 0") != std::string::npos);
+  CHECK(checked.out.find(rank_1_line) != std::string::npos);
   CHECK(checked.elapsed_seconds < plain.elapsed_seconds + kMostExtraSeconds);
 }
 
+}  // namespace
+
+TEST_CASE("fork: a child that calls exit(0) ends as fast as without the checker", "[exit_paths][fork]") {
+  check_child_unchanged("exit", "rank 1: child exited with status 0");
+}
+
 TEST_CASE("fork: a child's crash is the child's, not reported as a rank's", "[exit_paths][fork]") {
-  const Program program = TEST_PROGRAM(fork_child);
-  Workspace workspace;
-  const JobResult plain = run_job(workspace, plain_command(2, program, {"crash"}));
-  const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions, {"crash"});
-  INFO("without the checker:\n" << describe(plain));
-  REQUIRE(plain.succeeded());
-  check_clean_run(checked, workspace);
-  CHECK(sorted_lines(checked.out) == sorted_lines(plain.out));
-  CHECK(checked.out.find("rank 1: child ended by signal 11") != std::string::npos);
-  CHECK(checked.elapsed_seconds < plain.elapsed_seconds + kMostExtraSeconds);
+  check_child_unchanged("crash", "rank 1: child ended by signal 11");
 }
 
 TEST_CASE("finalize at exit: MPI_Finalize in an atexit handler registered before MPI_Init is no early exit",
