@@ -13,7 +13,7 @@
 namespace mpisentry {
 namespace {
 
-constexpr std::string_view kHeader = "mpisentry-snapshot/4;";
+constexpr std::string_view kHeader = "mpisentry-snapshot/5;";
 
 class Writer {
  public:
