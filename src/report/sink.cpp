@@ -41,7 +41,7 @@ class Sink::Hold {
   explicit Hold(Sink& sink) : sink_(sink) {
     const long self = this_thread_id();
     if (sink_.owner_.load(std::memory_order_acquire) == self) return;
-    if (!sink_.lock_.try_lock_for(kLockWait)) return;
+    if (!take(sink_.lock_)) return;
     sink_.owner_.store(self, std::memory_order_release);
     taken_ = true;
   }
@@ -54,6 +54,23 @@ class Sink::Hold {
   Hold& operator=(const Hold&) = delete;
 
  private:
+  // try_lock_for(kLockWait). libstdc++ 12 waits on the steady clock with
+  // pthread_mutex_clocklock, which gcc 12's ThreadSanitizer does not
+  // intercept (llvm-project issue 62623, intercepted from LLVM 18 on): TSan
+  // never sees the lock taken, reports its unlock as "unlock of an unlocked
+  // mutex" and loses the ordering the lock gives. Under TSan the same wait
+  // goes by the system clock, which libstdc++ takes with
+  // pthread_mutex_timedlock, intercepted by every TSan; the lock and its
+  // ordering are the same, only a jump of the wall clock would change the
+  // wait.
+  static bool take(std::timed_mutex& lock) {
+#if defined(__SANITIZE_THREAD__)
+    return lock.try_lock_until(std::chrono::system_clock::now() + kLockWait);
+#else
+    return lock.try_lock_for(kLockWait);
+#endif
+  }
+
   Sink& sink_;
   bool taken_ = false;
 };
