@@ -121,9 +121,7 @@ void detail::abort_at_error_limit() {
            report::format_summary(s.rank, s.limits.counts());
   }
   print(text);
-  lifecycle::note_abort();
-  PMPI_Abort(MPI_COMM_WORLD, 1);
-  std::abort();  // PMPI_Abort does not return
+  lifecycle::abort_job(1);
 }
 
 void finish() {

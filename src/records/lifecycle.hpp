@@ -20,6 +20,11 @@ inline std::atomic<bool> forked_child{false};
 inline void note_abort() noexcept { detail::aborting.store(true, std::memory_order_release); }
 inline bool aborting() noexcept { return detail::aborting.load(std::memory_order_acquire); }
 
+// The checker ends the job after a fatal report: once the report has reached
+// the launcher (the launcher forwards stderr through a pipe and kills the
+// job as soon as MPI_Abort reaches it), MPI_Abort with `exit_code`.
+[[noreturn]] void abort_job(int exit_code);
+
 // Once, in MPI_Init: from then on a fork's child knows it is one.
 void watch_forks();
 inline bool in_forked_child() noexcept { return detail::forked_child.load(std::memory_order_acquire); }
