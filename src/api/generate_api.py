@@ -63,6 +63,11 @@ def expand(functions):
         base = by_name[f["family"]]
         if "pattern" not in f and "pattern" in base:
             f["pattern"] = base["pattern"]
+        if f["kind"] == "nonblocking" and "record" not in f:
+            # A nonblocking collective is recorded, and waited on, as its blocking base.
+            for key in ("record", "waits"):
+                if key in base:
+                    f[key] = base[key]
         f["plain"] = f["name"]
         f["large"] = False
         out.append(f)

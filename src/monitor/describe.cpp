@@ -236,21 +236,48 @@ Waits connection_waits(const CallRecord& call, const CommunicatorLookup& communi
   return w;
 }
 
-// A Wait on several requests waits for the peers of those still incomplete.
+// A nonblocking collective's request (not a persistent one, whose record is
+// its init's): it completes only when its blocking twin could.
+bool is_nonblocking_collective(const CallRecord& op) {
+  return (op.shape == CallShape::Collective || op.shape == CallShape::Rooted) &&
+         function_info(op.function).form == Form::Nonblocking;
+}
+
+// A Wait on several requests waits for the peers of those still incomplete,
+// and for what the blocking twins of its nonblocking collectives wait for
+// (the wait-for graph leaves out the members that have started them).
 // Waitall (AND) may leave out what it cannot read: it waits at least for the
-// rest. Waitany/Waitsome (OR) cannot: an unreadable request may complete it.
-Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requests,
+// rest. Waitany/Waitsome (OR) cannot: an unreadable request may complete it,
+// and so may a collective that waits for no member definitely.
+Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requests, int world_rank,
                     const CommunicatorLookup& communicator) {
   Waits w;
   const std::string name = name_of(call);
   const bool wait_for_all = is(call, {FunctionId::Wait, FunctionId::Waitall, FunctionId::Test, FunctionId::Testall});
   std::set<int> all_of;
   std::vector<PointToPoint> any_of;
+  std::vector<std::string> collective_reasons;
   int incomplete = 0;
   bool unreadable = call.request_count > kCopiedRequests;
   for (const RequestView& request : requests) {
     if (request.handle == MPI_REQUEST_NULL || request.state == RequestState::Complete) continue;
-    if (request.state == RequestState::Unknown || !request.known || !is_point_to_point(request.started)) {
+    if (request.state == RequestState::Unknown || !request.known) {
+      unreadable = true;
+      continue;
+    }
+    if (is_nonblocking_collective(request.started)) {
+      Waits twin = collective_waits(request.started, world_rank, communicator);
+      if (twin.collective.comm_id == 0 || (!wait_for_all && twin.definite.empty())) {
+        unreadable = true;
+        continue;
+      }
+      ++incomplete;
+      collective_reasons.push_back(std::move(twin.reason));
+      w.started_collectives.push_back(
+          {std::move(twin.collective), std::move(twin.definite), std::move(twin.possible)});
+      continue;
+    }
+    if (!is_point_to_point(request.started)) {
       unreadable = true;
       continue;
     }
@@ -268,7 +295,7 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
   }
   const std::string counted = fmt::format("{} of its {} requests still incomplete", incomplete, call.request_count);
   if (wait_for_all) {
-    if (!all_of.empty()) {
+    if (!all_of.empty() || !w.started_collectives.empty()) {
       w.mode = WaitMode::All;
       w.definite.assign(all_of.begin(), all_of.end());
     } else if (!any_of.empty()) {
@@ -279,7 +306,7 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
     std::set<int> either;
     for (const PointToPoint& part : any_of) either.insert(part.ranks.begin(), part.ranks.end());
     either.insert(all_of.begin(), all_of.end());
-    if (!either.empty()) {
+    if (!either.empty() || !w.started_collectives.empty()) {
       w.mode = WaitMode::Any;
       w.definite.assign(either.begin(), either.end());
     }
@@ -288,10 +315,16 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
     w.reason = unreadable ? fmt::format("{} waits on a request mpisentry cannot read ({})", name, counted)
                           : fmt::format("{}: {}", name, counted);
     w.definite.clear();
+    w.started_collectives.clear();
     return w;
   }
-  w.reason = fmt::format("{} waits for {}{} ({})", name, w.mode == WaitMode::Any ? "any of " : "",
-                         ranks_phrase(w.definite), counted);
+  const std::string ranks = fmt::format("{}{}", w.mode == WaitMode::Any ? "any of " : "", ranks_phrase(w.definite));
+  w.reason = fmt::format("{} waits {}{} ({})", name, w.definite.empty() ? "on nonblocking collectives" : "for " + ranks,
+                         w.definite.empty() || collective_reasons.empty() ? ""
+                         : w.mode == WaitMode::Any                       ? " or on nonblocking collectives"
+                                                                         : " and on nonblocking collectives",
+                         counted);
+  for (const std::string& reason : collective_reasons) w.reason += ": " + reason;
   return w;
 }
 
@@ -409,7 +442,7 @@ Waits derive_waits(const CallRecord& call, const std::vector<RequestView>& reque
       return w;
     }
     case CallShape::Connection: return connection_waits(call, communicator);
-    case CallShape::Requests: return request_waits(call, requests, communicator);
+    case CallShape::Requests: return request_waits(call, requests, world_rank, communicator);
     case CallShape::Window: return window_waits(call, world_rank, communicator);
     case CallShape::Finalize: {
       Waits w;
@@ -440,9 +473,10 @@ std::vector<RequestView> Describer::view_requests(const CallRecord& call, bool a
     RequestView view;
     view.handle = call.requests[i];
     if (view.handle != MPI_REQUEST_NULL) view.known = requests().find(view.handle, view.started);
-    // Only requests of point-to-point operations are asked about: asking
-    // about a generalized request would run the program's query function.
-    if (ask_mpi && view.known && is_point_to_point(view.started)) {
+    // Only requests of point-to-point operations and nonblocking collectives
+    // are asked about: asking about a generalized request would run the
+    // program's query function.
+    if (ask_mpi && view.known && (is_point_to_point(view.started) || is_nonblocking_collective(view.started))) {
       int flag = 0;
       if (PMPI_Request_get_status(view.handle, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS)
         view.state = flag ? RequestState::Complete : RequestState::Incomplete;
@@ -487,6 +521,7 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
       out.lock_window = w.lock_window;
       out.wait_reason = std::move(w.reason);
       out.collective = std::move(w.collective);
+      out.started_collectives = std::move(w.started_collectives);
       out.converted_send = w.converted_send;
       out.messages = std::move(w.messages);
     }

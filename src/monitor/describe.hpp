@@ -35,6 +35,7 @@ struct Waits {
   std::uint64_t lock_window = 0;  // ThreadSnapshot::lock_window
   std::string reason;
   CollectiveCall collective;
+  std::vector<StartedCollective> started_collectives;  // a Wait's or Test's nonblocking collectives
   bool converted_send = false;
   std::vector<PendingMessage> messages;  // only those of incomplete operations
 };

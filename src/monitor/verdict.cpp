@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -35,21 +36,41 @@ std::string collective_text(const CollectiveCall& call) {
   return text;
 }
 
+// The function a collective is matched as: a large-count twin (MPI_Bcast_c)
+// as its base, which MPI matches with it.
+std::string_view matched_as(const std::string& function) {
+  std::string_view name = function;
+  if (name.ends_with("_c")) name.remove_suffix(2);
+  return name;
+}
+
 // Two members in the same collective of a communicator (by its sequence
 // number) that called different things: the text naming both, else empty.
+// A blocking collective and a nonblocking one never match (MPI 4.0, 6.12).
 std::string collective_mismatch(const std::vector<RankSnapshot>& ranks) {
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::pair<int, const CollectiveCall*>> first_seen;
+  struct Seen {
+    int rank;
+    const CollectiveCall* call;
+    std::string text;  // "MPI_Bcast with root 0", "MPI_Wait on MPI_Ibarrier"
+  };
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Seen> first_seen;
   for (const RankSnapshot& rank : ranks) {
     for (const ThreadSnapshot& thread : rank.threads) {
-      const CollectiveCall& call = thread.collective;
-      if (thread.state != RankState::Blocked || call.comm_id == 0) continue;
-      const auto [seen, inserted] = first_seen.try_emplace({call.comm_id, call.sequence}, rank.rank, &call);
-      if (inserted) continue;
-      const CollectiveCall& other = *seen->second.second;
-      if (std::tie(other.function, other.root, other.op) != std::tie(call.function, call.root, call.op))
-        return fmt::format("rank {} is in {} and rank {} in {}, as collective #{} of the same communicator",
-                           seen->second.first, collective_text(other), rank.rank, collective_text(call),
-                           call.sequence);
+      if (thread.state != RankState::Blocked) continue;
+      std::vector<Seen> calls;
+      if (thread.collective.comm_id != 0)
+        calls.push_back({rank.rank, &thread.collective, collective_text(thread.collective)});
+      for (const StartedCollective& started : thread.started_collectives)
+        calls.push_back({rank.rank, &started.call, thread.function + " on " + collective_text(started.call)});
+      for (Seen& call : calls) {
+        const auto [seen, inserted] = first_seen.try_emplace({call.call->comm_id, call.call->sequence}, call);
+        if (inserted) continue;
+        const Seen& other = seen->second;
+        if (std::tie(other.call->root, other.call->op) != std::tie(call.call->root, call.call->op) ||
+            matched_as(other.call->function) != matched_as(call.call->function))
+          return fmt::format("rank {} is in {} and rank {} in {}, as collective #{} of the same communicator",
+                             other.rank, other.text, call.rank, call.text, call.call->sequence);
+      }
     }
   }
   return {};
@@ -76,7 +97,7 @@ std::string in_flight(const std::vector<RankSnapshot>& ranks) {
   for (const RankSnapshot& rank : ranks) {
     for (const ThreadSnapshot& thread : rank.threads) {
       if (thread.state != RankState::Blocked) continue;
-      if (thread.collective.comm_id != 0)
+      if (thread.collective.comm_id != 0 || !thread.started_collectives.empty())
         collective = true;
       else if (thread.wait_mode == WaitMode::None)
         unreadable = true;
@@ -87,7 +108,7 @@ std::string in_flight(const std::vector<RankSnapshot>& ranks) {
   std::vector<std::string> parts;
   if (collective) parts.emplace_back("collectives that every member has joined with matching arguments");
   if (transfer) parts.emplace_back("transfers whose send and receive are both posted");
-  if (unreadable) parts.emplace_back("waits mpisentry cannot read (such as nonblocking collectives)");
+  if (unreadable) parts.emplace_back("waits mpisentry cannot read (such as generalized requests)");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <span>
 
 namespace mpisentry::waitgraph {
@@ -17,23 +18,33 @@ bool matches(const PendingMessage& send, int sender, const PendingMessage& recei
          (receive.tag == PendingMessage::kAny || receive.tag == send.tag);
 }
 
-// A blocked thread of `b` posted an operation that matches one of `mine`:
-// the message is on its way (a large or slow transfer), neither waits for the other.
+// Whether `b`'s blocked threads have posted what each of `mine`'s operations
+// with `b` (a send to it, a receive from it or from any rank) needs: then
+// every one of them is on its way (a large or slow transfer), and `mine` waits
+// for nothing more from `b`. One operation with `b` that nothing of `b`
+// matches keeps the wait, even when another is under way: a call that
+// completes only when all its parts complete (MPI_Sendrecv's two halves,
+// MPI_Waitall's requests) waits until every part can match.
 bool transfer_under_way(const ThreadSnapshot& mine, int a, const RankSnapshot& b) {
-  for (const ThreadSnapshot& theirs : b.threads) {
-    if (theirs.state != RankState::Blocked) continue;
-    for (const PendingMessage& m : mine.messages)
+  bool any = false;
+  for (const PendingMessage& m : mine.messages) {
+    if (m.peer != b.rank && !(!m.send && m.peer == PendingMessage::kAny)) continue;
+    bool matched = false;
+    for (const ThreadSnapshot& theirs : b.threads) {
+      if (theirs.state != RankState::Blocked) continue;
       for (const PendingMessage& t : theirs.messages)
-        if (matches(m, a, t, b.rank) || matches(t, b.rank, m, a)) return true;
+        matched = matched || matches(m, a, t, b.rank) || matches(t, b.rank, m, a);
+    }
+    if (!matched && m.peer == b.rank) return false;
+    any = any || matched;
   }
-  return false;
+  return any;
 }
 
-// Whether `target` no longer holds up `thread`'s collective: it has entered
-// that collective (or a later one) on the same communicator.
-bool arrived(const ThreadSnapshot& thread, const RankSnapshot& target) {
-  return thread.collective.comm_id != 0 &&
-         collectives_entered(target, thread.collective.comm_id) >= thread.collective.sequence;
+// Whether `target` no longer holds up `call`: it has entered that collective
+// (or a later one) on the same communicator.
+bool arrived(const CollectiveCall& call, const RankSnapshot& target) {
+  return call.comm_id != 0 && collectives_entered(target, call.comm_id) >= call.sequence;
 }
 
 // Whether `target` may hold up a passive-target lock, unlock or flush on
@@ -50,13 +61,17 @@ struct ThreadArcs {
   std::vector<int> possible;
 };
 
+bool is_rank(const std::vector<RankSnapshot>& ranks, int target) {
+  return target >= 0 && static_cast<std::size_t>(target) < ranks.size();  // never trust the wire
+}
+
 // What a blocked thread of `rank` waits for, after the collective and transfer rules.
 ThreadArcs arcs_of(const std::vector<RankSnapshot>& ranks, int rank, const ThreadSnapshot& thread) {
   ThreadArcs arcs;
   const auto keep = [&](int target) {
-    if (target < 0 || static_cast<std::size_t>(target) >= ranks.size()) return false;  // never trust the wire
+    if (!is_rank(ranks, target)) return false;
     const RankSnapshot& other = ranks[static_cast<std::size_t>(target)];
-    return !arrived(thread, other) && !transfer_under_way(thread, rank, other);
+    return !arrived(thread.collective, other) && !transfer_under_way(thread, rank, other);
   };
   for (int target : thread.waits_for)
     if (keep(target)) arcs.definite.push_back(target);
@@ -64,6 +79,24 @@ ThreadArcs arcs_of(const std::vector<RankSnapshot>& ranks, int rank, const Threa
     if (keep(target) && (thread.lock_window == 0 || may_hold_up_lock(ranks[static_cast<std::size_t>(target)],
                                                                       thread.lock_window)))
       arcs.possible.push_back(target);
+  // A nonblocking collective waits for the members that have not started it.
+  bool collective_can_complete = false;
+  for (const StartedCollective& started : thread.started_collectives) {
+    const auto not_started = [&](int target) {
+      return is_rank(ranks, target) && !arrived(started.call, ranks[static_cast<std::size_t>(target)]);
+    };
+    const std::size_t before = arcs.definite.size();
+    std::copy_if(started.waits_for.begin(), started.waits_for.end(), std::back_inserter(arcs.definite), not_started);
+    collective_can_complete = collective_can_complete || arcs.definite.size() == before;
+    std::copy_if(started.possibly_waits_for.begin(), started.possibly_waits_for.end(),
+                 std::back_inserter(arcs.possible), not_started);
+  }
+  std::sort(arcs.definite.begin(), arcs.definite.end());
+  arcs.definite.erase(std::unique(arcs.definite.begin(), arcs.definite.end()), arcs.definite.end());
+  std::sort(arcs.possible.begin(), arcs.possible.end());
+  arcs.possible.erase(std::unique(arcs.possible.begin(), arcs.possible.end()), arcs.possible.end());
+  // One alternative of an OR wait that needs nobody more: the call may complete.
+  if (thread.wait_mode == WaitMode::Any && collective_can_complete) arcs.definite.clear();
   arcs.mode = arcs.definite.empty() ? WaitMode::None : thread.wait_mode;
   return arcs;
 }

@@ -23,6 +23,7 @@
 //       "wait_mode": "none" | "all" | "any", "waits_for": [int], "possibly_waits_for": [int],
 //       "wait_reason": string,
 //       "collective": null | {"comm_id": string, "sequence": int, "function": string, "root": int, "op": string},
+//       "started_collectives": [{"collective": {...as above}, "waits_for": [int], "possibly_waits_for": [int]}],
 //       "converted_send": bool,
 //       "messages": [{"send": bool, "peer": int, "tag": int, "comm_id": string}],
 //       "stack": [{"function": string, "file": string, "line": int, "module": string}]
@@ -87,6 +88,13 @@ void append_collective(std::string& out, const CollectiveCall& collective) {
                  json_quote(collective.op));
 }
 
+void append_started(std::string& out, const StartedCollective& started) {
+  out += R"({"collective":)";
+  append_collective(out, started.call);
+  fmt::format_to(std::back_inserter(out), R"(,"waits_for":{},"possibly_waits_for":{}}})", rank_array(started.waits_for),
+                 rank_array(started.possibly_waits_for));
+}
+
 void append_thread(std::string& out, const ThreadSnapshot& thread) {
   fmt::format_to(std::back_inserter(out),
                  R"({{"id":{},"state":"{}","seconds":{},"function":{},"call":{},"wait_mode":"{}","waits_for":{},)"
@@ -95,6 +103,8 @@ void append_thread(std::string& out, const ThreadSnapshot& thread) {
                  json_quote(thread.call), to_string(thread.wait_mode), rank_array(thread.waits_for),
                  rank_array(thread.possibly_waits_for), json_quote(thread.wait_reason));
   append_collective(out, thread.collective);
+  out += R"(,"started_collectives":)";
+  append_array(out, thread.started_collectives, append_started);
   fmt::format_to(std::back_inserter(out), R"(,"converted_send":{},"messages":)", boolean(thread.converted_send));
   append_array(out, thread.messages, append_message);
   out += R"(,"stack":)";

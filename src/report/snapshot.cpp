@@ -13,7 +13,7 @@
 namespace mpisentry {
 namespace {
 
-constexpr std::string_view kHeader = "mpisentry-snapshot/5;";
+constexpr std::string_view kHeader = "mpisentry-snapshot/6;";
 
 class Writer {
  public:
@@ -134,6 +134,19 @@ CollectiveCall read_collective(Reader& in) {
   return collective;
 }
 
+void write_started(Writer& out, const StartedCollective& started) {
+  write_collective(out, started.call);
+  write_ranks(out, started.waits_for);
+  write_ranks(out, started.possibly_waits_for);
+}
+StartedCollective read_started(Reader& in) {
+  StartedCollective started;
+  started.call = read_collective(in);
+  started.waits_for = read_ranks(in, "threads.started_collectives.waits_for");
+  started.possibly_waits_for = read_ranks(in, "threads.started_collectives.possibly_waits_for");
+  return started;
+}
+
 void write_message(Writer& out, const PendingMessage& message) {
   out.number(message.send ? 1 : 0);
   out.number(message.peer);
@@ -176,6 +189,8 @@ void write_thread(Writer& out, const ThreadSnapshot& thread) {
   out.number(thread.lock_window);
   out.text(thread.wait_reason);
   write_collective(out, thread.collective);
+  out.number(thread.started_collectives.size());
+  for (const StartedCollective& started : thread.started_collectives) write_started(out, started);
   out.number(thread.converted_send ? 1 : 0);
   out.number(thread.messages.size());
   for (const PendingMessage& message : thread.messages) write_message(out, message);
@@ -195,6 +210,8 @@ ThreadSnapshot read_thread(Reader& in) {
   thread.lock_window = in.number<std::uint64_t>("threads.lock_window");
   thread.wait_reason = in.text("threads.wait_reason");
   thread.collective = read_collective(in);
+  thread.started_collectives.resize(in.count("threads.started_collectives"));
+  for (StartedCollective& started : thread.started_collectives) started = read_started(in);
   thread.converted_send = in.boolean("threads.converted_send");
   thread.messages.resize(in.count("threads.messages"));
   for (PendingMessage& message : thread.messages) message = read_message(in);

@@ -56,6 +56,16 @@ struct CollectiveCall {
   bool operator==(const CollectiveCall&) const = default;
 };
 
+// A nonblocking collective still incomplete that a thread's Wait or Test
+// waits on: it waits for what its blocking twin waits for, and no longer for
+// the members that have started it (entered collective `call.sequence`).
+struct StartedCollective {
+  CollectiveCall call;
+  std::vector<int> waits_for;           // definite, MPI_COMM_WORLD ranks
+  std::vector<int> possibly_waits_for;  // possible
+  bool operator==(const StartedCollective&) const = default;
+};
+
 // One thread of a rank that has called MPI.
 struct ThreadSnapshot {
   int id = 0;  // 0: the thread that initialized MPI; others numbered by their first MPI call
@@ -76,7 +86,8 @@ struct ThreadSnapshot {
   // or runs outside MPI hold; a target inside any MPI call makes progress.
   std::uint64_t lock_window = 0;
   std::string wait_reason;  // the rule, in words: "MPI_Bcast leaf waits for its root, rank 0"
-  CollectiveCall collective;
+  CollectiveCall collective;  // the blocking collective it is in
+  std::vector<StartedCollective> started_collectives;  // its Wait's or Test's nonblocking collectives
   // Blocked in a send, or on the request of a send, that the potential-deadlock
   // mode made synchronous.
   bool converted_send = false;

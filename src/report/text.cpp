@@ -78,8 +78,13 @@ const std::string& call_text(const ThreadSnapshot& thread) {
 // "rank 1", "ranks 1-3 (all of them)", "any of ranks 0-3"; empty when the
 // thread waits for no known rank.
 std::string waits_for_text(const ThreadSnapshot& thread) {
-  if (thread.waits_for.empty()) return {};
-  const std::string list = compress_ranks(thread.waits_for);
+  std::vector<int> ranks = thread.waits_for;
+  for (const StartedCollective& started : thread.started_collectives)
+    ranks.insert(ranks.end(), started.waits_for.begin(), started.waits_for.end());
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  if (ranks.empty()) return {};
+  const std::string list = compress_ranks(ranks);
   if (names_one_rank(list)) return "rank " + list;
   return thread.wait_mode == WaitMode::Any ? "any of ranks " + list : "ranks " + list + " (all of them)";
 }
@@ -91,9 +96,15 @@ const std::string& synchronizing_function(const ThreadSnapshot& thread) {
 
 // "rank 2 (if MPI_Bcast synchronizes)"; empty when there is no possible wait.
 std::string possibly_waits_for_text(const ThreadSnapshot& thread) {
-  if (thread.possibly_waits_for.empty()) return {};
-  return fmt::format("{} (if {} synchronizes)", ranks_phrase(thread.possibly_waits_for),
-                     synchronizing_function(thread));
+  std::vector<std::string> parts;
+  if (!thread.possibly_waits_for.empty())
+    parts.push_back(fmt::format("{} (if {} synchronizes)", ranks_phrase(thread.possibly_waits_for),
+                                synchronizing_function(thread)));
+  for (const StartedCollective& started : thread.started_collectives)
+    if (!started.possibly_waits_for.empty())
+      parts.push_back(fmt::format("{} (if {} synchronizes)", ranks_phrase(started.possibly_waits_for),
+                                  started.call.function));
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 std::string frame_text(const Frame& frame) {

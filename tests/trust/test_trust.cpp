@@ -295,3 +295,62 @@ TEST_CASE("twin_communicators: twin duplicates, self-rooted broadcasts, a barrie
   if (!hang.cycle.empty()) check_cycle(result, hang.cycle);
   CHECK(any_line_matches(result.report.value_or(""), hang.rule));
 }
+
+// ---- Hangs that MPI's matching rules prove (hangs_proven) ----
+// In the correct twins one rank computes first while the others wait.
+
+TEST_CASE("hangs_proven: correct twins of the hangs below end without a report", "[trust][clean]") {
+  const std::string shape = GENERATE(as<std::string>{}, "mixed_collective", "late_ibarrier", "sendrecv_tags");
+  INFO("shape: " << shape);
+  check_correct(shape == "late_ibarrier" ? 3 : 2, TEST_PROGRAM(hangs_proven), {shape, "correct"});
+}
+
+namespace {
+
+struct ProvenHang {
+  std::string shape;
+  int ranks;
+  std::map<int, std::string> calls;
+  std::vector<std::string> blocking_functions;
+  std::vector<int> cycle;  // empty when the rule names a mismatch instead
+  std::string rule;        // a regex the report's rule line must match
+};
+
+const ProvenHang kProvenHangs[] = {
+    {"mixed_collective",
+     2,
+     {{0, R"(MPI_Allgather\()"}, {1, R"(MPI_Wait\(request=MPI_Iallgather\()"}},
+     {"gather_blocking", "gather_nonblocking"},
+     {},
+     R"(rule: every rank is blocked and their calls cannot match: rank 0 is in MPI_Allgather and rank 1 in )"
+     R"(MPI_Wait on MPI_Iallgather, as collective #1 of the same communicator)"},
+    {"late_ibarrier",
+     3,
+     {{0, R"(MPI_Wait\(request=MPI_Ibarrier\()"}, {1, R"(MPI_Wait\(request=MPI_Ibarrier\()"},
+      {2, R"(MPI_Recv\(.*source=0\b)"}},
+     {"ibarrier_then_wait", "wait_for_rank_0"},
+     {0, 2},
+     R"(rule: each rank of the cycle waits in a call that cannot return before the next rank acts)"},
+    {"sendrecv_tags",
+     2,
+     {{0, R"(MPI_Sendrecv\(.*sendtag=1\b)"}, {1, R"(MPI_Sendrecv\(.*recvtag=3\b)"}},
+     {"exchange", "answer"},
+     {0, 1},
+     R"(rule: each rank of the cycle waits in a call that cannot return before the next rank acts)"},
+};
+
+}  // namespace
+
+TEST_CASE("hangs_proven: a blocking collective against a nonblocking one, a nonblocking barrier a member never "
+          "starts, a Sendrecv half nothing matches",
+          "[trust][deadlock]") {
+  const ProvenHang& hang = GENERATE(from_range(std::begin(kProvenHangs), std::end(kProvenHangs)));
+  INFO("shape: " << hang.shape);
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(hangs_proven);
+  const JobResult result = run_checked(workspace, hang.ranks, program, kDeadlockOptions, {"0", hang.shape, "bug"});
+  check_deadlock(result, program,
+                 {.calls = hang.calls, .blocking_functions = hang.blocking_functions, .shape = hang.shape});
+  if (!hang.cycle.empty()) check_cycle(result, hang.cycle);
+  CHECK(any_line_matches(result.report.value_or(""), hang.rule));
+}

@@ -104,10 +104,23 @@ TEST_CASE("the collectives' patterns and wait rules") {
   CHECK(function_info(FunctionId::Ineighbor_alltoallw).pattern == Pattern::Neighborhood);
   CHECK(function_info(FunctionId::Comm_dup).pattern == Pattern::None);
   CHECK(function_info(FunctionId::Send).pattern == Pattern::None);
-  // Wait rules belong to the blocking calls and their _c twins only.
+  // Wait rules belong to the blocking calls, their _c twins and their
+  // nonblocking forms (a wait on one waits as the blocking call); never to a
+  // persistent form, whose request's record is its init's.
   std::set<std::string> ruled;
-  for (std::size_t i = 1; i < kCount; ++i)
-    if (function_info(id_of(i)).waits != WaitRule::MayWait) ruled.insert(function_info(id_of(i)).name);
+  for (std::size_t i = 1; i < kCount; ++i) {
+    const FunctionInfo& info = function_info(id_of(i));
+    if (info.waits == WaitRule::MayWait) continue;
+    if (info.form == Form::Nonblocking) {
+      INFO(info.name);
+      CHECK(info.waits == function_info(info.family).waits);
+      continue;
+    }
+    ruled.insert(info.name);
+  }
+  CHECK(function_info(FunctionId::Ibarrier).waits == WaitRule::EveryMember);
+  CHECK(function_info(FunctionId::Iscan_c).waits == WaitRule::EarlierMembers);
+  CHECK(function_info(FunctionId::Barrier_init).waits == WaitRule::MayWait);
   CHECK(ruled == std::set<std::string>{
                      "MPI_Barrier", "MPI_Comm_split", "MPI_Comm_split_type", "MPI_Intercomm_merge",
                      "MPI_Dist_graph_create", "MPI_Allreduce", "MPI_Allreduce_c", "MPI_Allgather", "MPI_Allgather_c",

@@ -340,23 +340,59 @@ TEST_CASE("Waitany and Waitsome wait (OR) for any incomplete request's peer, unl
   }
 }
 
-TEST_CASE("a wait on a nonblocking collective's or an opaque call's request reads nothing", "[describe]") {
-  CallRecord ibarrier = collective(FunctionId::Ibarrier, 0);
-  CallRecord iallreduce = collective(FunctionId::Iallreduce, 4);
-  CallRecord file_read;
-  file_read.function = FunctionId::File_iread;
-  file_read.shape = CallShape::Opaque;
-  const std::vector<RequestView> views{incomplete(ibarrier, 10), incomplete(iallreduce, 11),
-                                       incomplete(file_read, 12)};
-  SECTION("MPI_Wait") {
-    const std::vector<RequestView> one{views.front()};
-    check_no_wait(waits(on_requests(FunctionId::Wait, one), one));
+TEST_CASE("a wait on a nonblocking collective waits as its blocking twin would, apart from its other requests",
+          "[describe]") {
+  const CallRecord ibarrier = collective(FunctionId::Ibarrier, 0);
+  const CallRecord iallreduce = collective(FunctionId::Iallreduce, 4, world_id, 4);
+  const auto started_as = [](const char* function, std::uint64_t sequence, int root, Ranks definite, Ranks possible) {
+    return StartedCollective{{world_id, sequence, function, root, ""}, std::move(definite), std::move(possible)};
+  };
+  SECTION("MPI_Wait on MPI_Ibarrier: every other member, none of them as a plain wait") {
+    const std::vector<RequestView> views{incomplete(ibarrier, 10)};
+    const Waits w = waits(on_requests(FunctionId::Wait, views), views);
+    CHECK(w.mode == WaitMode::All);
+    CHECK(w.definite.empty());
+    CHECK(w.started_collectives == std::vector<StartedCollective>{started_as("MPI_Ibarrier", 3, -1, {0, 2, 3}, {})});
+    CHECK_THAT(w.reason, Contains("MPI_Ibarrier on MPI_COMM_WORLD (its collective #3 there) cannot complete"));
   }
-  SECTION("MPI_Waitall") { check_no_wait(waits(on_requests(FunctionId::Waitall, views), views)); }
-  SECTION("MPI_Waitany, even with a readable receive among them") {
-    std::vector<RequestView> mixed = views;
-    mixed.push_back(incomplete(irecv(2), 12));
-    check_no_wait(waits(on_requests(FunctionId::Waitany, mixed), mixed));
+  SECTION("MPI_Waitall over two collectives and a receive: all of them") {
+    const std::vector<RequestView> views{incomplete(ibarrier, 10), incomplete(iallreduce, 11),
+                                         incomplete(irecv(2), 12), complete(collective(FunctionId::Ibarrier, 0), 13)};
+    const Waits w = waits(on_requests(FunctionId::Waitall, views), views);
+    CHECK(w.mode == WaitMode::All);
+    CHECK(w.definite == Ranks{2});
+    CHECK(w.started_collectives == std::vector<StartedCollective>{started_as("MPI_Ibarrier", 3, -1, {0, 2, 3}, {}),
+                                                                  started_as("MPI_Iallreduce", 4, -1, {0, 2, 3}, {})});
+    CHECK_THAT(w.reason, Contains("3 of its 4 requests still incomplete"));
+  }
+  SECTION("an MPI_Ibcast leaf: its root definitely, the other leaves possibly") {
+    const std::vector<RequestView> views{incomplete(rooted(FunctionId::Ibcast, 0), 10)};
+    const Waits w = waits(on_requests(FunctionId::Wait, views), views);
+    CHECK(w.started_collectives == std::vector<StartedCollective>{started_as("MPI_Ibcast", 3, 0, {0}, {2, 3})});
+  }
+  SECTION("MPI_Waitany: any of the receive's source or the collective's members") {
+    const std::vector<RequestView> views{incomplete(ibarrier, 10), incomplete(irecv(2), 11)};
+    const Waits w = waits(on_requests(FunctionId::Waitany, views), views);
+    CHECK(w.mode == WaitMode::Any);
+    CHECK(w.definite == Ranks{2});
+    CHECK(w.started_collectives.size() == 1);
+  }
+  SECTION("MPI_Waitany over a collective that waits for no member definitely: it may complete, no wait") {
+    const std::vector<RequestView> views{incomplete(collective(FunctionId::Iallreduce, 0), 10),
+                                         incomplete(irecv(2), 11)};
+    check_no_wait(waits(on_requests(FunctionId::Waitany, views), views));
+  }
+  SECTION("a persistent collective's, an opaque call's or an unasked request reads nothing") {
+    CallRecord file_read;
+    file_read.function = FunctionId::File_iread;
+    file_read.shape = CallShape::Opaque;
+    for (const RequestView& view : {incomplete(collective(FunctionId::Barrier_init, 0), 10), incomplete(file_read, 11),
+                                    not_asked(ibarrier, 12)}) {
+      const std::vector<RequestView> one{view};
+      const Waits w = waits(on_requests(FunctionId::Wait, one), one);
+      check_no_wait(w);
+      CHECK(w.started_collectives.empty());
+    }
   }
 }
 

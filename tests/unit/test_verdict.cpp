@@ -170,6 +170,57 @@ TEST_CASE("every rank in collective #k of a communicator, with different roots, 
   }
 }
 
+// In MPI_Wait on a nonblocking collective, the `sequence`-th on MPI_COMM_WORLD,
+// started on this rank, waiting for the other members `definite`.
+RankSnapshot waiting_on(const char* function, std::vector<int> definite, std::uint64_t sequence) {
+  RankSnapshot rank = blocked("MPI_Wait", WaitMode::All, {});
+  rank.threads.front().started_collectives = {{{world_id, sequence, function, -1, ""}, std::move(definite), {}}};
+  rank.collectives = {{world_id, sequence}};
+  return rank;
+}
+
+TEST_CASE("a nonblocking collective one member has not started: its waiters wait for that member", "[verdict]") {
+  // Ranks 0 and 1 wait on their MPI_Ibarrier (collective #2); rank 2 has
+  // entered only one collective and receives from rank 0.
+  RankSnapshot late = receiving(0);
+  late.collectives = {{world_id, 1}};
+  const Verdict verdict =
+      judge(job({waiting_on("MPI_Ibarrier", {1, 2}, 2), waiting_on("MPI_Ibarrier", {0, 2}, 2), late}), settings);
+  CHECK(verdict.kind == Verdict::Kind::Hard);
+  CHECK_FALSE(verdict.with_possible_waits);
+  CHECK(verdict.core == DeadlockCore{{0, 2}, {0, 2, 0}, {1}});
+  SECTION("not when that member computes: it may still start it") {
+    RankSnapshot computing = running();
+    computing.collectives = {{world_id, 1}};
+    CHECK(judge(job({waiting_on("MPI_Ibarrier", {1, 2}, 2), waiting_on("MPI_Ibarrier", {0, 2}, 2), computing}),
+                settings)
+              .kind == Verdict::Kind::None);
+  }
+  SECTION("not when every member has started it: it is under way") {
+    late.collectives = {{world_id, 2}};
+    CHECK(judge(job({waiting_on("MPI_Ibarrier", {1, 2}, 2), waiting_on("MPI_Ibarrier", {0, 2}, 2), late}), settings)
+              .kind != Verdict::Kind::Hard);
+  }
+}
+
+TEST_CASE("every rank blocked, collective #k blocking on one member and nonblocking on another, is HARD",
+          "[verdict]") {
+  const Verdict verdict =
+      judge(job({in_collective("MPI_Allgather", {1}, {}, 3), waiting_on("MPI_Iallgather", {0}, 3)}), settings);
+  CHECK(verdict.kind == Verdict::Kind::Hard);
+  CHECK_THAT(verdict.rule, Contains("rank 0 is in MPI_Allgather and rank 1 in MPI_Wait on MPI_Iallgather") &&
+                               Contains("collective #3"));
+  SECTION("a large-count twin matches its base") {
+    const Verdict twins =
+        judge(job({in_collective("MPI_Allgather", {1}, {}, 3), in_collective("MPI_Allgather_c", {0}, {}, 3)}), settings);
+    CHECK(twins.kind == Verdict::Kind::None);
+  }
+  SECTION("the same nonblocking collective on both: no mismatch") {
+    CHECK(judge(job({waiting_on("MPI_Iallgather", {1}, 3), waiting_on("MPI_Iallgather", {0}, 3)}), settings).kind ==
+          Verdict::Kind::None);
+  }
+}
+
 TEST_CASE("every rank blocked, a collective on some and a receive on another, is HARD through possible waits",
           "[verdict]") {
   // Ranks 0 (root) and 1 are in a Bcast; rank 2 receives from rank 0 instead

@@ -377,6 +377,26 @@ TEST_CASE("a send and a receive that do not match still deadlock") {
   }
 }
 
+TEST_CASE("a call with several parts waits for a peer until each of its parts with that peer can match") {
+  // Rank 0's MPI_Sendrecv sends tag 1 to rank 1 and receives tag 2 from it;
+  // rank 1's sends tag 2 to rank 0 and receives tag 3. Rank 1's send is taken
+  // by rank 0's receive, but nothing of rank 1 takes rank 0's send, and
+  // nothing of rank 0 sends what rank 1 receives.
+  RankSnapshot first = waits_for_all({1});
+  first.threads.front().messages = {{true, 1, 1, world_id}, {false, 1, 2, world_id}};
+  RankSnapshot second = waits_for_all({0});
+  second.threads.front().messages = {{true, 0, 2, world_id}, {false, 0, 3, world_id}};
+  CHECK(find_deadlock(job({first, second}), definite_only) == deadlock({0, 1}, {0, 1, 0}));
+  SECTION("when every part can match, both are transfers under way") {
+    second.threads.front().messages.back().tag = 1;
+    CHECK(find_deadlock(job({first, second}), definite_only) == no_deadlock);
+  }
+  SECTION("a receive from any rank that this peer does not match ties the wait to no peer") {
+    second.threads.front().messages.back() = {false, PendingMessage::kAny, 3, world_id};
+    CHECK(find_deadlock(job({first, second}), definite_only) == no_deadlock);
+  }
+}
+
 TEST_CASE("possible waits count only with with_possible_waits") {
   // Rank 0 is a Bcast leaf: definitely waits for its running root, rank 2,
   // possibly for the other leaf, rank 1, which receives from rank 0.

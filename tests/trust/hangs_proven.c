@@ -1,0 +1,122 @@
+/* Hangs that only MPI's matching rules prove, and their correct twins.
+ * argv[1] is how long one rank computes first (the twins), argv[2] the shape
+ * and argv[3] whether the program is "correct" or has the "bug":
+ *   mixed_collective (2 ranks): bug: rank 0 calls MPI_Allgather, rank 1
+ *     MPI_Iallgather and waits on it; MPI never matches a blocking
+ *     collective with a nonblocking one. Correct: both call MPI_Iallgather,
+ *     rank 0 after computing.
+ *   late_ibarrier (3 ranks): bug: ranks 0 and 1 wait on MPI_Ibarrier while
+ *     rank 2 waits in MPI_Recv for rank 0, which sends only after its
+ *     barrier. Correct: rank 2 computes, joins the barrier, then receives.
+ *   sendrecv_tags (2 ranks): bug: rank 0's MPI_Sendrecv sends 1 MiB with
+ *     tag 1 and receives tag 2; rank 1's sends tag 2 and receives tag 3:
+ *     rank 1's send half is taken, rank 0's never is. Correct: rank 1
+ *     computes, then receives tag 1. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "support.h"
+
+enum Shape { kMixedCollective, kLateIbarrier, kSendrecvTags };
+static const char* const kShapes[] = {"mixed_collective", "late_ibarrier", "sendrecv_tags"};
+static const char* const kCorrectness[] = {"correct", "bug"};
+
+enum { kLargeCount = 131072 /* doubles: 1 MiB, past the eager limit */ };
+
+static void gather_blocking(int* mine, int* all) {
+  MPI_Allgather(mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD); /* mpisentry: blocks [mixed_collective] */
+}
+
+static void gather_nonblocking(int* mine, int* all) {
+  MPI_Request request;
+  MPI_Iallgather(mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE); /* mpisentry: blocks [mixed_collective] */
+}
+
+static void mixed_collective(int rank, int bug, double compute_seconds) {
+  int mine = rank + 1, all[2] = {0, 0};
+  if (bug && rank == 0) {
+    gather_blocking(&mine, all);
+  } else {
+    if (rank == 0) compute_for(compute_seconds);
+    gather_nonblocking(&mine, all);
+  }
+  if (rank == 0) printf("gathered %d %d\n", all[0], all[1]);
+}
+
+static void ibarrier_then_wait(void) {
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE); /* mpisentry: blocks [late_ibarrier] */
+}
+
+static int wait_for_rank_0(void) {
+  int value = 0;
+  MPI_Recv(&value, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* mpisentry: blocks [late_ibarrier] */
+  return value;
+}
+
+static void late_ibarrier(int rank, int bug, double compute_seconds) {
+  if (rank < 2) {
+    ibarrier_then_wait();
+    const int value = 42;
+    if (rank == 0) MPI_Send(&value, 1, MPI_INT, 2, 0, MPI_COMM_WORLD);
+    return;
+  }
+  if (bug) {
+    const int value = wait_for_rank_0();
+    ibarrier_then_wait();
+    printf("received %d\n", value);
+  } else {
+    compute_for(compute_seconds);
+    ibarrier_then_wait();
+    printf("received %d\n", wait_for_rank_0());
+  }
+}
+
+static void exchange(double* send, int send_tag, double* receive, int receive_tag) {
+  const int other = 1;
+  MPI_Sendrecv(send, kLargeCount, MPI_DOUBLE, other, send_tag, /* mpisentry: blocks [sendrecv_tags] */
+               receive, kLargeCount, MPI_DOUBLE, other, receive_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+static void answer(double* send, int send_tag, double* receive, int receive_tag) {
+  const int other = 0;
+  MPI_Sendrecv(send, 1, MPI_DOUBLE, other, send_tag, /* mpisentry: blocks [sendrecv_tags] */
+               receive, kLargeCount, MPI_DOUBLE, other, receive_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+static void sendrecv_tags(int rank, int bug, double compute_seconds) {
+  double* send = calloc(kLargeCount, sizeof(double));
+  double* receive = calloc(kLargeCount, sizeof(double));
+  for (int i = 0; i < kLargeCount; ++i) send[i] = rank + 1;
+  if (rank == 0) {
+    exchange(send, 1, receive, 2);
+    printf("received %.0f\n", receive[0]);
+  } else {
+    if (!bug) compute_for(compute_seconds);
+    answer(send, 2, receive, bug ? 3 : 1);
+  }
+  free(receive);
+  free(send);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const double compute_seconds = seconds_argument(argc, argv, 1, "how long one rank computes first");
+  const enum Shape shape = variant_argument(argc, argv, 2, "the shape", kShapes, 3);
+  const int bug = variant_argument(argc, argv, 3, "correct or bug", kCorrectness, 2);
+  const int ranks = shape == kLateIbarrier ? 3 : 2;
+  const int rank = world_rank_checked(ranks, ranks);
+  if (shape == kMixedCollective)
+    mixed_collective(rank, bug, compute_seconds);
+  else if (shape == kLateIbarrier)
+    late_ibarrier(rank, bug, compute_seconds);
+  else
+    sendrecv_tags(rank, bug, compute_seconds);
+  MPI_Finalize();
+  return 0;
+}
