@@ -116,14 +116,15 @@ bool split_line(std::string_view line, std::vector<std::string_view>& words, std
 void apply_line(std::span<const std::string_view> words, std::string_view where, LoadResult& into) {
   const std::string_view key = words[0];
   const auto values = words.subspan(1);
-  if (find_key(key) != nullptr && values.size() != 1) {
-    add_error(into, where, to_upper(key) + (values.empty() ? " needs a value"
-                                                           : " takes one value, got " + std::to_string(values.size()) +
-                                                                 "; quote a value that contains spaces"));
-    return;
-  }
   std::string value;
   for (const auto word : values) value += (value.empty() ? "" : " ") + std::string(word);
+  if (find_key(key) != nullptr && values.size() != 1) {
+    add_error(into, where,
+              to_upper(key) + (values.empty() ? " needs a value"
+                                              : " takes one value, got " + std::to_string(values.size()) + ": " +
+                                                    quoted(value) + "; quote a value that contains spaces"));
+    return;
+  }
   apply_setting(key, value, where, into);
 }
 

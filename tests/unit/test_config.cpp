@@ -173,19 +173,21 @@ TEST_CASE("config text: bad lines name file and line", "[config][file]") {
       "DEADLOK-TIMEOUT 1m\n"
       "CHECK GLOBAL:DEADLOCK:HARD maybe\n"
       "CHECK GLOBAL:DEADLOK:*\n"
-      "CHECK\n");
+      "CHECK\n"
+      "DEADLOCK-TIMEOUT 10 seconds\n");
   const std::vector<std::string> expected = {
       "job.conf:1: DEADLOCK-TIMEOUT \"5x\": unknown time unit 'x' (use c, l, s, m, h, d or w)",
       "job.conf:2: VERBOSE \"9\": out of range (0 to 5)",
       "job.conf:3: VERBOSE \"loud\": not a whole number",
       "job.conf:4: missing closing quote",
       "job.conf:5: text right after a closing quote; separate it with a space",
-      "job.conf:6: REPORT-JSON takes one value, got 2; quote a value that contains spaces",
+      "job.conf:6: REPORT-JSON takes one value, got 2: \"/a b\"; quote a value that contains spaces",
       "job.conf:7: REPORT-DOT needs a value",
       "job.conf:8: unknown key \"DEADLOK-TIMEOUT\" (did you mean DEADLOCK-TIMEOUT?)",
       "job.conf:9: CHECK GLOBAL:DEADLOCK:HARD: \"maybe\" is not ON or OFF (use on, true, yes, 1 or off, false, no, 0)",
       "job.conf:10: CHECK \"GLOBAL:DEADLOK:*\" matches no check",
       "job.conf:11: CHECK takes a pattern and ON or OFF, e.g. CHECK GLOBAL:DEADLOCK:POTENTIAL ON",
+      "job.conf:12: DEADLOCK-TIMEOUT takes one value, got 2: \"10 seconds\"; quote a value that contains spaces",
   };
   REQUIRE(result.errors.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) CHECK(result.errors[i].str() == expected[i]);
