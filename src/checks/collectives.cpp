@@ -472,4 +472,9 @@ void finish_collectives() {
   evaluate_completed(/*drain=*/true, MPI_COMM_NULL);
 }
 
+void compare_arrived_collectives() {
+  if (!state().exchanging) return;
+  evaluate_completed(/*drain=*/false, MPI_COMM_NULL);
+}
+
 }  // namespace mpisentry::checks

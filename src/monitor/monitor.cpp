@@ -90,9 +90,10 @@ void check_writable(const std::string& path) {
 
 class Monitor {
  public:
-  Monitor(const config::Settings& settings, int program_thread_level)
+  Monitor(const config::Settings& settings, int program_thread_level, void (*before_gather)())
       : settings_(settings),
         program_thread_level_(program_thread_level),
+        before_gather_(before_gather),
         describer_(channel_.rank()),
         decider_(thresholds()) {
     const std::string chosen = settings.report_file.empty() ? default_report_path() : settings.report_file;
@@ -387,6 +388,7 @@ class Monitor {
     std::vector<std::vector<std::string>> frames;  // stacks::serialize'd, by rank and thread
   };
   Gathered gather_ranks(bool with_stacks) {
+    if (before_gather_) before_gather_();
     const RankSnapshot mine = describe(/*ask_mpi=*/true);
     const std::vector<std::string> parts = channel_.gather(
         encode_gathered(mine, with_stacks, with_stacks ? locate_stacks(mine) : std::vector<std::string>()));
@@ -561,6 +563,7 @@ class Monitor {
 
   const config::Settings& settings_;
   int program_thread_level_;
+  void (*before_gather_)();  // run before each gather of the ranks' states
   bool thread_level_noticed_ = false;
   Channel channel_;
   Describer describer_;
@@ -597,8 +600,8 @@ Monitor* running_monitor = nullptr;
 
 }  // namespace
 
-std::string create(const config::Settings& settings, int program_thread_level) {
-  running_monitor = new Monitor(settings, program_thread_level);
+std::string create(const config::Settings& settings, int program_thread_level, void (*before_gather)()) {
+  running_monitor = new Monitor(settings, program_thread_level, before_gather);
   return running_monitor->report_path();
 }
 

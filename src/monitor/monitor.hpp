@@ -17,8 +17,9 @@ namespace mpisentry::monitor {
 // file, which it returns (REPORT-FILE, or a name made from the job; the same
 // on every rank). `program_thread_level`: the level the program was told it
 // has, against which its threads' calls are checked. `settings` outlives the
-// monitor.
-std::string create(const config::Settings& settings, int program_thread_level);
+// monitor. `before_gather`, when not null, runs on the monitor thread before
+// each gather of the ranks' states for a look or a report.
+std::string create(const config::Settings& settings, int program_thread_level, void (*before_gather)());
 // Once the signal handlers are in place.
 void start_thread();
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "checks/collectives.hpp"
 #include "checks/findings.hpp"
 #include "config/settings.hpp"
 #include "interceptors/delay_injection.hpp"
@@ -139,7 +140,10 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
     return result;
   }
 
-  const std::string report_path = monitor::create(settings, program_thread_level);
+  // Collective check records still pending when ranks stop are compared
+  // before the monitor judges them: a hang reaches no later collective.
+  const std::string report_path =
+      monitor::create(settings, program_thread_level, checks::compare_arrived_collectives);
   // The dump signal first, so that an automatic stack signal keeps clear of it.
   signals::install({world_rank, monitor::write_signal_dump, settings.check_exit_signal, settings.dump_signal,
                     monitor::wake_fd()});

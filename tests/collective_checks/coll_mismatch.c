@@ -28,6 +28,9 @@
  *   many         10000 x the datatype error
  *   kinds        MPI_Bcast on rank 0, MPI_Ibcast and MPI_Wait elsewhere: MPI never matches them
  *                (twin: MPI_Bcast_c on rank 0, the same collective as MPI_Bcast)
+ *   kinds_reversed  MPI_Iallreduce and MPI_Wait on rank 0, MPI_Allreduce elsewhere: rank 0,
+ *                which reports, has its record pending when the job hangs (twin: MPI_Iallreduce
+ *                everywhere)
  *   in_place_ok  MPI_IN_PLACE at the root of MPI_Gather, MPI_Scatter and MPI_Reduce, and on
  *                every rank of MPI_Allgatherv with other counts per rank (no error shape)
  *   inter_ok     MPI_Bcast and MPI_Allreduce on an inter-communicator between even and odd
@@ -223,6 +226,17 @@ static void kinds(int ok) {
   }
 }
 
+static void kinds_reversed(int ok) {
+  int value = rank, sum = 0;
+  if (rank == 0 || ok) {
+    MPI_Request request;
+    MPI_Iallreduce(&value, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Allreduce(&value, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  }
+}
+
 static void in_place(void) {
   int all[64] = {0}, mine[16] = {0}, counts[16], displs[16], sum = rank;
   MPI_Gather(rank == 0 ? MPI_IN_PLACE : mine, 2, MPI_INT, all, 2, MPI_INT, 0, MPI_COMM_WORLD);
@@ -276,6 +290,7 @@ int main(int argc, char** argv) {
   else if (strcmp(shape, "nonblocking") == 0) nonblocking(ok);
   else if (strcmp(shape, "many") == 0) many(ok);
   else if (strcmp(shape, "kinds") == 0) kinds(ok);
+  else if (strcmp(shape, "kinds_reversed") == 0) kinds_reversed(ok);
   else if (strcmp(shape, "in_place") == 0 && ok) in_place();
   else if (strcmp(shape, "inter") == 0 && ok) inter_and_neighbors();
   else {
