@@ -117,6 +117,9 @@ def renamed(declaration, name):
 # The interceptors' describers (wrappers.cpp) whose arguments are the same
 # roles for every function that names them: "a|b" takes the first role the
 # function has, "=x" a literal when it has none.
+# The describers that count a collective on its communicator.
+COUNTED_RECORDS = {"collective", "collective_data", "reduction", "rooted", "rooted_reduction", "neighborhood",
+                   "connection"}
 RECORD_ROLES = {
     "send_to": ("buf", "count", "datatype", "dest", "tag", "comm"),
     "receive_from": ("buf", "count", "datatype", "source", "tag", "comm"),
@@ -190,16 +193,20 @@ class Function:
         return request if pointer else "&" + request
 
     # The CallRecord: interceptors' describers (wrappers.cpp), arguments by role.
+    # A describer that counts a collective gets the function's form first:
+    # MPI matches only collectives of the same form.
     def record(self):
         kind = self.entry["record"]
         a = self.args
         pattern = self.entry.get("pattern")
+        form = ("Form::" + {"nonblocking": "Nonblocking", "persistent": "Persistent"}.get(self.entry["kind"], "Blocking")
+                + ", ") if kind in COUNTED_RECORDS else ""
         if kind in RECORD_ROLES:
-            return f"{kind}({a(*RECORD_ROLES[kind])})"
+            return f"{kind}({form}{a(*RECORD_ROLES[kind])})"
         if kind == "rooted":
             side = {"bcast": ("buf", "count", "datatype"), "gather": ("sendbuf", "sendcount", "sendtype"),
                     "scatter": ("recvbuf", "recvcount", "recvtype")}[pattern]
-            return f"rooted({a(*side, 'root', 'comm')})"
+            return f"rooted({form}{a(*side, 'root', 'comm')})"
         if kind == "on_requests":
             if self.has("requests"):
                 return f"on_requests({a('count', 'requests')})"

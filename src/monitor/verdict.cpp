@@ -44,35 +44,66 @@ std::string_view matched_as(const std::string& function) {
   return name;
 }
 
+struct Seen {
+  int rank;
+  const CollectiveCall* call;
+  std::string text;  // "MPI_Bcast with root 0", "MPI_Wait on MPI_Ibarrier"
+  int form;          // CollectiveCount::kBlocking or kNonblocking
+};
+
+const char* form_name(int form) {
+  return form == CollectiveCount::kBlocking      ? "blocking"
+         : form == CollectiveCount::kNonblocking ? "nonblocking"
+                                                 : "persistent";
+}
+
+// A member that entered collective #k of `call`'s communicator in another
+// form (blocking, nonblocking, persistent) than `call`, which MPI never
+// matches with it (MPI 4.0, 6.12 and 6.13): the text naming both, else empty.
+// It finds the member that has already left its #k (a root whose MPI_Bcast
+// completed at once) as well as one still in it.
+std::string other_form(const std::vector<RankSnapshot>& ranks, int rank, const Seen& call) {
+  for (const RankSnapshot& other : ranks) {
+    if (other.rank == rank) continue;
+    for (const CollectiveCount& count : other.collectives) {
+      if (count.comm_id != call.call->comm_id) continue;
+      const int form = count.form_of(call.call->sequence);
+      if (form != CollectiveCount::kUnknownForm && form != call.form)
+        return fmt::format("rank {} is in {} and rank {} entered collective #{} of the same communicator as a {} "
+                           "collective, which MPI never matches with a {} one",
+                           rank, call.text, other.rank, call.call->sequence, form_name(form), form_name(call.form));
+    }
+  }
+  return {};
+}
+
 // Two members in the same collective of a communicator (by its sequence
 // number) that called different things: the text naming both, else empty.
 // A blocking collective and a nonblocking one never match (MPI 4.0, 6.12).
 std::string collective_mismatch(const std::vector<RankSnapshot>& ranks) {
-  struct Seen {
-    int rank;
-    const CollectiveCall* call;
-    std::string text;  // "MPI_Bcast with root 0", "MPI_Wait on MPI_Ibarrier"
-  };
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Seen> first_seen;
+  std::vector<Seen> calls;
   for (const RankSnapshot& rank : ranks) {
     for (const ThreadSnapshot& thread : rank.threads) {
       if (thread.state != RankState::Blocked) continue;
-      std::vector<Seen> calls;
       if (thread.collective.comm_id != 0)
-        calls.push_back({rank.rank, &thread.collective, collective_text(thread.collective)});
+        calls.push_back({rank.rank, &thread.collective, collective_text(thread.collective), CollectiveCount::kBlocking});
       for (const StartedCollective& started : thread.started_collectives)
-        calls.push_back({rank.rank, &started.call, thread.function + " on " + collective_text(started.call)});
-      for (Seen& call : calls) {
-        const auto [seen, inserted] = first_seen.try_emplace({call.call->comm_id, call.call->sequence}, call);
-        if (inserted) continue;
-        const Seen& other = seen->second;
-        if (std::tie(other.call->root, other.call->op) != std::tie(call.call->root, call.call->op) ||
-            matched_as(other.call->function) != matched_as(call.call->function))
-          return fmt::format("rank {} is in {} and rank {} in {}, as collective #{} of the same communicator",
-                             other.rank, other.text, call.rank, call.text, call.call->sequence);
-      }
+        calls.push_back({rank.rank, &started.call, thread.function + " on " + collective_text(started.call),
+                         CollectiveCount::kNonblocking});
     }
   }
+  std::map<std::pair<std::uint64_t, std::uint64_t>, const Seen*> first_seen;
+  for (const Seen& call : calls) {
+    const auto [seen, inserted] = first_seen.try_emplace({call.call->comm_id, call.call->sequence}, &call);
+    if (inserted) continue;
+    const Seen& other = *seen->second;
+    if (std::tie(other.call->root, other.call->op) != std::tie(call.call->root, call.call->op) ||
+        matched_as(other.call->function) != matched_as(call.call->function))
+      return fmt::format("rank {} is in {} and rank {} in {}, as collective #{} of the same communicator", other.rank,
+                         other.text, call.rank, call.text, call.call->sequence);
+  }
+  for (const Seen& call : calls)
+    if (std::string other = other_form(ranks, call.rank, call); !other.empty()) return other;
   return {};
 }
 

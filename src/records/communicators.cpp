@@ -50,6 +50,7 @@ struct Slot {
   std::atomic<std::uint64_t> key{kEmptyKey};
   std::atomic<std::uint64_t> id{0};
   std::atomic<std::uint64_t> entered{0};
+  std::atomic<std::uint64_t> forms{0};  // CollectiveCount::forms
 };
 Slot slots[kSlots];
 Slot world_slot;
@@ -80,6 +81,7 @@ bool insert_key(std::uint64_t key, std::uint64_t id) {
   if (slot == nullptr) return false;
   slot->id.store(id, std::memory_order_relaxed);
   slot->entered.store(0, std::memory_order_relaxed);
+  slot->forms.store(0, std::memory_order_relaxed);
   slot->key.store(key, std::memory_order_release);
   return true;
 }
@@ -165,7 +167,8 @@ std::uint64_t parent_id(MPI_Comm parent) {
 // Under the lock: a freed communicator or closed file, whose id was `id`.
 void forget(Slot* slot, std::uint64_t id) {
   if (slot == nullptr || slot == &world_slot || slot == &self_slot || slot->id.load() != id) return;
-  freed_counts.push_back({id, slot->entered.load(std::memory_order_relaxed)});
+  freed_counts.push_back(
+      {id, slot->entered.load(std::memory_order_relaxed), slot->forms.load(std::memory_order_relaxed)});
   if (freed_counts.size() > kFreedKept) freed_counts.pop_front();
   slot->key.store(kRemovedKey, std::memory_order_release);
   if (auto found = live.find(id); found != live.end()) {
@@ -251,7 +254,11 @@ void closed_file(MPI_File file, std::uint64_t id) {
   forget(find_key(key_of(file)), id);
 }
 
-Collective enter_collective(MPI_Comm comm) noexcept {
+static_assert(static_cast<int>(Form::Blocking) == CollectiveCount::kBlocking &&
+              static_cast<int>(Form::Nonblocking) == CollectiveCount::kNonblocking &&
+              static_cast<int>(Form::Persistent) == CollectiveCount::kPersistent);
+
+Collective enter_collective(MPI_Comm comm, Form form) noexcept {
   Slot* slot = find_slot(comm);
   if (slot == nullptr && comm != MPI_COMM_NULL) {
     const std::lock_guard lock(mutex);
@@ -260,6 +267,8 @@ Collective enter_collective(MPI_Comm comm) noexcept {
   if (slot == nullptr) return {};
   // Collectives on one communicator are ordered by the program: one writer at a time.
   const std::uint64_t sequence = slot->entered.load(std::memory_order_relaxed) + 1;
+  slot->forms.store(CollectiveCount::add_form(slot->forms.load(std::memory_order_relaxed), static_cast<int>(form)),
+                    std::memory_order_relaxed);
   slot->entered.store(sequence, std::memory_order_relaxed);
   return {slot->id.load(std::memory_order_relaxed), sequence};
 }
@@ -294,7 +303,8 @@ std::vector<CollectiveCount> collective_counts() {
   std::vector<CollectiveCount> counts;
   const auto add = [&counts](const Slot& slot) {
     const std::uint64_t entered = slot.entered.load(std::memory_order_relaxed);
-    if (entered > 0) counts.push_back({slot.id.load(std::memory_order_relaxed), entered});
+    if (entered > 0)
+      counts.push_back({slot.id.load(std::memory_order_relaxed), entered, slot.forms.load(std::memory_order_relaxed)});
   };
   add(world_slot);
   add(self_slot);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "api/functions.hpp"
 #include "report/snapshot.hpp"
 
 namespace mpisentry::comms {
@@ -60,8 +61,10 @@ struct Collective {
   std::uint64_t id = 0;        // 0: a communicator the checker cannot track
   std::uint64_t sequence = 0;  // 1 for the first collective on it
 };
-// From a collective's wrapper, in the calling thread: counts the call.
-Collective enter_collective(MPI_Comm comm) noexcept;
+// From a collective's wrapper, in the calling thread: counts the call, and
+// keeps its form (blocking, nonblocking or persistent) among the last
+// kFormsKept, as CollectiveCount::forms says.
+Collective enter_collective(MPI_Comm comm, Form form) noexcept;
 // The same for a file's collective; a file not opened through the checker
 // (or MPI_FILE_NULL) is not tracked.
 Collective enter_collective(MPI_File file) noexcept;

@@ -100,6 +100,18 @@ struct ThreadSnapshot {
 struct CollectiveCount {
   std::uint64_t comm_id = 0;
   std::uint64_t entered = 0;  // collectives entered on it so far, the current one included
+  // The forms of the last kFormsKept collectives entered, 2 bits each, the
+  // latest lowest: kBlocking, kNonblocking or kPersistent (MPI matches only
+  // collectives of the same form).
+  std::uint64_t forms = 0;
+  static constexpr int kBlocking = 0, kNonblocking = 1, kPersistent = 2, kUnknownForm = -1;
+  static constexpr std::uint64_t kFormsKept = 32;
+  static constexpr std::uint64_t add_form(std::uint64_t forms, int form) { return (forms << 2) | (form & 3); }
+  // The form of collective #sequence, or kUnknownForm when not kept.
+  constexpr int form_of(std::uint64_t sequence) const {
+    if (sequence == 0 || sequence > entered || entered - sequence >= kFormsKept) return kUnknownForm;
+    return static_cast<int>((forms >> (2 * (entered - sequence))) & 3);
+  }
   bool operator==(const CollectiveCount&) const = default;
 };
 

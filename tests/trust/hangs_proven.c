@@ -5,6 +5,10 @@
  *     MPI_Iallgather and waits on it; MPI never matches a blocking
  *     collective with a nonblocking one. Correct: both call MPI_Iallgather,
  *     rank 0 after computing.
+ *   root_returns (2 ranks): bug: rank 0, the root, returns at once from
+ *     MPI_Bcast and waits in MPI_Barrier; rank 1 waits on MPI_Ibcast, which
+ *     MPI never matches with the root's MPI_Bcast. Correct: both call
+ *     MPI_Ibcast, rank 0 after computing.
  *   late_ibarrier (3 ranks): bug: ranks 0 and 1 wait on MPI_Ibarrier while
  *     rank 2 waits in MPI_Recv for rank 0, which sends only after its
  *     barrier. Correct: rank 2 computes, joins the barrier, then receives.
@@ -18,8 +22,8 @@
 
 #include "support.h"
 
-enum Shape { kMixedCollective, kLateIbarrier, kSendrecvTags };
-static const char* const kShapes[] = {"mixed_collective", "late_ibarrier", "sendrecv_tags"};
+enum Shape { kMixedCollective, kRootReturns, kLateIbarrier, kSendrecvTags };
+static const char* const kShapes[] = {"mixed_collective", "root_returns", "late_ibarrier", "sendrecv_tags"};
 static const char* const kCorrectness[] = {"correct", "bug"};
 
 enum { kLargeCount = 131072 /* doubles: 1 MiB, past the eager limit */ };
@@ -43,6 +47,28 @@ static void mixed_collective(int rank, int bug, double compute_seconds) {
     gather_nonblocking(&mine, all);
   }
   if (rank == 0) printf("gathered %d %d\n", all[0], all[1]);
+}
+
+static void synchronize(void) {
+  MPI_Barrier(MPI_COMM_WORLD); /* mpisentry: blocks [root_returns] */
+}
+
+static void broadcast_nonblocking(int* value) {
+  MPI_Request request;
+  MPI_Ibcast(value, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE); /* mpisentry: blocks [root_returns] */
+}
+
+static void root_returns(int rank, int bug, double compute_seconds) {
+  int value = rank == 0 ? 42 : 0;
+  if (bug && rank == 0) {
+    MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } else {
+    if (rank == 0) compute_for(compute_seconds);
+    broadcast_nonblocking(&value);
+  }
+  synchronize();
+  if (rank == 1) printf("broadcast %d\n", value);
 }
 
 static void ibarrier_then_wait(void) {
@@ -107,12 +133,14 @@ int main(int argc, char** argv) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const double compute_seconds = seconds_argument(argc, argv, 1, "how long one rank computes first");
-  const enum Shape shape = variant_argument(argc, argv, 2, "the shape", kShapes, 3);
+  const enum Shape shape = variant_argument(argc, argv, 2, "the shape", kShapes, 4);
   const int bug = variant_argument(argc, argv, 3, "correct or bug", kCorrectness, 2);
   const int ranks = shape == kLateIbarrier ? 3 : 2;
   const int rank = world_rank_checked(ranks, ranks);
   if (shape == kMixedCollective)
     mixed_collective(rank, bug, compute_seconds);
+  else if (shape == kRootReturns)
+    root_returns(rank, bug, compute_seconds);
   else if (shape == kLateIbarrier)
     late_ibarrier(rank, bug, compute_seconds);
   else

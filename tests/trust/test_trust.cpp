@@ -300,7 +300,8 @@ TEST_CASE("twin_communicators: twin duplicates, self-rooted broadcasts, a barrie
 // In the correct twins one rank computes first while the others wait.
 
 TEST_CASE("hangs_proven: correct twins of the hangs below end without a report", "[trust][clean]") {
-  const std::string shape = GENERATE(as<std::string>{}, "mixed_collective", "late_ibarrier", "sendrecv_tags");
+  const std::string shape =
+      GENERATE(as<std::string>{}, "mixed_collective", "root_returns", "late_ibarrier", "sendrecv_tags");
   INFO("shape: " << shape);
   check_correct(shape == "late_ibarrier" ? 3 : 2, TEST_PROGRAM(hangs_proven), {shape, "correct"});
 }
@@ -324,6 +325,14 @@ const ProvenHang kProvenHangs[] = {
      {},
      R"(rule: every rank is blocked and their calls cannot match: rank 0 is in MPI_Allgather and rank 1 in )"
      R"(MPI_Wait on MPI_Iallgather, as collective #1 of the same communicator)"},
+    {"root_returns",
+     2,
+     {{0, R"(MPI_Barrier\()"}, {1, R"(MPI_Wait\(request=MPI_Ibcast\()"}},
+     {"synchronize", "broadcast_nonblocking"},
+     {},
+     R"(rule: every rank is blocked and their calls cannot match: rank 1 is in MPI_Wait on MPI_Ibcast with root 0 )"
+     R"(and rank 0 entered collective #1 of the same communicator as a blocking collective, which MPI never )"
+     R"(matches with a nonblocking one)"},
     {"late_ibarrier",
      3,
      {{0, R"(MPI_Wait\(request=MPI_Ibarrier\()"}, {1, R"(MPI_Wait\(request=MPI_Ibarrier\()"},
@@ -341,8 +350,8 @@ const ProvenHang kProvenHangs[] = {
 
 }  // namespace
 
-TEST_CASE("hangs_proven: a blocking collective against a nonblocking one, a nonblocking barrier a member never "
-          "starts, a Sendrecv half nothing matches",
+TEST_CASE("hangs_proven: a blocking collective against a nonblocking one, waited on or left, a nonblocking barrier "
+          "a member never starts, a Sendrecv half nothing matches",
           "[trust][deadlock]") {
   const ProvenHang& hang = GENERATE(from_range(std::begin(kProvenHangs), std::end(kProvenHangs)));
   INFO("shape: " << hang.shape);

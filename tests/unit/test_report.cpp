@@ -302,7 +302,7 @@ TEST_CASE("deserialize rejects damaged input with a message", "[report]") {
   }
   SECTION("garbage, a bad field and trailing bytes") {
     CHECK_THROWS_WITH(deserialize("hello"), Catch::Contains("does not start with"));
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/5;0;0:0;0;0;"), Catch::Contains("does not start with"));
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/6;0;0:0;0;0;"), Catch::Contains("does not start with"));
     std::string bad_state = bytes;
     const std::string state_field = "node11001;1;";  // host, pid, state
     REQUIRE(bad_state.find(state_field) != std::string::npos);
@@ -316,10 +316,10 @@ TEST_CASE("deserialize rejects damaged input with a message", "[report]") {
                                                  Catch::Contains("no value 3"));
     CHECK_THROWS_WITH(deserialize(bytes + "x"), Catch::Contains("1 unexpected bytes"));
     // rank, host, pid, state, seconds, activity, then a count no input can hold
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/6;0;0:0;0;0;0;-1;999999999999;"),
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/7;0;0:0;0;0;0;-1;999999999999;"),
                       Catch::Contains("\"threads\""));
     // ... one thread: id, state, seconds, function, call, wait_mode, waits_for, then possibly_waits_for
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/6;0;0:0;0;0;0;-1;1;0;1;0;0:0:1;0;x;"),
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/7;0;0:0;0;0;0;-1;1;0;1;0;0:0:1;0;x;"),
                       Catch::Contains("\"threads.possibly_waits_for\"") && Catch::Contains("not a number"));
   }
 }
