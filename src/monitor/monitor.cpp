@@ -592,9 +592,9 @@ class Monitor {
     stall.kind = Verdict::Kind::Slow;
     stall.partial = true;
     stall.rule = fmt::format(
-        "{} {} been blocked in MPI for longer than DEADLOCK-WARNING and no deadlock can be proven: whom {} wait "
-        "for is blocked in a wait mpisentry cannot read, or sleeps outside MPI in a wait it cannot prove only its "
-        "own process can end, while other ranks run",
+        "{} {} {} been blocked in MPI for longer than DEADLOCK-WARNING and no deadlock can be proven: what {} wait "
+        "for ends at a rank blocked in a wait mpisentry cannot read, or sleeping outside MPI in a wait it cannot "
+        "prove only its own process can end, while other ranks run",
         stall.involved.size() == 1 ? "rank" : "ranks", fmt::join(stall.involved, ","),
         stall.involved.size() == 1 ? "has" : "have", stall.involved.size() == 1 ? "it" : "they");
     return stall;

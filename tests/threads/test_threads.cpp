@@ -168,3 +168,22 @@ TEST_CASE("join_waits poll and timed: a main thread that sleeps in a loop cannot
   CHECK(result.err.find("[0] WARNING: GLOBAL:DEADLOCK:NO_PROGRESS") != std::string::npos);
   CHECK(result.err.find("the others sleep outside MPI in waits mpisentry cannot prove") != std::string::npos);
 }
+
+TEST_CASE("unreadable_chain: ranks wait through a wait mpisentry cannot read for a rank that computes: a warning",
+          "[no_progress]") {
+  Workspace workspace;
+  const JobResult result =
+      run_checked(workspace, 3, TEST_PROGRAM(unreadable_chain),
+                  {"--deadlock-timeout", kDeadlockTimeout, "--deadlock-warning", kDeadlockTimeout},
+                  {std::to_string(4 * kDeadlockTimeoutSeconds)});
+  INFO(describe(result));
+  CHECK(result.succeeded());
+  CHECK(result.out == "received 7\n");
+  CHECK(result.err.find("GLOBAL:DEADLOCK:HARD") == std::string::npos);
+  CHECK(result.err.find("[0] WARNING: GLOBAL:DEADLOCK:NO_PROGRESS") != std::string::npos);
+  CHECK(result.err.find("ranks 0,1 have been blocked in MPI for longer than DEADLOCK-WARNING and no deadlock can "
+                        "be proven") != std::string::npos);
+  // Once for the stall.
+  const std::string warning = "[0] WARNING: GLOBAL:DEADLOCK:NO_PROGRESS: warning";
+  CHECK(result.err.find(warning) == result.err.rfind(warning));
+}
