@@ -25,6 +25,7 @@
 #include "monitor/channel.hpp"
 #include "monitor/describe.hpp"
 #include "monitor/ending.hpp"
+#include "monitor/in_process.hpp"
 #include "monitor/reports.hpp"
 #include "monitor/rounds.hpp"
 #include "signals/signals.hpp"
@@ -278,10 +279,39 @@ class Monitor {
     return sorted;
   }
 
+  // Every thread that has called MPI is in a blocking call or outside MPI,
+  // at least one of each: only then are the threads outside MPI read.
+  static bool threads_outside_hold_rank(const std::vector<ThreadState::Sample>& samples) {
+    bool blocking = false, outside = false;
+    for (const ThreadState::Sample& sample : samples) {
+      if (!sample.in_call) {
+        outside = true;
+      } else if (function_info(sample.call.function).kind == CallKind::Blocking) {
+        blocking = true;
+      } else {
+        return false;
+      }
+    }
+    return blocking && outside && !untracked_threads();
+  }
+
+  static OutsideMpi look_outside(const std::vector<ThreadState::Sample>& samples, std::string* why = nullptr) {
+    if (!threads_outside_hold_rank(samples)) return {};
+    const in_process::Result seen = in_process::look(samples, static_cast<pid_t>(gettid()));
+    if (why) *why = seen.why;
+    switch (seen.holding) {
+      case in_process::Holding::Held: return {OutsideMpi::Kind::Held, seen.digest};
+      case in_process::Holding::Idle: return {OutsideMpi::Kind::Idle, seen.digest};
+      case in_process::Holding::Runs: break;
+    }
+    return {};
+  }
+
   LocalStatus observe() {
     const Threads threads = sample_threads();
     check_thread_level(threads.samples);
-    const LocalStatus status = observer_.observe(threads.samples, Clock::now(), untracked_threads());
+    const LocalStatus status =
+        observer_.observe(threads.samples, Clock::now(), untracked_threads(), look_outside(threads.samples));
     std::unordered_map<int, double> thread_seconds;
     for (const ThreadState::Sample& sample : threads.samples)
       thread_seconds[sample.id] = observer_.blocked_seconds(sample.id);
@@ -340,8 +370,18 @@ class Monitor {
       }
       views.push_back(view);
     }
+    // A rank blocked through threads held outside MPI is so at this look
+    // only when they are held still, unchanged since the tick: their digest
+    // (with their context switches) joins the activity, so that two looks
+    // agree only when none of them ran in between.
+    bool blocked = status.blocked;
+    if (status.held_outside) {
+      const OutsideMpi now = look_outside(threads.samples);
+      blocked = now.kind == OutsideMpi::Kind::Held && now.digest == status.outside_digest;
+      activity = activity * 0x9E3779B97F4A7C15ull + now.digest;
+    }
     const RankState rank_state = status.finalizing             ? RankState::Finalizing
-                                 : status.blocked             ? RankState::Blocked
+                                 : blocked                    ? RankState::Blocked
                                  : status.polling             ? RankState::Polling
                                                               : RankState::Running;
     const double rank_seconds = rank_state == RankState::Polling ? status.stalled_seconds : status.blocked_seconds;
@@ -493,13 +533,33 @@ class Monitor {
   // Ranks blocked past DEADLOCK-WARNING: a warning when they wait for ranks
   // outside MPI and the culprits or their stacks changed since the last one.
   // The stacks are taken only when there are culprits.
+  // When no rank outside MPI explains the wait and no verdict covers it, a
+  // NO_PROGRESS warning says so (unexplained_stall), once per stall: a hang
+  // is never silent.
   void check_outside_mpi() {
     const Gathered states = gather_ranks(/*with_stacks=*/false);
     const double warning = to_seconds(settings_.deadlock_warning);
-    const bool found = rank() == 0 && !states.ranks.empty() && !waitgraph::find_outside_mpi(states.ranks, warning).empty();
-    if (channel_.broadcast(std::int32_t{found ? 1 : 0}) == 0) return;
+    std::int32_t found = 0;
+    if (rank() == 0 && !states.ranks.empty()) {
+      if (!waitgraph::find_outside_mpi(states.ranks, warning).empty())
+        found = 1;
+      else if (settings_.check_no_progress && unexplained_stall(states.ranks, warning).kind != Verdict::Kind::None)
+        found = 2;
+    }
+    found = channel_.broadcast(found);
+    if (found == 0) return;
     Gathered gathered = gather_ranks(/*with_stacks=*/true);
     if (rank() != 0 || gathered.ranks.empty()) return;
+    if (found == 2) {
+      const Verdict stall = unexplained_stall(gathered.ranks, warning);
+      if (stall.kind == Verdict::Kind::None) return;
+      std::string key = signature(stall);
+      for (int waiting : stall.involved)
+        key += fmt::format(";{}", gathered.ranks[static_cast<std::size_t>(waiting)].activity);
+      if (!unexplained_warned_.insert(key).second) return;
+      publish(stall, 0, std::move(gathered));
+      return;
+    }
     const waitgraph::OutsideMpi outside = waitgraph::find_outside_mpi(gathered.ranks, warning);
     if (outside.empty()) return;
     symbolize_into(gathered);
@@ -522,15 +582,79 @@ class Monitor {
     exit_.end_checking();
   }
 
+  // Ranks blocked in MPI past DEADLOCK-WARNING that no verdict covers and no
+  // rank outside MPI explains: they wait for ranks blocked in waits mpisentry
+  // cannot read, or whose threads outside MPI sleep in waits it cannot
+  // prove, while other ranks run. A warning, never a verdict.
+  Verdict unexplained_stall(const std::vector<RankSnapshot>& ranks, double warning) const {
+    Verdict stall;
+    for (const RankSnapshot& rank : ranks)
+      if (waitgraph::is_stuck(rank, warning)) stall.involved.push_back(rank.rank);
+    if (stall.involved.empty() || judge(ranks, judge_settings()).kind != Verdict::Kind::None) return stall;
+    stall.kind = Verdict::Kind::Slow;
+    stall.partial = true;
+    stall.rule = fmt::format(
+        "{} {} {} been blocked in MPI for longer than DEADLOCK-WARNING and no deadlock can be proven: what {} wait "
+        "for ends at a rank blocked in a wait mpisentry cannot read, or sleeping outside MPI in a wait it cannot "
+        "prove only its own process can end, while other ranks run",
+        stall.involved.size() == 1 ? "rank" : "ranks", fmt::join(stall.involved, ","),
+        stall.involved.size() == 1 ? "has" : "have", stall.involved.size() == 1 ? "it" : "they");
+    return stall;
+  }
+
+  // Ranks whose threads in MPI are all blocked while the others sleep
+  // outside MPI, not provably for good, stall as ranks that poll do.
+  static std::vector<int> idle_ranks(const std::vector<RankSnapshot>& ranks) {
+    std::vector<int> idle;
+    for (const RankSnapshot& rank : ranks) {
+      const auto is = [&rank](RankState state) {
+        return std::any_of(rank.threads.begin(), rank.threads.end(),
+                           [state](const ThreadSnapshot& thread) { return thread.state == state; });
+      };
+      if (rank.state == RankState::Polling && is(RankState::Blocked) && !is(RankState::Polling))
+        idle.push_back(rank.rank);
+    }
+    return idle;
+  }
+
   void warn_no_progress() {
     Gathered gathered = gather_ranks(/*with_stacks=*/true);
     if (rank() != 0 || gathered.ranks.empty()) return;
-    publish(reports::no_progress_verdict(), 0, std::move(gathered));
+    Verdict verdict = reports::no_progress_verdict();
+    if (const std::vector<int> idle = idle_ranks(gathered.ranks); !idle.empty())
+      verdict.rule += fmt::format(
+          "; on {} {} every thread in MPI is blocked and the others sleep outside MPI in waits mpisentry cannot "
+          "prove only the rank can end (a wait with a timeout, a futex another process may wake, a program's "
+          "signal handler), so no deadlock is claimed",
+          idle.size() == 1 ? "rank" : "ranks", fmt::join(idle, ","));
+    publish(verdict, 0, std::move(gathered));
+  }
+
+  // The ranks of a verdict that are blocked with threads outside MPI: why
+  // those threads cannot release them, for the rule line.
+  static std::string held_outside_note(const Verdict& verdict, const std::vector<RankSnapshot>& ranks) {
+    std::vector<int> held;
+    for (int involved : verdict.involved) {
+      if (involved < 0 || static_cast<std::size_t>(involved) >= ranks.size()) continue;
+      const RankSnapshot& rank = ranks[static_cast<std::size_t>(involved)];
+      if (rank.state == RankState::Blocked &&
+          std::any_of(rank.threads.begin(), rank.threads.end(),
+                      [](const ThreadSnapshot& thread) { return thread.state == RankState::Running; }))
+        held.push_back(rank.rank);
+    }
+    if (held.empty()) return {};
+    return fmt::format(
+        "; on {} {} the threads outside MPI sleep in waits that only their own process can end (futex waits "
+        "with no timeout, private to the process: pthread_join, a condition variable, a mutex), every other "
+        "thread is blocked in MPI and no program signal handler is installed, so they cannot release it",
+        held.size() == 1 ? "rank" : "ranks", fmt::join(held, ","));
   }
 
   // Rank 0 only: writes the report; a fatal one ends the job.
-  void publish(const Verdict& verdict, double seconds_between, Gathered gathered) {
+  void publish(const Verdict& judged, double seconds_between, Gathered gathered) {
     symbolize_into(gathered);
+    Verdict verdict = judged;
+    verdict.rule += held_outside_note(verdict, gathered.ranks);
     const report::Report report =
         reports::verdict_report(verdict, seconds_between, std::move(gathered.ranks), settings_);
     const bool fatal = report::aborts_job(report.check);
@@ -589,6 +713,7 @@ class Monitor {
   Step step_ = Step::None;
   std::set<std::string> warned_;  // warnings given, by verdict: each once
   std::string outside_mpi_warned_;  // culprits and stacks of the last OUTSIDE_MPI warning
+  std::set<std::string> unexplained_warned_;  // stalls warned of by unexplained_stall, with their activity
   bool dump_pending_ = false;       // DUMP-SIGNAL reached this rank; carried by each round until the dump
   Clock::time_point last_dump_began_ = Clock::time_point::min() + kDumpMergeTime;
   ExitNotice exit_;  // the program's thread in exit() and the monitor

@@ -18,9 +18,10 @@ std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
 }  // namespace
 
 LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, Clock::time_point now,
-                              bool untracked) {
+                              bool untracked, const OutsideMpi& outside) {
   std::uint64_t progress = 0, calls = 0;
   bool polling_now = false, every_thread_blocked = !threads.empty() && !untracked;
+  bool any_outside = false, any_blocking = false;
   LocalStatus status;
   status.blocked_seconds = std::numeric_limits<double>::infinity();
   std::unordered_map<int, Timed> timed;
@@ -30,10 +31,12 @@ LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, C
     status.finalizing = status.finalizing || (thread.in_call && thread.call.shape == CallShape::Finalize);
     const bool blocking = thread.in_call && function_info(thread.call.function).kind == CallKind::Blocking;
     if (!blocking) {
-      every_thread_blocked = false;
+      any_outside = any_outside || !thread.in_call;
+      every_thread_blocked = every_thread_blocked && !thread.in_call;  // outside MPI: decided below
       polling_now = polling_now || thread.in_call;
       continue;
     }
+    any_blocking = true;
     Timed entry{thread.entered, now, 0};
     if (const auto found = timed_.find(thread.id); found != timed_.end() && found->second.call == thread.entered)
       entry.since = found->second.since;
@@ -43,6 +46,22 @@ LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, C
     status.call_number = status.call_number * 0x9E3779B97F4A7C15ull + thread.entered + static_cast<std::uint64_t>(thread.id);
   }
   timed_ = std::move(timed);
+  // Threads outside MPI: the rank is blocked only when each sleeps in a wait
+  // only its own process can end, timed from when they were first seen so.
+  const bool shape = any_outside && any_blocking && every_thread_blocked;
+  const bool held = shape && outside.kind == OutsideMpi::Kind::Held;
+  const bool idle = shape && outside.kind == OutsideMpi::Kind::Idle;
+  if (held) {
+    if (!held_ || outside.digest != held_digest_) held_since_ = now;
+    held_digest_ = outside.digest;
+    status.blocked_seconds = std::min(status.blocked_seconds, seconds(now - held_since_));
+    status.call_number = status.call_number * 0x9E3779B97F4A7C15ull + outside.digest;
+  }
+  held_ = held;
+  status.held_outside = held;
+  status.outside_digest = held ? outside.digest : 0;
+  status.idle_outside = idle;
+  if (any_outside && !held) every_thread_blocked = false;
   status.blocked = every_thread_blocked;
   if (!every_thread_blocked) {
     status.blocked_seconds = 0;
@@ -67,7 +86,15 @@ LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, C
   // polls again, so long computations never count as lack of progress.
   // A thread blocked in MPI does not make its rank poll: only threads in
   // Test-like calls, or calls made lately, do.
-  const bool calling = polling_now || now - last_call_at_ < kComputingAfter;
+  // Threads that sleep outside MPI while the others are blocked in it make a
+  // stalled rank, as one that polls does.
+  // A thread that sleeps in a loop is sometimes seen awake: the rank
+  // computes only once none has been seen asleep for kComputingAfter.
+  if (idle) idle_at_ = now;
+  if (!shape) idle_seen_ = false;
+  idle_seen_ = idle_seen_ || idle;
+  const bool calling = polling_now || (idle_seen_ && now - idle_at_ < kComputingAfter) ||
+                       now - last_call_at_ < kComputingAfter;
   if (!calling) progress_at_ = now;
   status.stalled_seconds = seconds(now - progress_at_);
   status.polling = calling && !every_thread_blocked && status.stalled_seconds > 0;

@@ -25,10 +25,28 @@ struct LocalStatus {
   bool polling = false;        // stalled, but calling MPI_Test-like functions rather than blocked
   bool finalizing = false;
   std::uint64_t call_number = 0;  // which calls its threads are blocked in (a digest of their numbers)
+  // Blocked with threads outside MPI held in waits only the process can end
+  // (OutsideMpi::Held), seen so with this digest.
+  bool held_outside = false;
+  std::uint64_t outside_digest = 0;
+  // Stalled with threads outside MPI asleep, not provably held (OutsideMpi::Idle).
+  bool idle_outside = false;
   // Set by the monitor, not observed: the rank got DUMP-SIGNAL since the last
   // round; the rank is exiting without MPI_Finalize.
   bool dump_requested = false;
   bool exiting = false;
+};
+
+// What the threads outside MPI do, when every thread that has called MPI is
+// in a blocking call or outside MPI (in_process::look reads it).
+struct OutsideMpi {
+  enum class Kind {
+    None,  // not read, or a thread outside MPI runs
+    Held,  // each sleeps in a wait only its own process can end: the rank is blocked
+    Idle,  // each sleeps, not all provably so: the rank stalls (a warning, never a verdict)
+  };
+  Kind kind = Kind::None;
+  std::uint64_t digest = 0;  // changes when any of them ran or changed waits
 };
 
 // Turns the wrappers' counters into times.
@@ -39,8 +57,9 @@ class Observer {
 
   // `threads`: one sample of every live thread that has called MPI.
   // `untracked`: some thread's calls cannot be seen, so the rank is never blocked.
+  // `outside`: what the threads outside MPI do, when read.
   LocalStatus observe(const std::vector<ThreadState::Sample>& threads, Clock::time_point now,
-                      bool untracked = false);
+                      bool untracked = false, const OutsideMpi& outside = {});
   // How long a thread has been in its current blocking call, as of the last
   // observe(); 0 when it is not in one.
   double blocked_seconds(int thread_id) const;
@@ -52,6 +71,11 @@ class Observer {
     double seconds = 0;
   };
   std::unordered_map<int, Timed> timed_;  // by thread id
+  std::uint64_t held_digest_ = 0;         // the threads outside MPI held since held_since_
+  Clock::time_point held_since_{};
+  bool held_ = false;
+  Clock::time_point idle_at_{};  // threads outside MPI last seen asleep, not provably held
+  bool idle_seen_ = false;
   std::uint64_t progress_seen_ = 0;
   Clock::time_point progress_at_{};
   std::uint64_t calls_seen_ = 0;

@@ -19,6 +19,7 @@
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
 #include "log/log.hpp"
+#include "monitor/in_process.hpp"
 #include "monitor/monitor.hpp"
 #include "records/call_record.hpp"
 #include "records/call_text.hpp"
@@ -120,6 +121,7 @@ const config::Settings& load_settings(int world_rank) {
 int initialize(int* argc, char*** argv, int required, int* provided) {
   this_thread_state();  // the thread that initializes MPI is thread 0
   int granted = MPI_THREAD_SINGLE;
+  monitor::in_process::note_before_init();
   const int result = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &granted);
   if (result != MPI_SUCCESS) return result;
   int world_rank = 0, world_size = 1;
@@ -163,6 +165,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
                                                      (patient == config::AutoSwitch::Auto && more_ranks_than_cores())});
   delay_injection::configure(settings.inject_delays, world_rank);
   checks::start(settings, world_rank, multiple_threads);
+  monitor::in_process::note_checker_started();
   return result;
 }
 

@@ -250,6 +250,12 @@ void keep_handlers_first() {
     if (handled[signal_number].kind != Kind::None) take_signal(signal_number);
 }
 
+bool handed_on_action(int signal_number, struct sigaction& out) {
+  if (signal_number <= 0 || signal_number >= NSIG || handled[signal_number].kind == Kind::None) return false;
+  out = handled[signal_number].program;
+  return true;
+}
+
 std::optional<std::chrono::steady_clock::time_point> take_dump_request() {
   const long long at = dump_requested_at_ns.exchange(0, std::memory_order_acq_rel);
   if (at == 0) return std::nullopt;

@@ -48,6 +48,7 @@
 //    another free real-time signal, with a warning.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -104,6 +105,11 @@ void block_in_checker_thread();
 // kept to be run after ours, and ours is put back in front of it; nothing
 // once a signal that ends the process has arrived.
 void keep_handlers_first();
+
+// The action that our handler on `signal_number` runs after its own (the
+// one it took the place of: the program's or MPI's), when ours is in front
+// and hands signals on; false otherwise.
+bool handed_on_action(int signal_number, struct sigaction& out);
 
 // When the latest DUMP-SIGNAL arrived (CLOCK_MONOTONIC, as std::chrono::
 // steady_clock reads it) if one arrived since the last call; several count once.

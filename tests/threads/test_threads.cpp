@@ -114,3 +114,76 @@ TEST_CASE("thread_level: MPI cannot give MPI_THREAD_MULTIPLE, which the program 
   CHECK(count_occurrences(checked.err, notice) == 1);
   CHECK_FALSE(std::filesystem::exists(workspace.report_path()));
 }
+
+TEST_CASE("join_waits join: workers wait in MPI_Recv for tags never sent while the main thread joins them",
+          "[threads][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(join_waits);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"join"});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"worker_receives"}});
+  INFO(describe(result));
+  CHECK(result.err.find("threads outside MPI sleep in waits that only their own process can end") !=
+        std::string::npos);
+  // The verdict comes a few ticks after DEADLOCK-TIMEOUT, start-up and the report included.
+  WARN("join: the job ended " << result.elapsed_seconds << " s after it started (DEADLOCK-TIMEOUT "
+                              << kDeadlockTimeoutSeconds << " s)");
+  CHECK(result.elapsed_seconds < kDeadlockTimeoutSeconds + 6);
+}
+
+TEST_CASE("join_waits join-correct: the same shape, one worker computes three times DEADLOCK-TIMEOUT, then sends",
+          "[clean][threads]") {
+  Workspace workspace;
+  const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(join_waits), kDeadlockOptions,
+                                                     {"join-correct", kLongComputation});
+  CHECK(plain.out == "joined\n");
+}
+
+TEST_CASE("join_waits cond: the main thread waits on a condition variable, a third thread on its mutex",
+          "[threads][deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(join_waits);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"cond"});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"worker_receives"}});
+  WARN("cond: the job ended " << result.elapsed_seconds << " s after it started");
+  CHECK(result.elapsed_seconds < kDeadlockTimeoutSeconds + 6);
+}
+
+TEST_CASE("join_waits poll and timed: a main thread that sleeps in a loop cannot be proven held: a warning, no verdict",
+          "[threads][no_progress]") {
+  const std::string variant = GENERATE(as<std::string>{}, "poll", "timed");
+  INFO("variant " << variant);
+  Workspace workspace;
+  const JobResult result =
+      run_checked(workspace, 2, TEST_PROGRAM(join_waits),
+                  {"--deadlock-timeout", kDeadlockTimeout, "--deadlock-warning", kDeadlockTimeout},
+                  {variant, std::to_string(4 * kDeadlockTimeoutSeconds)});
+  INFO(describe(result));
+  CHECK(result.succeeded());
+  CHECK(result.out == "joined\n");
+  CHECK(result.err.find("GLOBAL:DEADLOCK:HARD") == std::string::npos);
+  CHECK(result.err.find("[0] WARNING: GLOBAL:DEADLOCK:NO_PROGRESS") != std::string::npos);
+  CHECK(result.err.find("the others sleep outside MPI in waits mpisentry cannot prove") != std::string::npos);
+}
+
+TEST_CASE("unreadable_chain: ranks wait through a wait mpisentry cannot read for a rank that computes: a warning",
+          "[no_progress]") {
+  Workspace workspace;
+  const JobResult result =
+      run_checked(workspace, 3, TEST_PROGRAM(unreadable_chain),
+                  {"--deadlock-timeout", kDeadlockTimeout, "--deadlock-warning", kDeadlockTimeout},
+                  {std::to_string(4 * kDeadlockTimeoutSeconds)});
+  INFO(describe(result));
+  CHECK(result.succeeded());
+  CHECK(result.out == "received 7\n");
+  CHECK(result.err.find("GLOBAL:DEADLOCK:HARD") == std::string::npos);
+  CHECK(result.err.find("[0] WARNING: GLOBAL:DEADLOCK:NO_PROGRESS") != std::string::npos);
+  CHECK(result.err.find("ranks 0,1 have been blocked in MPI for longer than DEADLOCK-WARNING and no deadlock can "
+                        "be proven") != std::string::npos);
+  // Once for the stall.
+  const std::string warning = "[0] WARNING: GLOBAL:DEADLOCK:NO_PROGRESS: warning";
+  CHECK(result.err.find(warning) == result.err.rfind(warning));
+}

@@ -1,0 +1,350 @@
+#include "monitor/in_process.hpp"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "signals/signals.hpp"
+
+namespace mpisentry::monitor::in_process {
+namespace {
+
+// glibc's own signals (SIGCANCEL, SIGSETXID): sigaction refuses them, and
+// their handlers act only on signals the process sent itself.
+bool glibc_internal(int signal_number) { return signal_number == 32 || signal_number == 33; }
+
+struct Task {
+  pid_t tid = 0;
+  unsigned long long start = 0;  // start time in clock ticks: a reused tid is another task
+};
+
+// Written by the thread in MPI_Init; read by the monitor once `noted` is set.
+std::vector<pid_t> tasks_before;
+pid_t init_tid = 0;
+std::vector<Task> not_program;  // born inside MPI_Init: MPI's and the checker's
+bool program_handler_before[NSIG] = {};  // a handler outside the MPI libraries before MPI_Init
+std::atomic<bool> noted{false};
+
+std::vector<pid_t> list_tasks() {
+  std::vector<pid_t> tids;
+  DIR* folder = opendir("/proc/self/task");
+  if (!folder) return tids;
+  while (const dirent* entry = readdir(folder)) {
+    pid_t tid = 0;
+    const char* name = entry->d_name;
+    if (std::from_chars(name, name + std::strlen(name), tid).ec == std::errc() && tid > 0) tids.push_back(tid);
+  }
+  closedir(folder);
+  std::sort(tids.begin(), tids.end());
+  return tids;
+}
+
+// A small /proc file in one read (they are generated whole).
+std::string read_small(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  close(fd);
+  return text;
+}
+
+std::string task_file(pid_t tid, const char* name) {
+  return read_small("/proc/self/task/" + std::to_string(tid) + "/" + name);
+}
+
+// Field 22 of stat, after the command name (which may hold spaces and parentheses).
+unsigned long long start_time(pid_t tid) {
+  const std::string stat = task_file(tid, "stat");
+  const std::size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  return 0;
+}
+
+// Voluntary and involuntary context switches: they change whenever the task ran.
+std::uint64_t switches(pid_t tid) {
+  const std::string status = task_file(tid, "status");
+  std::uint64_t total = 0;
+  for (const char* key : {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}) {
+    const std::size_t at = status.find(key);
+    if (at != std::string::npos) total = total * 1000003 + std::strtoull(status.c_str() + at + std::strlen(key), nullptr, 10);
+  }
+  return total;
+}
+
+bool is_handler(const struct sigaction& action) {
+  return (action.sa_flags & SA_SIGINFO) ? action.sa_sigaction != nullptr
+                                        : action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
+}
+
+void* handler_address(const struct sigaction& action) {
+  return (action.sa_flags & SA_SIGINFO) ? reinterpret_cast<void*>(action.sa_sigaction)
+                                        : reinterpret_cast<void*>(action.sa_handler);
+}
+
+bool in_checker(void* address) {
+  Dl_info mine{}, theirs{};
+  return dladdr(reinterpret_cast<void*>(&note_before_init), &mine) != 0 && dladdr(address, &theirs) != 0 &&
+         mine.dli_fbase == theirs.dli_fbase;
+}
+
+// In a library of the MPI stack (MPICH, UCX, libfabric, PMI, hwloc), whose
+// handlers run no program code: UCX installs its own on SIGSEGV and others
+// as it loads, before main, and MPICH one on SIGUSR1 in MPI_Init.
+bool in_mpi_library(void* address) {
+  Dl_info info{};
+  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return false;
+  std::string_view name = info.dli_fname;
+  name.remove_prefix(name.find_last_of('/') == std::string_view::npos ? 0 : name.find_last_of('/') + 1);
+  static constexpr std::string_view kLibraries[] = {"libmpi.", "libmpich.", "libucs.", "libucp.", "libuct.",
+                                                    "libucm.", "libfabric.", "libpmi", "libhwloc."};
+  return std::any_of(std::begin(kLibraries), std::end(kLibraries),
+                     [name](std::string_view library) { return name.starts_with(library); });
+}
+
+// The signal that may run program code, or 0: a handler that is neither the
+// checker's nor MPI's, also one that the checker's hands the signal on to,
+// and MPI's on a signal the program had a handler for before MPI_Init (MPI
+// may hand it on).
+int program_signal() {
+  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+    if (signal_number == SIGKILL || signal_number == SIGSTOP || glibc_internal(signal_number)) continue;
+    struct sigaction action {};
+    if (sigaction(signal_number, nullptr, &action) != 0 || !is_handler(action)) continue;
+    if (in_checker(handler_address(action))) {
+      struct sigaction handed_on {};
+      if (!signals::handed_on_action(signal_number, handed_on) || !is_handler(handed_on)) continue;
+      action = handed_on;
+    }
+    if (!in_mpi_library(handler_address(action)) || program_handler_before[signal_number]) return signal_number;
+  }
+  return 0;
+}
+
+bool uses_io_uring() {
+  DIR* folder = opendir("/proc/self/fd");
+  if (!folder) return true;
+  bool found = false;
+  while (const dirent* entry = readdir(folder)) {
+    if (entry->d_name[0] == '.') continue;
+    char target[64] = {};
+    const std::string path = std::string("/proc/self/fd/") + entry->d_name;
+    const ssize_t length = readlink(path.c_str(), target, sizeof(target) - 1);
+    if (length > 0 && std::string_view(target, static_cast<std::size_t>(length)) == "anon_inode:[io_uring]")
+      found = true;
+  }
+  closedir(folder);
+  return found;
+}
+
+std::string fmt_why(pid_t tid, const char* what) {
+  return "thread " + std::to_string(tid) + " sleeps outside MPI in " + what;
+}
+
+std::uint64_t mix(std::uint64_t digest, std::uint64_t value) {
+  return (digest ^ value) * 0x100000001B3ull + 0x9E3779B97F4A7C15ull;
+}
+
+// The last look's result, for as long as nothing changed.
+struct Cache {
+  std::uint64_t key = 0;
+  bool valid = false;
+  Result result;
+};
+Cache cache;
+
+}  // namespace
+
+void note_before_init() {
+  tasks_before = list_tasks();
+  init_tid = static_cast<pid_t>(syscall(SYS_gettid));
+  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+    struct sigaction action {};
+    program_handler_before[signal_number] = sigaction(signal_number, nullptr, &action) == 0 &&
+                                            is_handler(action) && !in_mpi_library(handler_address(action));
+  }
+}
+
+void note_checker_started() {
+  // Only when the initializing thread was alone: then nothing but MPI and
+  // the checker could start a task until now.
+  if (tasks_before.size() == 1 && tasks_before.front() == init_tid)
+    for (pid_t tid : list_tasks())
+      if (tid != init_tid) not_program.push_back({tid, start_time(tid)});
+  noted.store(true, std::memory_order_release);
+}
+
+std::optional<Syscall> parse_syscall(std::string_view line) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.remove_suffix(1);
+  std::vector<std::string_view> words;
+  while (!line.empty()) {
+    const std::size_t space = line.find(' ');
+    words.push_back(line.substr(0, space));
+    if (space == std::string_view::npos) break;
+    line.remove_prefix(space + 1);
+  }
+  const auto number = [](std::string_view word, std::uint64_t& out) {
+    int base = 10;
+    if (word.starts_with("0x")) {
+      word.remove_prefix(2);
+      base = 16;
+    }
+    const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), out, base);
+    return !word.empty() && error == std::errc() && end == word.data() + word.size();
+  };
+  Syscall call;
+  if (words.size() == 3 && words[0] == "-1") {
+    if (!number(words[1], call.sp) || !number(words[2], call.pc)) return std::nullopt;
+    return call;
+  }
+  if (words.size() != 9) return std::nullopt;
+  std::uint64_t nr = 0;
+  if (!number(words[0], nr) || nr > 100000) return std::nullopt;
+  call.number = static_cast<long>(nr);
+  for (std::size_t i = 0; i < 6; ++i)
+    if (!number(words[1 + i], call.args[i])) return std::nullopt;
+  if (!number(words[7], call.sp) || !number(words[8], call.pc)) return std::nullopt;
+  return call;
+}
+
+std::optional<FutexWait> futex_wait(const Syscall& call) {
+  if (call.number != SYS_futex) return std::nullopt;
+  const auto op = static_cast<int>(call.args[1]);
+  const int command = op & FUTEX_CMD_MASK;
+  if (command != FUTEX_WAIT && command != FUTEX_WAIT_BITSET) return std::nullopt;
+  return FutexWait{call.args[0], call.args[3] != 0, (op & FUTEX_PRIVATE_FLAG) != 0};
+}
+
+std::vector<Mapping> parse_maps(std::string_view text) {
+  std::vector<Mapping> maps;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    const std::string line(text.substr(0, end));
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    unsigned long long begin = 0, finish = 0;
+    char permissions[5] = {};
+    if (std::sscanf(line.c_str(), "%llx-%llx %4s", &begin, &finish, permissions) != 3 || std::strlen(permissions) != 4)
+      continue;
+    maps.push_back({begin, finish, permissions[1] == 'w', permissions[3] == 'p'});
+  }
+  return maps;
+}
+
+bool only_this_process_wakes(const FutexWait& wait, const std::vector<Mapping>& maps) {
+  if (wait.private_flag) return true;
+  // The futex word is 4 bytes, aligned: within one mapping.
+  return std::any_of(maps.begin(), maps.end(), [&](const Mapping& mapping) {
+    return mapping.begin <= wait.address && wait.address + 4 <= mapping.end && mapping.writable &&
+           mapping.private_mapping;
+  });
+}
+
+Holding decide(const std::vector<TaskWait>& outside, const Conditions& conditions) {
+  if (std::any_of(outside.begin(), outside.end(), [](TaskWait wait) { return wait == TaskWait::Runs; }))
+    return Holding::Runs;
+  const bool all_in_process =
+      std::all_of(outside.begin(), outside.end(), [](TaskWait wait) { return wait == TaskWait::InProcess; });
+  return all_in_process && !outside.empty() && conditions.handlers_clear && conditions.no_io_uring ? Holding::Held
+                                                                                                   : Holding::Idle;
+}
+
+Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
+  static std::mutex one_at_a_time;  // the monitor and the signal-dump thread
+  std::lock_guard lock(one_at_a_time);
+  Result result;
+  std::unordered_map<pid_t, const ThreadState::Sample*> by_tid;
+  for (const ThreadState::Sample& sample : threads)
+    if (sample.tid > 0) by_tid[sample.tid] = &sample;
+  const bool known = noted.load(std::memory_order_acquire);
+
+  struct Outside {
+    pid_t tid;
+    Syscall call;
+    std::optional<FutexWait> futex;
+  };
+  std::vector<Outside> outside;
+  std::uint64_t digest = 0x6A09E667F3BCC908ull;
+  std::uint64_t key = 0;
+  for (pid_t tid : list_tasks()) {
+    if (tid == self) continue;
+    if (const auto found = by_tid.find(tid); found != by_tid.end()) {
+      const ThreadState::Sample& sample = *found->second;
+      key = mix(key, sample.entered + sample.progress + static_cast<std::uint64_t>(tid));
+      if (sample.in_call) {
+        if (function_info(sample.call.function).kind == CallKind::Blocking) continue;
+        return result;  // polling: the rank is not blocked
+      }
+    } else if (known && std::any_of(not_program.begin(), not_program.end(),
+                                    [tid](const Task& task) { return task.tid == tid; }) &&
+               std::any_of(not_program.begin(), not_program.end(), [tid](const Task& task) {
+                 return task.tid == tid && task.start == start_time(tid);
+               })) {
+      continue;  // MPI's or the checker's: runs no program code
+    }
+    const std::optional<Syscall> call = parse_syscall(task_file(tid, "syscall"));
+    if (!call || call->number < 0) return result;  // on a CPU, or stopped: it may act
+    outside.push_back({tid, *call, futex_wait(*call)});
+    digest = mix(digest, static_cast<std::uint64_t>(tid));
+    digest = mix(digest, static_cast<std::uint64_t>(call->number));
+    for (std::uint64_t arg : call->args) digest = mix(digest, arg);
+    digest = mix(mix(digest, call->sp), call->pc);
+    digest = mix(digest, switches(tid));
+  }
+  result.digest = digest;
+  key = mix(key, digest);
+  if (cache.valid && cache.key == key) return cache.result;
+
+  std::vector<Mapping> maps;
+  bool maps_read = false;
+  std::vector<TaskWait> waits;
+  std::string why;
+  for (const Outside& task : outside) {
+    if (!task.futex || task.futex->timed) {
+      waits.push_back(TaskWait::Asleep);
+      if (why.empty())
+        why = fmt_why(task.tid, task.futex ? "a futex wait with a timeout" : "a system call that may end by itself");
+      continue;
+    }
+    if (!task.futex->private_flag && !maps_read) {
+      maps = parse_maps(read_small("/proc/self/maps"));
+      maps_read = true;
+    }
+    const bool mine = only_this_process_wakes(*task.futex, maps);
+    waits.push_back(mine ? TaskWait::InProcess : TaskWait::Asleep);
+    if (!mine && why.empty()) why = fmt_why(task.tid, "a futex that another process may wake");
+  }
+  Conditions conditions;
+  if (decide(waits, {true, true}) == Holding::Held) {
+    const int signal_number = program_signal();
+    conditions.handlers_clear = signal_number == 0;
+    conditions.no_io_uring = !uses_io_uring();
+    if (!conditions.handlers_clear)
+      why = "the program has a handler for signal " + std::to_string(signal_number) + ", which may end a wait";
+    else if (!conditions.no_io_uring)
+      why = "the process uses io_uring, which may end a wait by itself";
+  }
+  result.holding = decide(waits, conditions);
+  result.why = result.holding == Holding::Idle ? why : std::string();
+  cache = {key, true, result};
+  return result;
+}
+
+}  // namespace mpisentry::monitor::in_process
