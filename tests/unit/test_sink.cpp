@@ -195,10 +195,10 @@ TEST_CASE("the handshake is next to a regular report file, else in a folder of t
   const char* previous = getenv("TMPDIR");
   const std::string kept = previous ? previous : "";
   setenv("TMPDIR", folder.path.c_str(), 1);
-  CHECK(handshake_folder("/dev/stderr", "job1") == folder / "mpisentry-job1.dumps");
+  CHECK(handshake_folder("/dev/null", "job1") == folder / "mpisentry-job1.dumps");
   CHECK(handshake_folder(folder / "no/such/folder/report.txt", "job2") == folder / "mpisentry-job2.dumps");
   unsetenv("TMPDIR");
-  CHECK(handshake_folder("/dev/stderr", "job1") == "/tmp/mpisentry-job1.dumps");
+  CHECK(handshake_folder("/dev/null", "job1") == "/tmp/mpisentry-job1.dumps");
   if (previous) setenv("TMPDIR", kept.c_str(), 1);
 
   // A rank whose report goes to a terminal or pipe still finds the others' marks.
