@@ -193,20 +193,19 @@ class Function:
         return request if pointer else "&" + request
 
     # The CallRecord: interceptors' describers (wrappers.cpp), arguments by role.
-    # A describer that counts a collective gets the function's form first:
-    # MPI matches only collectives of the same form.
+    # A describer that counts a collective gets the function first: each
+    # communicator keeps what its last collectives were.
     def record(self):
         kind = self.entry["record"]
         a = self.args
         pattern = self.entry.get("pattern")
-        form = ("Form::" + {"nonblocking": "Nonblocking", "persistent": "Persistent"}.get(self.entry["kind"], "Blocking")
-                + ", ") if kind in COUNTED_RECORDS else ""
+        function = f"{self.id()}, " if kind in COUNTED_RECORDS else ""
         if kind in RECORD_ROLES:
-            return f"{kind}({form}{a(*RECORD_ROLES[kind])})"
+            return f"{kind}({function}{a(*RECORD_ROLES[kind])})"
         if kind == "rooted":
             side = {"bcast": ("buf", "count", "datatype"), "gather": ("sendbuf", "sendcount", "sendtype"),
                     "scatter": ("recvbuf", "recvcount", "recvtype")}[pattern]
-            return f"rooted({form}{a(*side, 'root', 'comm')})"
+            return f"rooted({function}{a(*side, 'root', 'comm')})"
         if kind == "on_requests":
             if self.has("requests"):
                 return f"on_requests({a('count', 'requests')})"

@@ -520,6 +520,13 @@ void finish_messages() {
   report_pending(pending, expected - arrived, "its communicators", "MPI_Finalize");
   complete_in_flight();
   detail::shadowing = false;
+  // The shadows go as the program's communicators do: MPICH keeps a
+  // communicator's memory past MPI_Finalize unless it was freed. A duplicate
+  // still being made by MPI_Comm_idup is left, as waiting for it could hang.
+  const std::lock_guard lock(s.mutex);
+  for (auto& [comm, shadow] : s.shadows)
+    if (shadow.starting == MPI_REQUEST_NULL && shadow.dup != MPI_COMM_NULL) PMPI_Comm_free(&shadow.dup);
+  s.shadows.clear();
 }
 
 }  // namespace mpisentry::checks

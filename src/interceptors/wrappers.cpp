@@ -65,39 +65,39 @@ CallRecord send_receive(const void* buf, MPI_Count count, MPI_Datatype datatype,
 }
 
 // A collective of `shape` on comm, counted there as its next collective.
-CallRecord counted_collective(Form form, CallShape shape, const void* buf, MPI_Count count, MPI_Datatype datatype,
+CallRecord counted_collective(FunctionId function, CallShape shape, const void* buf, MPI_Count count, MPI_Datatype datatype,
                               int root, MPI_Op op, MPI_Comm comm) {
   CallRecord r = point_to_point(shape, buf, count, datatype, root, 0, comm);
   r.op = op;
-  const comms::Collective counted = comms::enter_collective(comm, form);
+  const comms::Collective counted = comms::enter_collective(comm, function);
   r.comm_id = counted.id;
   r.sequence = counted.sequence;
   return r;
 }
 
-CallRecord collective(Form form, MPI_Comm comm) {
-  return counted_collective(form, CallShape::Collective, nullptr, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, MPI_OP_NULL, comm);
+CallRecord collective(FunctionId function, MPI_Comm comm) {
+  return counted_collective(function, CallShape::Collective, nullptr, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, MPI_OP_NULL, comm);
 }
 
-CallRecord collective_data(Form form, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm) {
-  return counted_collective(form, CallShape::Collective, buf, count, datatype, MPI_PROC_NULL, MPI_OP_NULL, comm);
+CallRecord collective_data(FunctionId function, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm) {
+  return counted_collective(function, CallShape::Collective, buf, count, datatype, MPI_PROC_NULL, MPI_OP_NULL, comm);
 }
 
-CallRecord reduction(Form form, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return counted_collective(form, CallShape::Collective, buf, count, datatype, MPI_PROC_NULL, op, comm);
+CallRecord reduction(FunctionId function, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return counted_collective(function, CallShape::Collective, buf, count, datatype, MPI_PROC_NULL, op, comm);
 }
 
-CallRecord rooted(Form form, const void* buf, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return counted_collective(form, CallShape::Rooted, buf, count, datatype, root, MPI_OP_NULL, comm);
+CallRecord rooted(FunctionId function, const void* buf, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return counted_collective(function, CallShape::Rooted, buf, count, datatype, root, MPI_OP_NULL, comm);
 }
 
-CallRecord rooted_reduction(Form form, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+CallRecord rooted_reduction(FunctionId function, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
                             MPI_Comm comm) {
-  return counted_collective(form, CallShape::Rooted, buf, count, datatype, root, op, comm);
+  return counted_collective(function, CallShape::Rooted, buf, count, datatype, root, op, comm);
 }
 
-CallRecord neighborhood(Form form, MPI_Comm comm) {
-  return counted_collective(form, CallShape::Neighborhood, nullptr, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, MPI_OP_NULL,
+CallRecord neighborhood(FunctionId function, MPI_Comm comm) {
+  return counted_collective(function, CallShape::Neighborhood, nullptr, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, MPI_OP_NULL,
                             comm);
 }
 
@@ -138,8 +138,8 @@ CallRecord file_access(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Coun
 // Accept, connect, spawn (and join, with no comm): collective over comm
 // (counted there, so that a member in another collective is a mismatch) and
 // waiting for processes outside the job, which the checker cannot see.
-CallRecord connection(Form form, int root, MPI_Comm comm) {
-  return counted_collective(form, CallShape::Connection, nullptr, 0, MPI_DATATYPE_NULL, root, MPI_OP_NULL, comm);
+CallRecord connection(FunctionId function, int root, MPI_Comm comm) {
+  return counted_collective(function, CallShape::Connection, nullptr, 0, MPI_DATATYPE_NULL, root, MPI_OP_NULL, comm);
 }
 
 // A call whose waits the checker cannot read (its comm is still printed).
@@ -257,7 +257,7 @@ template <int (*Release)(MPI_Comm*), FunctionId Function>
 int release_communicator(MPI_Comm* comm) {
   const MPI_Comm freeing = comm ? *comm : MPI_COMM_NULL;
   const std::uint64_t freeing_id = comms::id_of(freeing);
-  return release_handle(comm, Function, checked_release<Release, Function>, collective(Form::Blocking, freeing),
+  return release_handle(comm, Function, checked_release<Release, Function>, collective(Function, freeing),
                         [&] { comms::freed(freeing, freeing_id); });
 }
 

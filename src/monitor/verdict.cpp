@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "api/functions.hpp"
 #include "monitor/wait_graph.hpp"
 
 namespace mpisentry::monitor {
@@ -48,30 +49,25 @@ struct Seen {
   int rank;
   const CollectiveCall* call;
   std::string text;  // "MPI_Bcast with root 0", "MPI_Wait on MPI_Ibarrier"
-  int form;          // CollectiveCount::kBlocking or kNonblocking
 };
 
-const char* form_name(int form) {
-  return form == CollectiveCount::kBlocking      ? "blocking"
-         : form == CollectiveCount::kNonblocking ? "nonblocking"
-                                                 : "persistent";
-}
-
-// A member that entered collective #k of `call`'s communicator in another
-// form (blocking, nonblocking, persistent) than `call`, which MPI never
-// matches with it (MPI 4.0, 6.12 and 6.13): the text naming both, else empty.
-// It finds the member that has already left its #k (a root whose MPI_Bcast
-// completed at once) as well as one still in it.
-std::string other_form(const std::vector<RankSnapshot>& ranks, int rank, const Seen& call) {
+// A member that called collective #k of `call`'s communicator as another
+// function than `call`, even if it has left it (a root whose MPI_Bcast
+// returned at once) or started it and waits elsewhere: the text naming both,
+// else empty. Blocking, nonblocking and
+// persistent forms are other functions: MPI never matches them (MPI 4.0,
+// 6.12 and 6.13).
+std::string called_as_other(const std::vector<RankSnapshot>& ranks, const Seen& call) {
   for (const RankSnapshot& other : ranks) {
-    if (other.rank == rank) continue;
+    if (other.rank == call.rank) continue;
     for (const CollectiveCount& count : other.collectives) {
       if (count.comm_id != call.call->comm_id) continue;
-      const int form = count.form_of(call.call->sequence);
-      if (form != CollectiveCount::kUnknownForm && form != call.form)
-        return fmt::format("rank {} is in {} and rank {} entered collective #{} of the same communicator as a {} "
-                           "collective, which MPI never matches with a {} one",
-                           rank, call.text, other.rank, call.call->sequence, form_name(form), form_name(call.form));
+      const std::uint16_t id = count.function_of(call.call->sequence);
+      if (id == 0) continue;
+      const std::string entered_as = function_info(static_cast<FunctionId>(id)).name;
+      if (matched_as(entered_as) != matched_as(call.call->function))
+        return fmt::format("rank {} is in {} and rank {} called {} as collective #{} of the same communicator",
+                           call.rank, call.text, other.rank, entered_as, call.call->sequence);
     }
   }
   return {};
@@ -86,10 +82,9 @@ std::string collective_mismatch(const std::vector<RankSnapshot>& ranks) {
     for (const ThreadSnapshot& thread : rank.threads) {
       if (thread.state != RankState::Blocked) continue;
       if (thread.collective.comm_id != 0)
-        calls.push_back({rank.rank, &thread.collective, collective_text(thread.collective), CollectiveCount::kBlocking});
+        calls.push_back({rank.rank, &thread.collective, collective_text(thread.collective)});
       for (const StartedCollective& started : thread.started_collectives)
-        calls.push_back({rank.rank, &started.call, thread.function + " on " + collective_text(started.call),
-                         CollectiveCount::kNonblocking});
+        calls.push_back({rank.rank, &started.call, thread.function + " on " + collective_text(started.call)});
     }
   }
   std::map<std::pair<std::uint64_t, std::uint64_t>, const Seen*> first_seen;
@@ -103,7 +98,7 @@ std::string collective_mismatch(const std::vector<RankSnapshot>& ranks) {
                          other.text, call.rank, call.text, call.call->sequence);
   }
   for (const Seen& call : calls)
-    if (std::string other = other_form(ranks, call.rank, call); !other.empty()) return other;
+    if (std::string other = called_as_other(ranks, call); !other.empty()) return other;
   return {};
 }
 

@@ -50,7 +50,7 @@ struct Slot {
   std::atomic<std::uint64_t> key{kEmptyKey};
   std::atomic<std::uint64_t> id{0};
   std::atomic<std::uint64_t> entered{0};
-  std::atomic<std::uint64_t> forms{0};  // CollectiveCount::forms
+  std::atomic<std::uint64_t> recent{0};  // CollectiveCount::recent
 };
 Slot slots[kSlots];
 Slot world_slot;
@@ -81,7 +81,7 @@ bool insert_key(std::uint64_t key, std::uint64_t id) {
   if (slot == nullptr) return false;
   slot->id.store(id, std::memory_order_relaxed);
   slot->entered.store(0, std::memory_order_relaxed);
-  slot->forms.store(0, std::memory_order_relaxed);
+  slot->recent.store(0, std::memory_order_relaxed);
   slot->key.store(key, std::memory_order_release);
   return true;
 }
@@ -168,7 +168,7 @@ std::uint64_t parent_id(MPI_Comm parent) {
 void forget(Slot* slot, std::uint64_t id) {
   if (slot == nullptr || slot == &world_slot || slot == &self_slot || slot->id.load() != id) return;
   freed_counts.push_back(
-      {id, slot->entered.load(std::memory_order_relaxed), slot->forms.load(std::memory_order_relaxed)});
+      {id, slot->entered.load(std::memory_order_relaxed), slot->recent.load(std::memory_order_relaxed)});
   if (freed_counts.size() > kFreedKept) freed_counts.pop_front();
   slot->key.store(kRemovedKey, std::memory_order_release);
   if (auto found = live.find(id); found != live.end()) {
@@ -254,11 +254,9 @@ void closed_file(MPI_File file, std::uint64_t id) {
   forget(find_key(key_of(file)), id);
 }
 
-static_assert(static_cast<int>(Form::Blocking) == CollectiveCount::kBlocking &&
-              static_cast<int>(Form::Nonblocking) == CollectiveCount::kNonblocking &&
-              static_cast<int>(Form::Persistent) == CollectiveCount::kPersistent);
+static_assert(static_cast<std::size_t>(FunctionId::Count) <= 0xffff, "CollectiveCount::recent keeps 16-bit ids");
 
-Collective enter_collective(MPI_Comm comm, Form form) noexcept {
+Collective enter_collective(MPI_Comm comm, FunctionId function) noexcept {
   Slot* slot = find_slot(comm);
   if (slot == nullptr && comm != MPI_COMM_NULL) {
     const std::lock_guard lock(mutex);
@@ -267,8 +265,9 @@ Collective enter_collective(MPI_Comm comm, Form form) noexcept {
   if (slot == nullptr) return {};
   // Collectives on one communicator are ordered by the program: one writer at a time.
   const std::uint64_t sequence = slot->entered.load(std::memory_order_relaxed) + 1;
-  slot->forms.store(CollectiveCount::add_form(slot->forms.load(std::memory_order_relaxed), static_cast<int>(form)),
-                    std::memory_order_relaxed);
+  slot->recent.store(CollectiveCount::add_recent(slot->recent.load(std::memory_order_relaxed),
+                                                 static_cast<std::uint16_t>(function_info(function).plain)),
+                     std::memory_order_relaxed);
   slot->entered.store(sequence, std::memory_order_relaxed);
   return {slot->id.load(std::memory_order_relaxed), sequence};
 }
@@ -304,7 +303,7 @@ std::vector<CollectiveCount> collective_counts() {
   const auto add = [&counts](const Slot& slot) {
     const std::uint64_t entered = slot.entered.load(std::memory_order_relaxed);
     if (entered > 0)
-      counts.push_back({slot.id.load(std::memory_order_relaxed), entered, slot.forms.load(std::memory_order_relaxed)});
+      counts.push_back({slot.id.load(std::memory_order_relaxed), entered, slot.recent.load(std::memory_order_relaxed)});
   };
   add(world_slot);
   add(self_slot);

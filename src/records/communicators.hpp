@@ -62,9 +62,9 @@ struct Collective {
   std::uint64_t sequence = 0;  // 1 for the first collective on it
 };
 // From a collective's wrapper, in the calling thread: counts the call, and
-// keeps its form (blocking, nonblocking or persistent) among the last
-// kFormsKept, as CollectiveCount::forms says.
-Collective enter_collective(MPI_Comm comm, Form form) noexcept;
+// keeps `function` (as its base, without _c) among the last few, as
+// CollectiveCount::recent says.
+Collective enter_collective(MPI_Comm comm, FunctionId function) noexcept;
 // The same for a file's collective; a file not opened through the checker
 // (or MPI_FILE_NULL) is not tracked.
 Collective enter_collective(MPI_File file) noexcept;

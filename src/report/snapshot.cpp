@@ -237,7 +237,7 @@ std::string serialize(const RankSnapshot& snapshot) {
   for (const CollectiveCount& count : snapshot.collectives) {
     out.number(count.comm_id);
     out.number(count.entered);
-    out.number(count.forms);
+    out.number(count.recent);
   }
   out.number(snapshot.locked_windows.size());
   for (const std::uint64_t window : snapshot.locked_windows) out.number(window);
@@ -260,7 +260,7 @@ RankSnapshot deserialize(std::string_view bytes) {
   for (CollectiveCount& count : snapshot.collectives) {
     count.comm_id = in.number<std::uint64_t>("collectives.comm_id");
     count.entered = in.number<std::uint64_t>("collectives.entered");
-    count.forms = in.number<std::uint64_t>("collectives.forms");
+    count.recent = in.number<std::uint64_t>("collectives.recent");
   }
   snapshot.locked_windows.resize(in.count("locked_windows"));
   for (std::uint64_t& window : snapshot.locked_windows) window = in.number<std::uint64_t>("locked_windows");

@@ -100,17 +100,18 @@ struct ThreadSnapshot {
 struct CollectiveCount {
   std::uint64_t comm_id = 0;
   std::uint64_t entered = 0;  // collectives entered on it so far, the current one included
-  // The forms of the last kFormsKept collectives entered, 2 bits each, the
-  // latest lowest: kBlocking, kNonblocking or kPersistent (MPI matches only
-  // collectives of the same form).
-  std::uint64_t forms = 0;
-  static constexpr int kBlocking = 0, kNonblocking = 1, kPersistent = 2, kUnknownForm = -1;
-  static constexpr std::uint64_t kFormsKept = 32;
-  static constexpr std::uint64_t add_form(std::uint64_t forms, int form) { return (forms << 2) | (form & 3); }
-  // The form of collective #sequence, or kUnknownForm when not kept.
-  constexpr int form_of(std::uint64_t sequence) const {
-    if (sequence == 0 || sequence > entered || entered - sequence >= kFormsKept) return kUnknownForm;
-    return static_cast<int>((forms >> (2 * (entered - sequence))) & 3);
+  // The functions of the last kRecentKept collectives entered (the API's
+  // function ids, a large-count twin as its base), 16 bits each, the latest
+  // lowest: what a member called as collective #k after it left it.
+  std::uint64_t recent = 0;
+  static constexpr std::uint64_t kRecentKept = 4;
+  static constexpr std::uint64_t add_recent(std::uint64_t recent, std::uint16_t function) {
+    return (recent << 16) | function;
+  }
+  // The function id of collective #sequence, 0 when not kept.
+  constexpr std::uint16_t function_of(std::uint64_t sequence) const {
+    if (sequence == 0 || sequence > entered || entered - sequence >= kRecentKept) return 0;
+    return static_cast<std::uint16_t>(recent >> (16 * (entered - sequence)));
   }
   bool operator==(const CollectiveCount&) const = default;
 };

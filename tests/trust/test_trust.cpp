@@ -331,8 +331,7 @@ const ProvenHang kProvenHangs[] = {
      {"synchronize", "broadcast_nonblocking"},
      {},
      R"(rule: every rank is blocked and their calls cannot match: rank 1 is in MPI_Wait on MPI_Ibcast with root 0 )"
-     R"(and rank 0 entered collective #1 of the same communicator as a blocking collective, which MPI never )"
-     R"(matches with a nonblocking one)"},
+     R"(and rank 0 called MPI_Bcast as collective #1 of the same communicator)"},
     {"late_ibarrier",
      3,
      {{0, R"(MPI_Wait\(request=MPI_Ibarrier\()"}, {1, R"(MPI_Wait\(request=MPI_Ibarrier\()"},

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/functions.hpp"
 #include "monitor/verdict.hpp"
 
 using namespace mpisentry;
@@ -175,7 +176,7 @@ TEST_CASE("every rank in collective #k of a communicator, with different roots, 
 RankSnapshot waiting_on(const char* function, std::vector<int> definite, std::uint64_t sequence) {
   RankSnapshot rank = blocked("MPI_Wait", WaitMode::All, {});
   rank.threads.front().started_collectives = {{{world_id, sequence, function, -1, ""}, std::move(definite), {}}};
-  rank.collectives = {{world_id, sequence, CollectiveCount::kNonblocking}};  // the latest nonblocking, the rest not
+  rank.collectives = {{world_id, sequence}};
   return rank;
 }
 
@@ -197,7 +198,7 @@ TEST_CASE("a nonblocking collective one member has not started: its waiters wait
               .kind == Verdict::Kind::None);
   }
   SECTION("not when every member has started it: it is under way") {
-    late.collectives = {{world_id, 2, CollectiveCount::kNonblocking}};
+    late.collectives = {{world_id, 2}};
     CHECK(judge(job({waiting_on("MPI_Ibarrier", {1, 2}, 2), waiting_on("MPI_Ibarrier", {0, 2}, 2), late}), settings)
               .kind != Verdict::Kind::Hard);
   }
@@ -210,20 +211,26 @@ TEST_CASE("every rank blocked, collective #k blocking on one member and nonblock
   CHECK(verdict.kind == Verdict::Kind::Hard);
   CHECK_THAT(verdict.rule, Contains("rank 0 is in MPI_Allgather and rank 1 in MPI_Wait on MPI_Iallgather") &&
                                Contains("collective #3"));
-  SECTION("or a member left its collective #k, entered in the other form") {
+  SECTION("or a member called collective #k as another function and left it") {
     // Rank 0's MPI_Bcast root returned at once and it waits in the next
     // collective; rank 1 waits on its MPI_Ibcast, collective #3.
+    const auto id = [](FunctionId function) { return static_cast<std::uint16_t>(function); };
     RankSnapshot root = in_collective("MPI_Barrier", {}, {}, 4);
-    root.collectives = {{world_id, 4, CollectiveCount::add_form(CollectiveCount::kBlocking, CollectiveCount::kBlocking)}};
+    root.collectives = {
+        {world_id, 4, CollectiveCount::add_recent(id(FunctionId::Bcast_c), id(FunctionId::Barrier))}};
     RankSnapshot leaf = waiting_on("MPI_Ibcast", {}, 3);
-    leaf.collectives.front().forms = CollectiveCount::kNonblocking;
     const Verdict left = judge(job({root, leaf}), settings);
     CHECK(left.kind == Verdict::Kind::Hard);
-    CHECK_THAT(left.rule, Contains("rank 1 is in MPI_Wait on MPI_Ibcast and rank 0 entered collective #3 of the same "
-                                   "communicator as a blocking collective, which MPI never matches with a nonblocking "
-                                   "one"));
-    root.collectives.front().forms = CollectiveCount::add_form(CollectiveCount::kNonblocking, CollectiveCount::kBlocking);
+    CHECK_THAT(left.rule, Contains("rank 1 is in MPI_Wait on MPI_Ibcast and rank 0 called MPI_Bcast_c as collective #3 "
+                                   "of the same communicator"));
+    root.collectives.front().recent = CollectiveCount::add_recent(id(FunctionId::Ibcast), id(FunctionId::Barrier));
     CHECK(judge(job({root, leaf}), settings).kind != Verdict::Kind::Hard);
+    SECTION("collectives further back than the few kept are not compared") {
+      root.collectives.front().recent = CollectiveCount::add_recent(id(FunctionId::Bcast), id(FunctionId::Barrier));
+      root.collectives.front().entered = 3 + CollectiveCount::kRecentKept;
+      CHECK(CollectiveCount{world_id, 3 + CollectiveCount::kRecentKept, 1}.function_of(3) == 0);
+      CHECK(judge(job({root, leaf}), settings).kind != Verdict::Kind::Hard);
+    }
   }
   SECTION("a large-count twin matches its base") {
     const Verdict twins =
