@@ -99,6 +99,11 @@ bool more_ranks_than_cores() {
 // The settings, read once: defaults, the config file, the environment. A
 // bad configuration ends the run here, before the program's own code.
 // Never destroyed: the parts keep references to it until the process ends.
+// Held by a static pointer, so that it stays reachable when no part takes it
+// (MPI gave less than MPI_THREAD_MULTIPLE): LeakSanitizer reported it there.
+// volatile: gcc -O2 drops a store to a static that is never read back.
+const config::Settings* volatile loaded_settings = nullptr;
+
 const config::Settings& load_settings(int world_rank) {
   config::LoadResult loaded = config::load([](const char* name) { return std::getenv(name); });
   config::name_unknown_variables(config::environment_names(), loaded);
@@ -113,7 +118,8 @@ const config::Settings& load_settings(int world_rank) {
   }
   if (world_rank == 0 && !std::getenv(config::kNoticesShownVariable))
     for (const config::Problem& notice : loaded.notices) log::warn("{}", notice.str());
-  return *new const config::Settings(loaded.settings);
+  loaded_settings = new const config::Settings(loaded.settings);
+  return *loaded_settings;
 }
 
 // The monitor needs MPI_THREAD_MULTIPLE; the program is told the level it
