@@ -115,11 +115,14 @@ TEST_CASE("thread_level: MPI cannot give MPI_THREAD_MULTIPLE, which the program 
   CHECK_FALSE(std::filesystem::exists(workspace.report_path()));
 }
 
-TEST_CASE("join_waits join: workers wait in MPI_Recv for tags never sent while the main thread joins them",
+TEST_CASE("join_waits join and cond: workers wait in MPI_Recv for tags never sent while the main thread joins them "
+          "(join) or waits on a condition variable, a third thread on its mutex (cond)",
           "[threads][deadlock]") {
+  const std::string variant = GENERATE(as<std::string>{}, "join", "cond");
+  INFO("variant " << variant);
   Workspace workspace;
   const Program program = TEST_PROGRAM(join_waits);
-  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"join"});
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {variant});
   check_deadlock(result, program,
                  {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
                   .blocking_functions = {"worker_receives"}});
@@ -127,8 +130,8 @@ TEST_CASE("join_waits join: workers wait in MPI_Recv for tags never sent while t
   CHECK(result.err.find("threads outside MPI sleep in waits that only their own process can end") !=
         std::string::npos);
   // The verdict comes a few ticks after DEADLOCK-TIMEOUT, start-up and the report included.
-  WARN("join: the job ended " << result.elapsed_seconds << " s after it started (DEADLOCK-TIMEOUT "
-                              << kDeadlockTimeoutSeconds << " s)");
+  WARN(variant << ": the job ended " << result.elapsed_seconds << " s after it started (DEADLOCK-TIMEOUT "
+               << kDeadlockTimeoutSeconds << " s)");
   CHECK(result.elapsed_seconds < kDeadlockTimeoutSeconds + 6);
 }
 
@@ -138,18 +141,6 @@ TEST_CASE("join_waits join-correct: the same shape, one worker computes three ti
   const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(join_waits), kDeadlockOptions,
                                                      {"join-correct", kLongComputation});
   CHECK(plain.out == "joined\n");
-}
-
-TEST_CASE("join_waits cond: the main thread waits on a condition variable, a third thread on its mutex",
-          "[threads][deadlock]") {
-  Workspace workspace;
-  const Program program = TEST_PROGRAM(join_waits);
-  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"cond"});
-  check_deadlock(result, program,
-                 {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
-                  .blocking_functions = {"worker_receives"}});
-  WARN("cond: the job ended " << result.elapsed_seconds << " s after it started");
-  CHECK(result.elapsed_seconds < kDeadlockTimeoutSeconds + 6);
 }
 
 TEST_CASE("join_waits poll and timed: a main thread that sleeps in a loop cannot be proven held: a warning, no verdict",

@@ -237,35 +237,51 @@ TEST_CASE("twin_communicators: correct twins of the hangs below end without a re
 
 namespace {
 
-// A hang of twin_communicators: its shape, what the report must show, and
-// the cycle (empty when the rule names a mismatch instead).
-struct TwinHang {
+// A hang of a program run as `program 0 <shape> bug` on `ranks` ranks: what
+// the report must show, and the cycle (empty when the rule names a mismatch
+// instead).
+struct ShapedHang {
   std::string shape;
+  int ranks = 2;
   std::map<int, std::string> calls;
   std::vector<std::string> blocking_functions;
   std::vector<int> cycle;
   std::string rule;  // a regex the rule line, or another line of the report, must match
 };
 
-const TwinHang kTwinHangs[] = {
+void check_shaped_hang(const Program& program, const ShapedHang& hang) {
+  INFO("shape: " << hang.shape);
+  Workspace workspace;
+  const JobResult result = run_checked(workspace, hang.ranks, program, kDeadlockOptions, {"0", hang.shape, "bug"});
+  check_deadlock(result, program,
+                 {.calls = hang.calls, .blocking_functions = hang.blocking_functions, .shape = hang.shape});
+  if (!hang.cycle.empty()) check_cycle(result, hang.cycle);
+  CHECK(any_line_matches(result.report.value_or(""), hang.rule));
+}
+
+const ShapedHang kTwinHangs[] = {
     {"barriers",
+     2,
      {{0, R"(MPI_Barrier\(comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"},
       {1, R"(MPI_Barrier\(comm=.*MPI_Comm_dup #2 of MPI_COMM_WORLD)"}},
      {"barrier_on"},
      {0, 1},
      R"(rule: each rank of the cycle waits in a call that cannot return before the next rank acts)"},
     {"ssend",
+     2,
      {{0, R"(MPI_Ssend\(.*comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"}, {1, R"(MPI_Recv\(.*comm=MPI_COMM_WORLD\))"}},
      {"send_synchronously", "receive_from_rank_0"},
      {0, 1},
      R"(rule: each rank of the cycle waits in a call that cannot return before the next rank acts)"},
     {"bcast_roots",
+     2,
      {{0, R"(MPI_Bcast\(.*root=0,)"}, {1, R"(MPI_Bcast\(.*root=1,)"}},
      {"broadcast"},
      {},
      R"(rule: every rank is blocked and their calls cannot match: rank 0 is in MPI_Bcast with root 0 )"
      R"(and rank 1 in MPI_Bcast with root 1, as collective #1 of the same communicator)"},
     {"kinds",
+     2,
      {{0, R"(MPI_Barrier\(comm=MPI_COMM_WORLD\))"}, {1, R"(MPI_Allreduce\(.*count=262144,.*op=MPI_SUM)"}},
      {"barrier_on", "reduce"},
      {},
@@ -274,6 +290,7 @@ const TwinHang kTwinHangs[] = {
     // Bad input: MPI leaves the receive waiting; the checker must neither
     // crash nor give the new duplicate the freed one's identity.
     {"freed",
+     2,
      {{0, R"(MPI_Comm_dup\(comm=MPI_COMM_WORLD\))"}, {1, R"(MPI_Recv\(.*comm=.*MPI_Comm_dup #1 of MPI_COMM_WORLD)"}},
      {"receive_from_rank_0", "make_another"},
      {0, 1},
@@ -285,15 +302,8 @@ const TwinHang kTwinHangs[] = {
 TEST_CASE("twin_communicators: twin duplicates, self-rooted broadcasts, a barrier against a reduction, a freed "
           "communicator",
           "[trust][deadlock]") {
-  const TwinHang& hang = GENERATE(from_range(std::begin(kTwinHangs), std::end(kTwinHangs)));
-  INFO("shape: " << hang.shape);
-  Workspace workspace;
-  const Program program = TEST_PROGRAM(twin_communicators);
-  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", hang.shape, "bug"});
-  check_deadlock(result, program,
-                 {.calls = hang.calls, .blocking_functions = hang.blocking_functions, .shape = hang.shape});
-  if (!hang.cycle.empty()) check_cycle(result, hang.cycle);
-  CHECK(any_line_matches(result.report.value_or(""), hang.rule));
+  check_shaped_hang(TEST_PROGRAM(twin_communicators),
+                    GENERATE(from_range(std::begin(kTwinHangs), std::end(kTwinHangs))));
 }
 
 // ---- Hangs that MPI's matching rules prove (hangs_proven) ----
@@ -308,16 +318,7 @@ TEST_CASE("hangs_proven: correct twins of the hangs below end without a report",
 
 namespace {
 
-struct ProvenHang {
-  std::string shape;
-  int ranks;
-  std::map<int, std::string> calls;
-  std::vector<std::string> blocking_functions;
-  std::vector<int> cycle;  // empty when the rule names a mismatch instead
-  std::string rule;        // a regex the report's rule line must match
-};
-
-const ProvenHang kProvenHangs[] = {
+const ShapedHang kProvenHangs[] = {
     {"mixed_collective",
      2,
      {{0, R"(MPI_Allgather\()"}, {1, R"(MPI_Wait\(request=MPI_Iallgather\()"}},
@@ -352,13 +353,6 @@ const ProvenHang kProvenHangs[] = {
 TEST_CASE("hangs_proven: a blocking collective against a nonblocking one, waited on or left, a nonblocking barrier "
           "a member never starts, a Sendrecv half nothing matches",
           "[trust][deadlock]") {
-  const ProvenHang& hang = GENERATE(from_range(std::begin(kProvenHangs), std::end(kProvenHangs)));
-  INFO("shape: " << hang.shape);
-  Workspace workspace;
-  const Program program = TEST_PROGRAM(hangs_proven);
-  const JobResult result = run_checked(workspace, hang.ranks, program, kDeadlockOptions, {"0", hang.shape, "bug"});
-  check_deadlock(result, program,
-                 {.calls = hang.calls, .blocking_functions = hang.blocking_functions, .shape = hang.shape});
-  if (!hang.cycle.empty()) check_cycle(result, hang.cycle);
-  CHECK(any_line_matches(result.report.value_or(""), hang.rule));
+  check_shaped_hang(TEST_PROGRAM(hangs_proven),
+                    GENERATE(from_range(std::begin(kProvenHangs), std::end(kProvenHangs))));
 }
