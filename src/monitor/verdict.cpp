@@ -54,9 +54,8 @@ struct Seen {
 // A member that called collective #k of `call`'s communicator as another
 // function than `call`, even if it has left it (a root whose MPI_Bcast
 // returned at once) or started it and waits elsewhere: the text naming both,
-// else empty. Blocking, nonblocking and
-// persistent forms are other functions: MPI never matches them (MPI 4.0,
-// 6.12 and 6.13).
+// else empty. Blocking, nonblocking and persistent forms are other
+// functions: MPI never matches them (MPI 4.0, 6.12 and 6.13).
 std::string called_as_other(const std::vector<RankSnapshot>& ranks, const Seen& call) {
   for (const RankSnapshot& other : ranks) {
     if (other.rank == call.rank) continue;
