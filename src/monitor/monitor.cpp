@@ -279,24 +279,8 @@ class Monitor {
     return sorted;
   }
 
-  // Every thread that has called MPI is in a blocking call or outside MPI,
-  // at least one of each: only then are the threads outside MPI read.
-  static bool threads_outside_hold_rank(const std::vector<ThreadState::Sample>& samples) {
-    bool blocking = false, outside = false;
-    for (const ThreadState::Sample& sample : samples) {
-      if (!sample.in_call) {
-        outside = true;
-      } else if (function_info(sample.call.function).kind == CallKind::Blocking) {
-        blocking = true;
-      } else {
-        return false;
-      }
-    }
-    return blocking && outside && !untracked_threads();
-  }
-
   static OutsideMpi look_outside(const std::vector<ThreadState::Sample>& samples, std::string* why = nullptr) {
-    if (!threads_outside_hold_rank(samples)) return {};
+    if (!blocked_but_for_threads_outside(samples, untracked_threads())) return {};
     const in_process::Result seen = in_process::look(samples, static_cast<pid_t>(gettid()));
     if (why) *why = seen.why;
     switch (seen.holding) {

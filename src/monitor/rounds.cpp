@@ -17,11 +17,25 @@ std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
+bool blocked_but_for_threads_outside(const std::vector<ThreadState::Sample>& threads, bool untracked) {
+  bool blocking = false, outside = false;
+  for (const ThreadState::Sample& thread : threads) {
+    if (!thread.in_call) {
+      outside = true;
+    } else if (function_info(thread.call.function).kind == CallKind::Blocking) {
+      blocking = true;
+    } else {
+      return false;
+    }
+  }
+  return blocking && outside && !untracked;
+}
+
 LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, Clock::time_point now,
                               bool untracked, const OutsideMpi& outside) {
   std::uint64_t progress = 0, calls = 0;
   bool polling_now = false, every_thread_blocked = !threads.empty() && !untracked;
-  bool any_outside = false, any_blocking = false;
+  bool any_outside = false;
   LocalStatus status;
   status.blocked_seconds = std::numeric_limits<double>::infinity();
   std::unordered_map<int, Timed> timed;
@@ -36,7 +50,6 @@ LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, C
       polling_now = polling_now || thread.in_call;
       continue;
     }
-    any_blocking = true;
     Timed entry{thread.entered, now, 0};
     if (const auto found = timed_.find(thread.id); found != timed_.end() && found->second.call == thread.entered)
       entry.since = found->second.since;
@@ -48,7 +61,7 @@ LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, C
   timed_ = std::move(timed);
   // Threads outside MPI: the rank is blocked only when each sleeps in a wait
   // only its own process can end, timed from when they were first seen so.
-  const bool shape = any_outside && any_blocking && every_thread_blocked;
+  const bool shape = blocked_but_for_threads_outside(threads, untracked);
   const bool held = shape && outside.kind == OutsideMpi::Kind::Held;
   const bool idle = shape && outside.kind == OutsideMpi::Kind::Idle;
   if (held) {

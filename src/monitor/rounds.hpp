@@ -49,6 +49,11 @@ struct OutsideMpi {
   std::uint64_t digest = 0;  // changes when any of them ran or changed waits
 };
 
+// Every thread that has called MPI (`threads`, none untracked) is in a
+// blocking call or outside MPI, at least one of each: only then can threads
+// outside MPI hold the rank (OutsideMpi), and only then are they read.
+bool blocked_but_for_threads_outside(const std::vector<ThreadState::Sample>& threads, bool untracked);
+
 // Turns the wrappers' counters into times.
 class Observer {
  public:

@@ -229,12 +229,6 @@ TEST_CASE("thread_cycle: every thread of both ranks waits in MPI_Recv for the ot
 // ---- Communicators with the same members are told apart ----
 // twin_communicators: rank 1 computes first in the correct twins.
 
-TEST_CASE("twin_communicators: correct twins of the hangs below end without a report", "[trust][clean]") {
-  const std::string shape = GENERATE(as<std::string>{}, "barriers", "ssend", "bcast_roots", "kinds", "freed");
-  INFO("shape: " << shape);
-  check_correct(2, TEST_PROGRAM(twin_communicators), {shape, "correct"});
-}
-
 namespace {
 
 // A hang of a program run as `program 0 <shape> bug` on `ranks` ranks: what
@@ -257,6 +251,13 @@ void check_shaped_hang(const Program& program, const ShapedHang& hang) {
                  {.calls = hang.calls, .blocking_functions = hang.blocking_functions, .shape = hang.shape});
   if (!hang.cycle.empty()) check_cycle(result, hang.cycle);
   CHECK(any_line_matches(result.report.value_or(""), hang.rule));
+}
+
+// The hang's correct twin, `program <seconds> <shape> correct`: one rank
+// computes first while the others wait.
+void check_shaped_twin(const Program& program, const ShapedHang& hang) {
+  INFO("shape: " << hang.shape);
+  check_correct(hang.ranks, program, {hang.shape, "correct"});
 }
 
 const ShapedHang kTwinHangs[] = {
@@ -299,6 +300,11 @@ const ShapedHang kTwinHangs[] = {
 
 }  // namespace
 
+TEST_CASE("twin_communicators: correct twins of the hangs below end without a report", "[trust][clean]") {
+  check_shaped_twin(TEST_PROGRAM(twin_communicators),
+                    GENERATE(from_range(std::begin(kTwinHangs), std::end(kTwinHangs))));
+}
+
 TEST_CASE("twin_communicators: twin duplicates, self-rooted broadcasts, a barrier against a reduction, a freed "
           "communicator",
           "[trust][deadlock]") {
@@ -308,13 +314,6 @@ TEST_CASE("twin_communicators: twin duplicates, self-rooted broadcasts, a barrie
 
 // ---- Hangs that MPI's matching rules prove (hangs_proven) ----
 // In the correct twins one rank computes first while the others wait.
-
-TEST_CASE("hangs_proven: correct twins of the hangs below end without a report", "[trust][clean]") {
-  const std::string shape =
-      GENERATE(as<std::string>{}, "mixed_collective", "root_returns", "late_ibarrier", "sendrecv_tags");
-  INFO("shape: " << shape);
-  check_correct(shape == "late_ibarrier" ? 3 : 2, TEST_PROGRAM(hangs_proven), {shape, "correct"});
-}
 
 namespace {
 
@@ -349,6 +348,10 @@ const ShapedHang kProvenHangs[] = {
 };
 
 }  // namespace
+
+TEST_CASE("hangs_proven: correct twins of the hangs below end without a report", "[trust][clean]") {
+  check_shaped_twin(TEST_PROGRAM(hangs_proven), GENERATE(from_range(std::begin(kProvenHangs), std::end(kProvenHangs))));
+}
 
 TEST_CASE("hangs_proven: a blocking collective against a nonblocking one, waited on or left, a nonblocking barrier "
           "a member never starts, a Sendrecv half nothing matches",
