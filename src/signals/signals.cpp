@@ -146,6 +146,11 @@ void on_ending(int signal_number, siginfo_t* info, void* context) {
     if (write(wake_pipe[1], &wake, 1) == 1)
       wait_up_to(kMaxDumpTime, [] { return dump_written.load(std::memory_order_acquire); });
     if (fatal && !dump_written.load(std::memory_order_acquire)) write_short_report(signal_number);
+  } else {
+    // Another signal while the first one's dump is being written, taken by
+    // another thread (at a batch time limit, Slurm's step daemon and srun
+    // both send SIGTERM): the dump first, then the default action.
+    wait_up_to(kMaxDumpTime, [] { return dump_written.load(std::memory_order_acquire); });
   }
   hand_on(signal_number, info, context);
   // A handler that re-raised left its signal pending until we return. The

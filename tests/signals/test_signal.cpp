@@ -39,13 +39,17 @@ bool all_ranks_dumped(const Workspace& workspace) {
   return true;
 }
 
-// Starts sigterm_hang, sends SIGTERM to its process group once all ranks
-// block, and waits for every rank's section of the report file.
-JobResult run_until_terminated(const Workspace& workspace, const std::vector<std::string>& args) {
+// Starts sigterm_hang, sends SIGTERM to its process group `times` times,
+// 20 ms apart, once all ranks block, and waits for every rank's section of
+// the report file.
+JobResult run_until_terminated(const Workspace& workspace, const std::vector<std::string>& args, int times = 1) {
   Job job(workspace, checked_command(workspace, kRanks, TEST_PROGRAM(sigterm_hang), kLongTimeout, args));
   REQUIRE(job.wait_for_text(workspace.stdout_path(), "ready", kJobTimeout));
   std::this_thread::sleep_for(kBlockedBeforeSignal);
-  job.signal_group(SIGTERM);
+  for (int time = 0; time < times; ++time) {
+    if (time > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    job.signal_group(SIGTERM);
+  }
   const bool dumped = job.wait_until([&] { return all_ranks_dumped(workspace); }, kDumpTime);
   const JobResult result = job.finish();
   INFO(describe(result));
@@ -124,6 +128,14 @@ TEST_CASE("sigterm_compute: a computing rank and a blocked rank end by SIGTERM a
 TEST_CASE("sigterm_hang: on SIGTERM every rank dumps its blocked call", "[signal]") {
   Workspace workspace;
   const JobResult result = run_until_terminated(workspace, {});
+  check_rank_dumps(result);
+}
+
+// At a batch time limit Slurm's step daemon and srun both send SIGTERM: the
+// second, taken by another thread, must not end the rank before its dump.
+TEST_CASE("sigterm_hang: a second SIGTERM during the dump waits for it", "[signal]") {
+  Workspace workspace;
+  const JobResult result = run_until_terminated(workspace, {}, 2);
   check_rank_dumps(result);
 }
 
