@@ -30,8 +30,10 @@ std::string runs_text(const std::vector<int>& values) {
   return out;
 }
 
-// "rank 2 (pid 5001)", "ranks 0-1 (pids 4101-4102)"; with ranks or pids cut
-// short, the number of ranks: "ranks 0,2,...,14,... (100 ranks; pids 1,3,...)".
+// "host node2: rank 2 (pid 5001)", "host node1: ranks 0-1 (pids 4101-4102)";
+// with the ranks cut short, their number: "host node1: ranks
+// 0,2,4,6,8,10,12,14,... (100 ranks; pids 11,13,15,17,19,21,23,25,...)". A
+// rank that did not answer has no pid (0).
 std::string group_text(const HostGroup& group) {
   const bool one = group.ranks.size() == 1;
   const std::string ranks = runs_text(group.ranks);
