@@ -217,8 +217,8 @@ void apply_environment(const EnvLookup& env, LoadResult& into) {
 
 void name_unknown_variables(std::span<const std::string> names, LoadResult& into) {
   constexpr std::string_view prefix = "MPISENTRY_";
-  std::vector<std::string> read{kConfigVariable, kNoticesShownVariable, kLibraryVariable, kMpiexecVariable,
-                                env_name(prefix, check_key)};
+  std::vector<std::string> read{kConfigVariable,  kNoticesShownVariable, kLaunchDirectoryVariable,
+                                kLibraryVariable, kMpiexecVariable,      env_name(prefix, check_key)};
   for (const Key& key : keys()) read.push_back(env_name(prefix, key.name));
   const std::vector<std::string_view> known(read.begin(), read.end());
   for (const std::string& name : names) {

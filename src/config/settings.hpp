@@ -74,6 +74,9 @@ inline constexpr const char* kConfigVariable = "MPISENTRY_CONFIG";
 // Set by the launcher, which has shown the notices already, so that rank 0
 // does not show them a second time.
 inline constexpr const char* kNoticesShownVariable = "MPISENTRY_NOTICES_SHOWN";
+// Set by the launcher: the directory the user started mpisentry in, where
+// relative report paths lead (the ranks' own directories may differ).
+inline constexpr const char* kLaunchDirectoryVariable = "MPISENTRY_LAUNCH_DIRECTORY";
 // Read by the launcher alone: the library to preload, the command to run.
 inline constexpr const char* kLibraryVariable = "MPISENTRY_LIBRARY";
 inline constexpr const char* kMpiexecVariable = "MPISENTRY_MPIEXEC";

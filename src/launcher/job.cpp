@@ -84,6 +84,8 @@ std::vector<std::pair<std::string, std::string>> job_environment(const Arguments
   if (!kSanitizerRuntime.empty()) preload = fmt::format("{}:{}", kSanitizerRuntime, preload);
   variables["LD_PRELOAD"] = preload;
   variables.emplace(config::kNoticesShownVariable, "1");
+  std::error_code error;
+  if (const fs::path here = fs::current_path(error); !error) variables[config::kLaunchDirectoryVariable] = here.string();
   return {variables.begin(), variables.end()};
 }
 

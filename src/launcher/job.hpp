@@ -31,7 +31,8 @@ inline constexpr std::string_view kSanitizerRuntime = MPISENTRY_SANITIZER_RUNTIM
 
 // Variables to set for the job: the options as MPISENTRY_<KEY> (CHECK options
 // added after the environment's), MPISENTRY_CONFIG as an absolute path, and
-// the library put first in LD_PRELOAD (after kSanitizerRuntime).
+// the library put first in LD_PRELOAD (after kSanitizerRuntime), and the
+// current directory as kLaunchDirectoryVariable.
 std::vector<std::pair<std::string, std::string>> job_environment(const Arguments& args, const config::EnvLookup& env,
                                                                  const std::string& library);
 

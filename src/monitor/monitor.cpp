@@ -11,6 +11,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "monitor/describe.hpp"
 #include "monitor/ending.hpp"
 #include "monitor/in_process.hpp"
+#include "monitor/report_paths.hpp"
 #include "monitor/reports.hpp"
 #include "monitor/rounds.hpp"
 #include "signals/signals.hpp"
@@ -69,6 +71,13 @@ std::string default_report_path() {
   return "mpisentry_" + executable_name() + "_" + stamp + "-" + std::to_string(getpid()) + ".txt";
 }
 
+// "." when the working directory is gone: paths then stay relative to it.
+std::string working_directory() {
+  std::error_code error;
+  const std::filesystem::path directory = std::filesystem::current_path(error);
+  return error ? std::string(".") : directory.string();
+}
+
 // Names the job's handshake folder when the report file is not a regular
 // file (report::Sink): chosen by rank 0, unique on its node.
 std::string job_name() {
@@ -97,25 +106,31 @@ class Monitor {
         before_gather_(before_gather),
         describer_(channel_.rank()),
         decider_(thresholds()) {
-    const std::string chosen = settings.report_file.empty() ? default_report_path() : settings.report_file;
     const std::string job = channel_.rank() == 0 ? job_name() : std::string();
-    // Every report of the job, from any rank, is appended to the file: one
-    // left by an earlier run goes first, with its dump handshake, before any
-    // rank can leave MPI_Init.
+    // Rank 0 chooses, and every rank writes to the same absolute paths
+    // whatever its own working directory.
     if (channel_.rank() == 0) {
-      remove_stale_report(chosen);
-      report::remove_handshake_folder(report::handshake_folder(chosen, job));
+      report_paths_ = resolve_report_paths(settings.report_file.empty() ? default_report_path() : settings.report_file,
+                                           settings.report_json, settings.report_dot,
+                                           std::getenv(config::kLaunchDirectoryVariable), working_directory());
+      // Every report of the job, from any rank, is appended to the file: one
+      // left by an earlier run goes first, with its dump handshake, before
+      // any rank can leave MPI_Init.
+      remove_stale_report(report_paths_.text);
+      report::remove_handshake_folder(report::handshake_folder(report_paths_.text, job));
     }
-    report_path_ = channel_.broadcast(chosen);
+    report_paths_.text = channel_.broadcast(report_paths_.text);
+    report_paths_.json = channel_.broadcast(report_paths_.json);
+    report_paths_.dot = channel_.broadcast(report_paths_.dot);
     report::SinkSetup sink;
-    sink.report_file = report_path_;
-    sink.json = settings.report_json;
-    sink.dot = settings.report_dot;
+    sink.report_file = report_paths_.text;
+    sink.json = report_paths_.json;
+    sink.dot = report_paths_.dot;
     sink.rank = channel_.rank();
     sink.ranks = channel_.size();
     sink.job = channel_.broadcast(job);
     report::start_sink(std::move(sink));
-    if (channel_.rank() == 0) check_writable(report_path_);
+    if (channel_.rank() == 0) check_writable(report_paths_.text);
     if (pipe(wake_pipe_) != 0) wake_pipe_[0] = wake_pipe_[1] = -1;
   }
 
@@ -180,7 +195,7 @@ class Monitor {
 
   int rank() const { return channel_.rank(); }
   int wake_fd() const { return wake_pipe_[1]; }
-  const std::string& report_path() const { return report_path_; }
+  const ReportPaths& report_paths() const { return report_paths_; }
 
  private:
   void run() {
@@ -666,7 +681,7 @@ class Monitor {
     const bool on_file = report::sink()->write(
         report::format_text(report), settings_.report_json.empty() ? std::string() : report::format_json(report),
         settings_.report_dot.empty() ? std::string() : report::format_dot(report));
-    if (on_file) log::info("report written to {}", report_path_);
+    if (on_file) log::info("report written to {}", report_paths_.text);
   }
 
   const config::Settings& settings_;
@@ -677,7 +692,7 @@ class Monitor {
   Describer describer_;
   Observer observer_;
   Decider decider_;
-  std::string report_path_;
+  ReportPaths report_paths_;  // `base` on rank 0 only
   stacks::Symbolizer symbolizer_;  // rank 0's, for every rank's frames
   bool symbolizer_warm_ = false;
   std::thread thread_;
@@ -709,9 +724,9 @@ Monitor* running_monitor = nullptr;
 
 }  // namespace
 
-std::string create(const config::Settings& settings, int program_thread_level, void (*before_gather)()) {
+const ReportPaths& create(const config::Settings& settings, int program_thread_level, void (*before_gather)()) {
   running_monitor = new Monitor(settings, program_thread_level, before_gather);
-  return running_monitor->report_path();
+  return running_monitor->report_paths();
 }
 
 void start_thread() { running_monitor->start_thread(); }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/settings.hpp"
+#include "monitor/report_paths.hpp"
 #include "signals/signals.hpp"
 #include "stacks/stacks.hpp"
 
@@ -14,12 +15,12 @@ namespace mpisentry::monitor {
 
 // After PMPI_Init_thread gave MPI_THREAD_MULTIPLE, collective over
 // MPI_COMM_WORLD: makes the private communicator and agrees on the report
-// file, which it returns (REPORT-FILE, or a name made from the job; the same
-// on every rank). `program_thread_level`: the level the program was told it
+// files, which it returns (REPORT-FILE, or a name made from the job, and
+// REPORT-JSON and REPORT-DOT, made absolute by rank 0: the same on every rank). `program_thread_level`: the level the program was told it
 // has, against which its threads' calls are checked. `settings` outlives the
 // monitor. `before_gather`, when not null, runs on the monitor thread before
 // each gather of the ranks' states for a look or a report.
-std::string create(const config::Settings& settings, int program_thread_level, void (*before_gather)());
+const ReportPaths& create(const config::Settings& settings, int program_thread_level, void (*before_gather)());
 // Once the signal handlers are in place.
 void start_thread();
 

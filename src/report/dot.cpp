@@ -17,10 +17,10 @@ std::string call_name(const ThreadSnapshot& thread) {
   return thread.state == RankState::Running ? std::string() : thread.function;
 }
 
-// "rank 0\nMPI_Recv\nblocked"; a rank of several threads lists each
-// thread's call: "rank 0\nthread 0: MPI_Recv\nthread 1: running\nblocked".
+// "rank 0\nnode1 pid 4101\nMPI_Recv\nblocked"; a rank of several threads
+// lists each thread's call: "...\nthread 0: MPI_Recv\nthread 1: running\nblocked".
 std::string node_label(const RankSnapshot& rank) {
-  std::string label = fmt::format("rank {}\n", rank.rank);
+  std::string label = fmt::format("rank {}\n{} pid {}\n", rank.rank, rank.host, rank.pid);
   if (rank.threads.size() == 1) {
     const std::string call = call_name(rank.threads.front());
     if (!call.empty()) label += call + "\n";

@@ -30,8 +30,11 @@
 //     }],
 //     "collectives": [{"comm_id": string, "entered": int}]
 //   }],
-//   "classes": [{"ranks": "0-1", "rank_list": [int], "representative": int}]
+//   "classes": [{"ranks": "0-1", "rank_list": [int], "representative": int,
+//                "hosts": [{"host": string, "ranks": "0-1"}]}]  // where the class runs, by host
 // }
+//
+// Adding a key is no change of schema: readers skip keys they do not know.
 //
 // Communicator ids are 64-bit and written as decimal strings, which readers
 // whose numbers are doubles keep exact. Numbers that are not finite are
@@ -43,6 +46,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/hosts.hpp"
 #include "report/quote.hpp"
 #include "report/report.hpp"
 
@@ -132,9 +136,16 @@ void append_arc(std::string& out, const WaitArc& arc) {
                  arc.from.rank, arc.from.thread, arc.to, to_string(arc.mode), boolean(arc.possible));
 }
 
+void append_host(std::string& out, const HostGroup& group) {
+  fmt::format_to(std::back_inserter(out), R"({{"host":{},"ranks":"{}"}})", json_quote(group.host),
+                 compress_ranks(group.ranks));
+}
+
 void append_class(std::string& out, const RankClass& rank_class) {
-  fmt::format_to(std::back_inserter(out), R"({{"ranks":"{}","rank_list":{},"representative":{}}})",
+  fmt::format_to(std::back_inserter(out), R"({{"ranks":"{}","rank_list":{},"representative":{},"hosts":)",
                  compress_ranks(rank_class.ranks), rank_array(rank_class.ranks), rank_class.representative->rank);
+  append_array(out, group_by_host(rank_class.members), append_host);
+  out += '}';
 }
 
 const char* severity_word(Severity level) {

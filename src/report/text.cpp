@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "report/hosts.hpp"
 #include "report/report.hpp"
 
 namespace mpisentry::report {
@@ -291,11 +292,17 @@ const ThreadSnapshot* running_thread(const RankSnapshot& rank) {
   return rank.threads.empty() ? nullptr : &rank.threads.front();
 }
 
+// "where: host node1: ranks 0-3 (pids 4101-4104)", first under a class header.
+void add_where(Lines& lines, const RankClass& rank_class) {
+  lines.add(kDetail, "where: " + where_text(rank_class.members));
+}
+
 void add_class(Lines& lines, const RankClass& rank_class) {
   const RankSnapshot& first = *rank_class.representative;
   if (first.exit_status == RankSnapshot::kNotExiting) {
     lines.add(kDescription, class_label(rank_class) + " " +
                                 state_text(first.state, duration_text(rank_class), first.threads.size()));
+    add_where(lines, rank_class);
     add_class_body(lines, rank_class);
     return;
   }
@@ -304,9 +311,11 @@ void add_class(Lines& lines, const RankClass& rank_class) {
   const ThreadSnapshot* thread = running_thread(first);
   if (first.threads.size() <= 1 && (thread == nullptr || !main_on_stack(*thread))) {
     lines.add(kDescription, exited + ", after main returned");
+    add_where(lines, rank_class);
     return;
   }
   lines.add(kDescription, exited + ", at:");
+  add_where(lines, rank_class);
   add_class_body(lines, rank_class);
 }
 

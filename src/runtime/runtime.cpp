@@ -150,7 +150,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
 
   // Collective check records still pending when ranks stop are compared
   // before the monitor judges them: a hang reaches no later collective.
-  const std::string report_path =
+  const monitor::ReportPaths& report_paths =
       monitor::create(settings, program_thread_level, checks::compare_arrived_collectives);
   // The dump signal first, so that an automatic stack signal keeps clear of it.
   signals::install({world_rank, monitor::write_signal_dump, settings.check_exit_signal, settings.dump_signal,
@@ -161,10 +161,12 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   monitor::start_thread();
   checking = true;
   if (world_rank == 0)
-    log::info("checking {} ranks: DEADLOCK-TIMEOUT {}, DEADLOCK-WARNING {}{}; report file {}", world_size,
-              config::format_duration(settings.deadlock_timeout), config::format_duration(settings.deadlock_warning),
+    log::info("checking {} ranks: DEADLOCK-TIMEOUT {}, DEADLOCK-WARNING {}{}; report file {} (relative paths are "
+              "taken in {})",
+              world_size, config::format_duration(settings.deadlock_timeout),
+              config::format_duration(settings.deadlock_warning),
               settings.check_potential ? ", standard sends made synchronous (GLOBAL:DEADLOCK:POTENTIAL)" : "",
-              report_path);
+              report_paths.text, report_paths.base);
 
   const config::AutoSwitch patient = settings.patient_waits;
   interceptors::start({settings.check_potential, patient == config::AutoSwitch::On ||

@@ -178,6 +178,8 @@ TEST_CASE("launcher: the job's environment", "[launcher]") {
   const auto args = parse({"--deadlock-timeout", "5s", "--deadlock-timeout", "7s", "--report-json", "/tmp/r.json",
                            "--potential", "--check", "GLOBAL:DEADLOCK:HARD OFF", "-n", "2", "./app"});
   using Variables = std::vector<std::pair<std::string, std::string>>;
+  // Relative report paths lead to the directory the user starts mpisentry in.
+  const std::string here = std::filesystem::current_path().string();
   // A sanitizer build's runtime comes before everything.
   const std::string first = kSanitizerRuntime.empty() ? "" : std::string(kSanitizerRuntime) + ":";
   SECTION("nothing set before") {
@@ -185,6 +187,7 @@ TEST_CASE("launcher: the job's environment", "[launcher]") {
           Variables{{"LD_PRELOAD", first + "/opt/lib/libmpisentry.so"},
                     {"MPISENTRY_CHECK", "GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD OFF"},
                     {"MPISENTRY_DEADLOCK_TIMEOUT", "7s"},
+                    {"MPISENTRY_LAUNCH_DIRECTORY", here},
                     {"MPISENTRY_NOTICES_SHOWN", "1"},
                     {"MPISENTRY_REPORT_JSON", "/tmp/r.json"}});
   }
@@ -194,6 +197,7 @@ TEST_CASE("launcher: the job's environment", "[launcher]") {
           Variables{{"LD_PRELOAD", first + "/opt/lib/libmpisentry.so:libother.so"},
                     {"MPISENTRY_CHECK", "** OFF; GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD OFF"},
                     {"MPISENTRY_DEADLOCK_TIMEOUT", "7s"},
+                    {"MPISENTRY_LAUNCH_DIRECTORY", here},
                     {"MPISENTRY_NOTICES_SHOWN", "1"},
                     {"MPISENTRY_REPORT_JSON", "/tmp/r.json"}});
   }

@@ -353,16 +353,19 @@ TEST_CASE("format_text prints ITC's hard deadlock report", "[report]") {
       "[0] ERROR:    deadlock: rank 0 -> rank 1 -> rank 0 (rank 0: MPI_Recv from rank 1; rank 1: MPI_Recv from rank 0)\n"
       "[0] ERROR:    blocked behind the deadlock: ranks 2-3\n"
       "[0] ERROR:    [0] blocked for 5.2 s in MPI call:\n"
+      "[0] ERROR:       where: host node1: rank 0 (pid 1000)\n"
       "[0] ERROR:       MPI_Recv(buf=0x7ffd5b2c, count=1, datatype=MPI_INT, source=1, tag=0, comm=MPI_COMM_WORLD, "
       "status=0x7ffd5b30)\n"
       "[0] ERROR:       waits for: rank 1\n"
       "[0] ERROR:       exchange (/src/tests/programs/recv_recv.c:14)\n"
       "[0] ERROR:       main (/src/tests/programs/recv_recv.c:25)\n"
       "[0] ERROR:    [1] blocked for 5.2 s in MPI call:\n"
+      "[0] ERROR:       where: host node1: rank 1 (pid 1001)\n"
       "[0] ERROR:       MPI_Recv(..., source=0, ...)\n"
       "[0] ERROR:       waits for: rank 0\n"
       "[0] ERROR:       main (/src/tests/programs/recv_recv.c:30)\n"
       "[0] ERROR:    [ranks 2-3 (2 ranks)] blocked for 5.1 s in MPI call:\n"
+      "[0] ERROR:       where: host node1: ranks 2-3 (pids 1002-1003)\n"
       "[0] ERROR:       [2] MPI_Recv(..., source=0, ...)\n"
       "[0] ERROR:       [3] MPI_Recv(..., source=1, ...)\n"
       "[0] ERROR:       waits for: [2] rank 0; [3] rank 1\n"
@@ -397,7 +400,9 @@ TEST_CASE("format_text of a partial deadlock shows the running rank", "[report]"
   const auto header = std::find(lines.begin(), lines.end(), "[0] ERROR:    [3] running outside MPI, now at:");
   REQUIRE(header != lines.end());
   REQUIRE(header + 1 != lines.end());
-  CHECK(header[1] == "[0] ERROR:       compute (/src/x.c:40)");
+  REQUIRE(header + 2 != lines.end());
+  CHECK(header[1] == "[0] ERROR:       where: host node2: rank 3 (pid 2003)");
+  CHECK(header[2] == "[0] ERROR:       compute (/src/x.c:40)");
   CHECK(lines[3] == "[0] ERROR:    deadlock: rank 0 -> rank 2 -> rank 1 -> rank 0 (rank 0: MPI_Recv from rank 2; "
                     "rank 2: MPI_Recv from rank 1; rank 1: MPI_Recv from rank 0)");
   CHECK(lines[4] == "[0] ERROR:    [ranks 0-2 (3 ranks)] blocked for 11.0 s in MPI call:");
@@ -447,7 +452,8 @@ TEST_CASE("format_text of no progress is a warning about polling ranks", "[repor
   CHECK(lines[1] == "[0] WARNING:    no progress was observed for over 5:00 minutes on average (DEADLOCK-WARNING "
                     "300s); the program goes on.");
   CHECK(lines[2] == "[0] WARNING:    [ranks 0-2 (3 ranks)] no progress for 12.0 s, polling with MPI call:");
-  CHECK(lines[3] == "[0] WARNING:       MPI_Test(request=0x1, flag=0x2, status=0x3)");
+  CHECK(lines[3] == "[0] WARNING:       where: host node1: ranks 0-2 (pids 1000-1002)");
+  CHECK(lines[4] == "[0] WARNING:       MPI_Test(request=0x1, flag=0x2, status=0x3)");
   CHECK(text.find("waits for") == std::string::npos);
   CHECK(lines.back() ==
         "[0] INFO: GLOBAL:DEADLOCK:NO_PROGRESS: found 1 time (0 errors + 1 warning), 0 reports were suppressed");
@@ -550,11 +556,13 @@ TEST_CASE("format_text of an unsafe cycle is a warning that names the possible w
       "[0] WARNING:    deadlock: rank 0 -> rank 1 -> rank 0 (rank 0: MPI_Bcast root, rank 1 not in it yet; "
       "rank 1 thread 1: MPI_Recv from rank 0)\n"
       "[0] WARNING:    [0] blocked for 5.0 s in MPI call:\n"
+      "[0] WARNING:       where: host node1: rank 0 (pid 1000)\n"
       "[0] WARNING:       MPI_Bcast(root=0, comm=MPI_COMM_WORLD)\n"
       "[0] WARNING:       may also wait for: rank 1 (if MPI_Bcast synchronizes)\n"
       "[0] WARNING:       broadcast (/src/tests/programs/threads.c:20)\n"
       "[0] WARNING:       main (/src/tests/programs/threads.c:30)\n"
       "[0] WARNING:    [1] blocked for 5.0 s in MPI calls of 2 threads:\n"
+      "[0] WARNING:       where: host node1: rank 1 (pid 1001)\n"
       "[0] WARNING:       thread 0: MPI_Barrier(comm=workers)\n"
       "[0] WARNING:          waits for: rank 2\n"
       "[0] WARNING:          sync_workers (/src/tests/programs/threads.c:12)\n"
@@ -562,6 +570,7 @@ TEST_CASE("format_text of an unsafe cycle is a warning that names the possible w
       "[0] WARNING:          waits for: rank 0\n"
       "[0] WARNING:          listen (/src/tests/programs/threads.c:8)\n"
       "[0] WARNING:    [2] running outside MPI, now at:\n"
+      "[0] WARNING:       where: host node2: rank 2 (pid 2002)\n"
       "[0] WARNING:       compute (/src/x.c:40)\n"
       "[0] WARNING:       main (/src/x.c:9)\n"
       "[0] INFO: GLOBAL:DEADLOCK:UNSAFE: found 1 time (0 errors + 1 warning), 0 reports were suppressed\n";
@@ -640,9 +649,11 @@ TEST_CASE("format_json writes the documented schema", "[report]") {
                   R"("stack":[{"function":"exchange","file":"/src/tests/programs/recv_recv.c","line":14,)"
                   R"("module":"recv_recv"},)") != std::string::npos);
   CHECK(json.find(R"("host":"bad\"host\u00ff")") != std::string::npos);
-  CHECK(json.find(R"("classes":[{"ranks":"0","rank_list":[0],"representative":0},)"
-                  R"({"ranks":"1","rank_list":[1],"representative":1},)"
-                  R"({"ranks":"2-3","rank_list":[2,3],"representative":2}]})") != std::string::npos);
+  CHECK(json.find(R"("classes":[{"ranks":"0","rank_list":[0],"representative":0,)"
+                  R"("hosts":[{"host":"node1","ranks":"0"}]},)"
+                  R"({"ranks":"1","rank_list":[1],"representative":1,"hosts":[{"host":"bad\"host\u00ff","ranks":"1"}]},)"
+                  R"({"ranks":"2-3","rank_list":[2,3],"representative":2,"hosts":[{"host":"node1","ranks":"2-3"}]}]})") !=
+        std::string::npos);
 
   report.check = Check::NoProgress;
   report.ranks[0].seconds = std::numeric_limits<double>::infinity();
@@ -677,9 +688,11 @@ TEST_CASE("format_json writes threads, possible waits, collectives and the arcs 
   CHECK(json.find(R"("messages":[{"send":false,"peer":0,"tag":3,"comm_id":"1"}],)"
                   R"("stack":[{"function":"listen","file":"/src/tests/programs/threads.c","line":8,)"
                   R"("module":"threads"}]}],"collectives":[]},)") != std::string::npos);
-  CHECK(json.find(R"("classes":[{"ranks":"0","rank_list":[0],"representative":0},)"
-                  R"({"ranks":"1","rank_list":[1],"representative":1},{"ranks":"2","rank_list":[2],)"
-                  R"("representative":2}]})") != std::string::npos);
+  CHECK(json.find(R"("classes":[{"ranks":"0","rank_list":[0],"representative":0,)"
+                  R"("hosts":[{"host":"node1","ranks":"0"}]},)"
+                  R"({"ranks":"1","rank_list":[1],"representative":1,"hosts":[{"host":"node1","ranks":"1"}]},)"
+                  R"({"ranks":"2","rank_list":[2],"representative":2,"hosts":[{"host":"node2","ranks":"2"}]}]})") !=
+        std::string::npos);
 }
 
 TEST_CASE("the validity check itself rejects broken JSON", "[report]") {
@@ -703,9 +716,9 @@ TEST_CASE("format_dot draws the arcs the analysis used", "[report]") {
   const std::string dot = format_dot(report);
   CHECK(dot.starts_with("digraph mpisentry {\n  label=\"GLOBAL:DEADLOCK:HARD\";\n"));
   CHECK(dot.ends_with("}\n"));
-  CHECK(dot.find(R"(  r0 [label="rank 0\nMPI_Recv\nblocked", color="red", style="bold"];)") != std::string::npos);
-  CHECK(dot.find(R"(  r2 [label="rank 2\nMPI_Recv\nblocked"];)") != std::string::npos);
-  CHECK(dot.find(R"(  r5 [label="rank 5\nrunning", color="grey", fontcolor="grey"];)") != std::string::npos);
+  CHECK(dot.find(R"(  r0 [label="rank 0\nnode1 pid 1000\nMPI_Recv\nblocked", color="red", style="bold"];)") != std::string::npos);
+  CHECK(dot.find(R"(  r2 [label="rank 2\nnode1 pid 1002\nMPI_Recv\nblocked"];)") != std::string::npos);
+  CHECK(dot.find(R"(  r5 [label="rank 5\nnode2 pid 2005\nrunning", color="grey", fontcolor="grey"];)") != std::string::npos);
   CHECK(dot.find(R"(  r0 -> r1 [label="MPI_Recv from rank 1", style="solid,bold", color="red"];)") !=
         std::string::npos);
   CHECK(dot.find(R"(  r2 -> r0 [label="MPI_Recv from rank 0", style="solid"];)") != std::string::npos);
@@ -717,7 +730,7 @@ TEST_CASE("format_dot draws the arcs the analysis used", "[report]") {
 TEST_CASE("format_dot draws possible waits dotted and lists a rank's threads", "[report]") {
   const std::string dot = format_dot(unsafe_report());
   CHECK(dot.starts_with("digraph mpisentry {\n  label=\"GLOBAL:DEADLOCK:UNSAFE\";\n"));
-  CHECK(dot.find(R"(  r1 [label="rank 1\nthread 0: MPI_Barrier\nthread 1: MPI_Recv\nblocked", color="red", )"
+  CHECK(dot.find(R"(  r1 [label="rank 1\nnode1 pid 1001\nthread 0: MPI_Barrier\nthread 1: MPI_Recv\nblocked", color="red", )"
                  R"(style="bold"];)") != std::string::npos);
   CHECK(dot.find(R"(  r0 -> r1 [label="MPI_Bcast root, rank 1 not in it yet", style="dotted,bold", color="red"];)")
         != std::string::npos);
@@ -827,7 +840,8 @@ TEST_CASE("format_text of an exit before MPI_Finalize says where, or that main r
   CHECK(lines[1] == "[0] ERROR:    rank 1 exited with status 3 without calling MPI_Finalize, at compute "
                     "(/src/x.c:40); MPI ends the job.");
   CHECK(lines[2] == "[0] ERROR:    [1] exited with status 3 without MPI_Finalize, at:");  // the exiting rank first
-  CHECK(lines[3] == "[0] ERROR:       compute (/src/x.c:40)");
+  CHECK(lines[3] == "[0] ERROR:       where: host node2: rank 1 (pid 2001)");
+  CHECK(lines[4] == "[0] ERROR:       compute (/src/x.c:40)");
   CHECK(format_json(report).find(R"("exit_status":3,)") != std::string::npos);
   // Once main returned, what is left below exit() is not the program's.
   report.ranks[1].threads.front().stack = {{"_start", "", 0, "x"}};
@@ -835,7 +849,8 @@ TEST_CASE("format_text of an exit before MPI_Finalize says where, or that main r
   CHECK(returned[1] == "[0] ERROR:    rank 1 exited with status 3 without calling MPI_Finalize, after main returned; "
                        "MPI ends the job.");
   CHECK(returned[2] == "[0] ERROR:    [1] exited with status 3 without MPI_Finalize, after main returned");
-  CHECK(returned[3].starts_with("[0] ERROR:    [0] blocked"));
+  CHECK(returned[3] == "[0] ERROR:       where: host node2: rank 1 (pid 2001)");
+  CHECK(returned[4].starts_with("[0] ERROR:    [0] blocked"));
 }
 
 TEST_CASE("format_signal_dump of a crash gives the fault address", "[report]") {
