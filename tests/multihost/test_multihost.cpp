@@ -61,6 +61,13 @@ TEST_CASE("multihost ssend_ring: a cycle through three hosts is HARD, with every
     expected.calls[rank] = R"(MPI_Ssend\(.*dest=)" + std::to_string((rank + 1) % kRanks) + R"(\b)";
   check_deadlock(result, program, expected);
   check_json_hosts(result, kRanks, kPerHost);
+  // The rank class names each host with its ranks and their pids.
+  for (int rank = 0; rank < kRanks; ++rank) {
+    INFO("rank " << rank);
+    CHECK(any_line_matches(result.report.value_or(""), R"(^\[0\] ERROR: +where: .*host )" +
+                                                           bed::host_of(rank, kPerHost) + R"(: ranks? [\d,]*\b)" +
+                                                           std::to_string(rank) + R"(\b[\d,]* \(pids? [1-9])"));
+  }
 }
 
 TEST_CASE("multihost partial_cycle: a deadlock across two hosts while ranks on others compute", "[.multihost]") {
