@@ -91,10 +91,11 @@ void check_writable(const std::string& path) {
 
 class Monitor {
  public:
-  Monitor(const config::Settings& settings, int program_thread_level, void (*before_gather)())
+  Monitor(const config::Settings& settings, int program_thread_level, void (*before_gather)(), MPI_Comm comm)
       : settings_(settings),
         program_thread_level_(program_thread_level),
         before_gather_(before_gather),
+        channel_(comm),
         describer_(channel_.rank()),
         decider_(thresholds()) {
     const std::string chosen = settings.report_file.empty() ? default_report_path() : settings.report_file;
@@ -709,8 +710,9 @@ Monitor* running_monitor = nullptr;
 
 }  // namespace
 
-std::string create(const config::Settings& settings, int program_thread_level, void (*before_gather)()) {
-  running_monitor = new Monitor(settings, program_thread_level, before_gather);
+std::string create(const config::Settings& settings, int program_thread_level, void (*before_gather)(),
+                   MPI_Comm comm) {
+  running_monitor = new Monitor(settings, program_thread_level, before_gather, comm);
   return running_monitor->report_path();
 }
 
