@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 
-#include "config/settings.hpp"
 #include "log/log.hpp"
 #include "monitor/channel.hpp"
 

@@ -140,10 +140,10 @@ std::string host_name() {
 }
 
 // Every rank joins within the bound, runs rank 0's version and has loaded its
-// settings, or every rank ends here: having said why, with the handshake's
-// status (an exit after PMPI_Finalize, as every rank knows; an abort of the
-// job once the message is out, when some rank may not even be checked). Returns the monitors'
-// communicator.
+// settings, or every rank ends here, once told why, with the handshake's
+// status: by an exit after PMPI_Finalize when every rank knows; by an abort of
+// the job once the message is out when some rank may not even be checked.
+// Returns the monitors' communicator.
 MPI_Comm shake_hands(int world_rank, const config::LoadResult& loaded) {
   namespace handshake = monitor::handshake;
   // Bad settings may hold any timeout: the default bounds their handshake.
