@@ -23,8 +23,20 @@ void sleep_for_microseconds(long us) {
 
 }  // namespace
 
-Channel::Channel() {
-  PMPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+bool complete_by(MPI_Request& request, std::optional<std::chrono::steady_clock::time_point> deadline) {
+  // Short sleeps first for a quick round, longer ones when a peer is slow,
+  // so that a monitor waiting for a computing rank costs almost no CPU.
+  long pause_us = 50;
+  int done = 0;
+  while (PMPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+    if (deadline && std::chrono::steady_clock::now() >= *deadline) return false;
+    sleep_for_microseconds(pause_us);
+    pause_us = std::min(pause_us * 2, 2000L);
+  }
+  return true;
+}
+
+Channel::Channel(MPI_Comm comm) : comm_(comm) {
   PMPI_Comm_set_name(comm_, "mpisentry monitor");
   PMPI_Comm_rank(comm_, &rank_);
   PMPI_Comm_size(comm_, &size_);
@@ -37,17 +49,6 @@ void Channel::close() {
   PMPI_Op_free(&combine_op_);
   PMPI_Type_free(&summary_type_);
   PMPI_Comm_free(&comm_);
-}
-
-void Channel::complete(MPI_Request& request) {
-  // Short sleeps first for a quick round, longer ones when a peer is slow,
-  // so that a monitor waiting for a computing rank costs almost no CPU.
-  long pause_us = 50;
-  int done = 0;
-  while (PMPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
-    sleep_for_microseconds(pause_us);
-    pause_us = std::min(pause_us * 2, 2000L);
-  }
 }
 
 Summary Channel::allreduce(const Summary& mine) {

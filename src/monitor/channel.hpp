@@ -7,7 +7,9 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,10 +17,15 @@
 
 namespace mpisentry::monitor {
 
+// Completes `request` by PMPI_Test with growing sleeps. False when `deadline`
+// passes first: the request is still pending.
+bool complete_by(MPI_Request& request, std::optional<std::chrono::steady_clock::time_point> deadline);
+
 class Channel {
  public:
-  // Collective over MPI_COMM_WORLD (from MPI_Init).
-  Channel();
+  // Takes over `comm`, the private duplicate of MPI_COMM_WORLD that the
+  // start-up handshake made.
+  explicit Channel(MPI_Comm comm);
   // Collective over the private communicator (from MPI_Finalize).
   void close();
 
@@ -32,7 +39,7 @@ class Channel {
   std::int32_t broadcast(std::int32_t value_at_root);
 
  private:
-  void complete(MPI_Request& request);
+  void complete(MPI_Request& request) { complete_by(request, std::nullopt); }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Op combine_op_ = MPI_OP_NULL;

@@ -100,10 +100,11 @@ void check_writable(const std::string& path) {
 
 class Monitor {
  public:
-  Monitor(const config::Settings& settings, int program_thread_level, void (*before_gather)())
+  Monitor(const config::Settings& settings, int program_thread_level, void (*before_gather)(), MPI_Comm comm)
       : settings_(settings),
         program_thread_level_(program_thread_level),
         before_gather_(before_gather),
+        channel_(comm),
         describer_(channel_.rank()),
         decider_(thresholds()) {
     const std::string job = channel_.rank() == 0 ? job_name() : std::string();
@@ -724,8 +725,9 @@ Monitor* running_monitor = nullptr;
 
 }  // namespace
 
-const ReportPaths& create(const config::Settings& settings, int program_thread_level, void (*before_gather)()) {
-  running_monitor = new Monitor(settings, program_thread_level, before_gather);
+const ReportPaths& create(const config::Settings& settings, int program_thread_level, void (*before_gather)(),
+                          MPI_Comm comm) {
+  running_monitor = new Monitor(settings, program_thread_level, before_gather, comm);
   return running_monitor->report_paths();
 }
 

@@ -4,6 +4,8 @@
 // MPI_Finalize.
 #pragma once
 
+#include <mpi.h>
+
 #include <string>
 
 #include "config/settings.hpp"
@@ -13,14 +15,16 @@
 
 namespace mpisentry::monitor {
 
-// After PMPI_Init_thread gave MPI_THREAD_MULTIPLE, collective over
-// MPI_COMM_WORLD: makes the private communicator and agrees on the report
-// files, which it returns (REPORT-FILE, or a name made from the job, and
-// REPORT-JSON and REPORT-DOT, made absolute by rank 0: the same on every rank). `program_thread_level`: the level the program was told it
-// has, against which its threads' calls are checked. `settings` outlives the
-// monitor. `before_gather`, when not null, runs on the monitor thread before
-// each gather of the ranks' states for a look or a report.
-const ReportPaths& create(const config::Settings& settings, int program_thread_level, void (*before_gather)());
+// After PMPI_Init_thread gave MPI_THREAD_MULTIPLE and the start-up
+// handshake made `comm`, the monitors' private communicator, collective over
+// it: agrees on the report files, which it returns (REPORT-FILE, or a name
+// made from the job, and REPORT-JSON and REPORT-DOT, made absolute by rank 0:
+// the same on every rank). `program_thread_level`: the level the program was
+// told it has, against which its threads' calls are checked. `settings`
+// outlives the monitor. `before_gather`, when not null, runs on the monitor
+// thread before each gather of the ranks' states for a look or a report.
+const ReportPaths& create(const config::Settings& settings, int program_thread_level, void (*before_gather)(),
+                          MPI_Comm comm);
 // Once the signal handlers are in place.
 void start_thread();
 

@@ -1,13 +1,17 @@
 // The runtime: MPI_Init, MPI_Init_thread, MPI_Query_thread, MPI_Finalize and
-// MPI_Abort. It reads the settings once and starts the parts in order: the
-// records, the monitor (which opens the report sink), the signal handlers,
-// the monitor's thread, the interceptors' mode and delay injection, then the
-// checks, all before the program's first wrapped call.
+// MPI_Abort. It reads the settings once, checks with the start-up handshake
+// that every rank runs the same checker with good settings, and starts the
+// parts in order: the records, the monitor (which opens the report sink), the
+// signal handlers, the monitor's thread, the interceptors' mode and delay
+// injection, then the checks, all before the program's first wrapped call.
+#include <dlfcn.h>
+#include <limits.h>
 #include <mpi.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -19,6 +23,7 @@
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
 #include "log/log.hpp"
+#include "monitor/handshake.hpp"
 #include "monitor/in_process.hpp"
 #include "monitor/monitor.hpp"
 #include "records/call_record.hpp"
@@ -97,29 +102,63 @@ bool more_ranks_than_cores() {
 }
 
 // The settings, read once: defaults, the config file, the environment. A
-// bad configuration ends the run here, before the program's own code.
-// Never destroyed: the parts keep references to it until the process ends.
-// Held by a static pointer, so that it stays reachable when no part takes it
-// (MPI gave less than MPI_THREAD_MULTIPLE): LeakSanitizer reported it there.
-// volatile: gcc -O2 drops a store to a static that is never read back.
-const config::Settings* volatile loaded_settings = nullptr;
-
-const config::Settings& load_settings(int world_rank) {
+// bad configuration ends the run in the start-up handshake, before the
+// program's own code.
+config::LoadResult read_settings(int world_rank) {
   config::LoadResult loaded = config::load([](const char* name) { return std::getenv(name); });
   config::name_unknown_variables(config::environment_names(), loaded);
   log::set_verbosity(loaded.settings.verbose);
-  if (!loaded.ok()) {
-    if (world_rank == 0) {
-      for (const config::Problem& problem : loaded.errors) log::error("{}", problem.str());
-      log::error("bad configuration: stopping before the program starts");
-    }
-    PMPI_Finalize();
-    std::exit(2);
-  }
-  if (world_rank == 0 && !std::getenv(config::kNoticesShownVariable))
+  if (loaded.ok() && world_rank == 0 && !std::getenv(config::kNoticesShownVariable))
     for (const config::Problem& notice : loaded.notices) log::warn("{}", notice.str());
-  loaded_settings = new const config::Settings(loaded.settings);
-  return *loaded_settings;
+  return loaded;
+}
+
+// Never destroyed: the parts keep references to the settings until the
+// process ends. Held by a static pointer, so that they stay reachable when no
+// part takes them (MPI gave less than MPI_THREAD_MULTIPLE): LeakSanitizer
+// reported them there. volatile: gcc -O2 drops a store to a static that is
+// never read back.
+const config::Settings* volatile kept_settings = nullptr;
+
+const config::Settings& keep(const config::Settings& settings) {
+  kept_settings = new const config::Settings(settings);
+  return *kept_settings;
+}
+
+// Which checker this rank runs, for the start-up handshake: the build's
+// version and the file of this library, as the dynamic loader found it.
+monitor::handshake::Identity own_identity() {
+  Dl_info info{};
+  const bool found = dladdr(reinterpret_cast<void*>(&own_identity), &info) != 0 && info.dli_fname != nullptr;
+  return {MPISENTRY_VERSION, found ? info.dli_fname : "(file unknown)"};
+}
+
+std::string host_name() {
+  std::array<char, HOST_NAME_MAX + 1> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown";
+  return name.data();
+}
+
+// Every rank joins within the bound, runs rank 0's version and has loaded its
+// settings, or every rank ends here, once told why, with the handshake's
+// status: by an exit after PMPI_Finalize when every rank knows; by an abort of
+// the job once the message is out when some rank may not even be checked.
+// Returns the monitors' communicator.
+MPI_Comm shake_hands(int world_rank, const config::LoadResult& loaded) {
+  namespace handshake = monitor::handshake;
+  // Bad settings may hold any timeout: the default bounds their handshake.
+  const config::Duration bound = loaded.ok() ? loaded.settings.deadlock_timeout : config::Settings{}.deadlock_timeout;
+  const handshake::Result result = handshake::run({world_rank, host_name()}, own_identity(), loaded.errors, bound);
+  switch (result.outcome) {
+    case handshake::Outcome::Agreed:
+      break;
+    case handshake::Outcome::Refused:
+      PMPI_Finalize();
+      std::exit(handshake::kStoppedStatus);
+    case handshake::Outcome::Unanswered:
+      lifecycle::abort_job(handshake::kStoppedStatus);
+  }
+  return result.comm;
 }
 
 // The monitor needs MPI_THREAD_MULTIPLE; the program is told the level it
@@ -140,8 +179,11 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   requests().set_concurrent_writers(multiple_threads);
   if (provided) *provided = program_thread_level;
 
-  const config::Settings& settings = load_settings(world_rank);
+  const config::LoadResult loaded = read_settings(world_rank);
+  MPI_Comm monitor_comm = shake_hands(world_rank, loaded);
+  const config::Settings& settings = keep(loaded.settings);
   if (granted < MPI_THREAD_MULTIPLE) {
+    PMPI_Comm_free(&monitor_comm);
     if (world_rank == 0)
       log::error("MPI gave {} instead of MPI_THREAD_MULTIPLE: mpisentry checks nothing in this run",
                  thread_level_name(granted));
@@ -151,7 +193,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   // Collective check records still pending when ranks stop are compared
   // before the monitor judges them: a hang reaches no later collective.
   const monitor::ReportPaths& report_paths =
-      monitor::create(settings, program_thread_level, checks::compare_arrived_collectives);
+      monitor::create(settings, program_thread_level, checks::compare_arrived_collectives, monitor_comm);
   // The dump signal first, so that an automatic stack signal keeps clear of it.
   signals::install({world_rank, monitor::write_signal_dump, settings.check_exit_signal, settings.dump_signal,
                     monitor::wake_fd()});
