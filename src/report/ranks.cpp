@@ -36,6 +36,10 @@ struct SameClassLess {
 }  // namespace
 
 const RankSnapshot* find_rank(const std::vector<RankSnapshot>& ranks, int rank) {
+  // A report's ranks are one per rank, sorted: rank r at index r, found at
+  // once (the DOT graph asks once per arc); any other list is searched.
+  const auto at = static_cast<std::size_t>(rank);
+  if (rank >= 0 && at < ranks.size() && ranks[at].rank == rank) return &ranks[at];
   const auto found = std::find_if(ranks.begin(), ranks.end(),
                                   [&](const RankSnapshot& snapshot) { return snapshot.rank == rank; });
   return found == ranks.end() ? nullptr : &*found;

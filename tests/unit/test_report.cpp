@@ -247,6 +247,11 @@ TEST_CASE("find_rank and find_thread look up by number, not position", "[report]
   const Report report = unsafe_report();
   REQUIRE(find_rank(report.ranks, 1) == &report.ranks[1]);
   CHECK(find_rank(report.ranks, 3) == nullptr);
+  std::vector<RankSnapshot> out_of_order(2);
+  out_of_order[0].rank = 1;
+  out_of_order[1].rank = 0;
+  CHECK(find_rank(out_of_order, 0) == &out_of_order[1]);
+  CHECK(find_rank(out_of_order, 1) == &out_of_order[0]);
   CHECK(find_thread(report.ranks[1], 1) == &report.ranks[1].threads[1]);
   CHECK(find_thread(report.ranks[1], 2) == nullptr);
   RankSnapshot gap = report.ranks[1];
