@@ -392,6 +392,9 @@ int run(const Shape& shape, std::size_t max_gather_bytes) {
   const report::Report report = timings.time("verdict_report", [&] {
     return monitor::reports::verdict_report(last_verdict, 0.5, std::move(last.ranks), settings);
   });
+  // Part of both format_text and format_json, timed apart too.
+  timings.time("merge_stacks",
+               [&] { return report::merge_stacks(report.ranks, report::leading_ranks(report)).size(); });
   const std::string text = timings.time("format_text", [&] { return report::format_text(report); });
   const std::string json = timings.time("format_json", [&] { return report::format_json(report); });
   const std::string dot = timings.time("format_dot", [&] { return report::format_dot(report); });
