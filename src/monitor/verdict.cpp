@@ -39,10 +39,9 @@ std::string collective_text(const CollectiveCall& call) {
 
 // The function a collective is matched as: a large-count twin (MPI_Bcast_c)
 // as its base, which MPI matches with it.
-std::string_view matched_as(const std::string& function) {
-  std::string_view name = function;
-  if (name.ends_with("_c")) name.remove_suffix(2);
-  return name;
+std::string_view matched_as(std::string_view function) {
+  if (function.ends_with("_c")) function.remove_suffix(2);
+  return function;
 }
 
 struct Seen {
@@ -51,25 +50,60 @@ struct Seen {
   std::string text;  // "MPI_Bcast with root 0", "MPI_Wait on MPI_Ibarrier"
 };
 
+// A member that entered a collective, as the function it called ("MPI_Bcast_c").
+struct EnteredBy {
+  std::size_t position;  // in the ranks' list: the order members are named in
+  int rank;
+  std::string_view function;
+};
+
+// For each collective (comm_id, sequence) that `calls` are in, and each
+// function it was entered as (as matched), its first two members (in the
+// ranks' order) that entered it so, from the functions of their last
+// collectives: enough to name, for any call, the first other member that
+// entered its collective as another function. Built in one pass over the
+// ranks, not one per call: P ranks in one collective would cost P^2.
+using EnteredAs =
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::map<std::string_view, std::vector<EnteredBy>>>;
+
+EnteredAs entered_as(const std::vector<RankSnapshot>& ranks, const std::vector<Seen>& calls) {
+  EnteredAs entered;
+  for (const Seen& call : calls) entered.try_emplace({call.call->comm_id, call.call->sequence});
+  for (std::size_t position = 0; position < ranks.size(); ++position) {
+    for (const CollectiveCount& count : ranks[position].collectives) {
+      const std::uint64_t oldest =
+          count.entered > CollectiveCount::kRecentKept ? count.entered - CollectiveCount::kRecentKept + 1 : 1;
+      for (std::uint64_t sequence = oldest; sequence <= count.entered; ++sequence) {
+        const auto key = entered.find({count.comm_id, sequence});
+        const std::uint16_t id = count.function_of(sequence);
+        if (key == entered.end() || id == 0) continue;
+        const std::string_view function = function_info(static_cast<FunctionId>(id)).name;
+        std::vector<EnteredBy>& first = key->second[matched_as(function)];
+        if (first.size() < 2) first.push_back({position, ranks[position].rank, function});
+      }
+    }
+  }
+  return entered;
+}
+
 // A member that called collective #k of `call`'s communicator as another
 // function than `call`, even if it has left it (a root whose MPI_Bcast
 // returned at once) or started it and waits elsewhere: the text naming both,
 // else empty. Blocking, nonblocking and persistent forms are other
 // functions: MPI never matches them (MPI 4.0, 6.12 and 6.13).
-std::string called_as_other(const std::vector<RankSnapshot>& ranks, const Seen& call) {
-  for (const RankSnapshot& other : ranks) {
-    if (other.rank == call.rank) continue;
-    for (const CollectiveCount& count : other.collectives) {
-      if (count.comm_id != call.call->comm_id) continue;
-      const std::uint16_t id = count.function_of(call.call->sequence);
-      if (id == 0) continue;
-      const std::string entered_as = function_info(static_cast<FunctionId>(id)).name;
-      if (matched_as(entered_as) != matched_as(call.call->function))
-        return fmt::format("rank {} is in {} and rank {} called {} as collective #{} of the same communicator",
-                           call.rank, call.text, other.rank, entered_as, call.call->sequence);
+std::string called_as_other(const EnteredAs& entered, const Seen& call) {
+  const EnteredBy* other = nullptr;
+  for (const auto& [function, members] : entered.at({call.call->comm_id, call.call->sequence})) {
+    if (function == matched_as(call.call->function)) continue;
+    for (const EnteredBy& member : members) {
+      if (member.rank == call.rank) continue;
+      if (other == nullptr || member.position < other->position) other = &member;
+      break;
     }
   }
-  return {};
+  if (other == nullptr) return {};
+  return fmt::format("rank {} is in {} and rank {} called {} as collective #{} of the same communicator", call.rank,
+                     call.text, other->rank, other->function, call.call->sequence);
 }
 
 // Two members in the same collective of a communicator (by its sequence
@@ -96,8 +130,9 @@ std::string collective_mismatch(const std::vector<RankSnapshot>& ranks) {
       return fmt::format("rank {} is in {} and rank {} in {}, as collective #{} of the same communicator", other.rank,
                          other.text, call.rank, call.text, call.call->sequence);
   }
+  const EnteredAs entered = entered_as(ranks, calls);
   for (const Seen& call : calls)
-    if (std::string other = called_as_other(ranks, call); !other.empty()) return other;
+    if (std::string other = called_as_other(entered, call); !other.empty()) return other;
   return {};
 }
 

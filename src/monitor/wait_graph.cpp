@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <iterator>
+#include <map>
 #include <span>
 
 namespace mpisentry::waitgraph {
@@ -47,6 +48,50 @@ bool arrived(const CollectiveCall& call, const RankSnapshot& target) {
   return call.comm_id != 0 && collectives_entered(target, call.comm_id) >= call.sequence;
 }
 
+// Who has arrived in a collective, asked of every member it waits for: a
+// collective on a communicator of P ranks lists the P - 1 others in each
+// member's waits, so P members in it would look up P^2 ranks' counters.
+// Asked about many ranks, a collective's answers are worked out once for
+// every rank (a bit each) and shared by the threads in it.
+class Arrivals {
+ public:
+  explicit Arrivals(const std::vector<RankSnapshot>& ranks) : ranks_(ranks) {}
+
+  // Whether rank `target` (a valid index) has arrived in `call`, for a
+  // caller about to ask about `asked` ranks.
+  class Of {
+   public:
+    bool operator()(int target) const {
+      const auto t = static_cast<std::size_t>(target);
+      return table_ != nullptr ? (*table_)[t] : arrived(*call_, (*ranks_)[t]);
+    }
+
+   private:
+    friend class Arrivals;
+    Of(const CollectiveCall* call, const std::vector<RankSnapshot>* ranks, const std::vector<bool>* table)
+        : call_(call), ranks_(ranks), table_(table) {}
+    const CollectiveCall* call_;
+    const std::vector<RankSnapshot>* ranks_;
+    const std::vector<bool>* table_;  // null: looked up rank by rank
+  };
+
+  Of of(const CollectiveCall& call, std::size_t asked) {
+    // Below this many, direct look-ups cost less than a table of P bits.
+    constexpr std::size_t kTableFrom = 64;
+    if (call.comm_id == 0 || asked < kTableFrom) return Of(&call, &ranks_, nullptr);
+    const auto [table, created] = tables_.try_emplace({call.comm_id, call.sequence});
+    if (created) {
+      table->second.resize(ranks_.size());
+      for (std::size_t rank = 0; rank < ranks_.size(); ++rank) table->second[rank] = arrived(call, ranks_[rank]);
+    }
+    return Of(&call, &ranks_, &table->second);
+  }
+
+ private:
+  const std::vector<RankSnapshot>& ranks_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<bool>> tables_;  // by (comm_id, sequence)
+};
+
 // Whether `target` may hold up a passive-target lock, unlock or flush on
 // `window`: it holds a lock there, or runs outside MPI, where MPI need not
 // make progress for it.
@@ -65,13 +110,21 @@ bool is_rank(const std::vector<RankSnapshot>& ranks, int target) {
   return target >= 0 && static_cast<std::size_t>(target) < ranks.size();  // never trust the wire
 }
 
+// Sorted without duplicates; describe.cpp sends most lists sorted already.
+void sort_unique(std::vector<int>& ranks) {
+  if (!std::is_sorted(ranks.begin(), ranks.end())) std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+}
+
 // What a blocked thread of `rank` waits for, after the collective and transfer rules.
-ThreadArcs arcs_of(const std::vector<RankSnapshot>& ranks, int rank, const ThreadSnapshot& thread) {
+ThreadArcs arcs_of(const std::vector<RankSnapshot>& ranks, Arrivals& arrivals, int rank,
+                   const ThreadSnapshot& thread) {
   ThreadArcs arcs;
+  const Arrivals::Of in_collective =
+      arrivals.of(thread.collective, thread.waits_for.size() + thread.possibly_waits_for.size());
   const auto keep = [&](int target) {
-    if (!is_rank(ranks, target)) return false;
-    const RankSnapshot& other = ranks[static_cast<std::size_t>(target)];
-    return !arrived(thread.collective, other) && !transfer_under_way(thread, rank, other);
+    if (!is_rank(ranks, target) || in_collective(target)) return false;
+    return thread.messages.empty() || !transfer_under_way(thread, rank, ranks[static_cast<std::size_t>(target)]);
   };
   for (int target : thread.waits_for)
     if (keep(target)) arcs.definite.push_back(target);
@@ -82,19 +135,17 @@ ThreadArcs arcs_of(const std::vector<RankSnapshot>& ranks, int rank, const Threa
   // A nonblocking collective waits for the members that have not started it.
   bool collective_can_complete = false;
   for (const StartedCollective& started : thread.started_collectives) {
-    const auto not_started = [&](int target) {
-      return is_rank(ranks, target) && !arrived(started.call, ranks[static_cast<std::size_t>(target)]);
-    };
+    const Arrivals::Of started_it =
+        arrivals.of(started.call, started.waits_for.size() + started.possibly_waits_for.size());
+    const auto not_started = [&](int target) { return is_rank(ranks, target) && !started_it(target); };
     const std::size_t before = arcs.definite.size();
     std::copy_if(started.waits_for.begin(), started.waits_for.end(), std::back_inserter(arcs.definite), not_started);
     collective_can_complete = collective_can_complete || arcs.definite.size() == before;
     std::copy_if(started.possibly_waits_for.begin(), started.possibly_waits_for.end(),
                  std::back_inserter(arcs.possible), not_started);
   }
-  std::sort(arcs.definite.begin(), arcs.definite.end());
-  arcs.definite.erase(std::unique(arcs.definite.begin(), arcs.definite.end()), arcs.definite.end());
-  std::sort(arcs.possible.begin(), arcs.possible.end());
-  arcs.possible.erase(std::unique(arcs.possible.begin(), arcs.possible.end()), arcs.possible.end());
+  sort_unique(arcs.definite);
+  sort_unique(arcs.possible);
   // One alternative of an OR wait that needs nobody more: the call may complete.
   if (thread.wait_mode == WaitMode::Any && collective_can_complete) arcs.definite.clear();
   arcs.mode = arcs.definite.empty() ? WaitMode::None : thread.wait_mode;
@@ -149,6 +200,7 @@ Layout build(const std::vector<RankSnapshot>& ranks, const Options& options) {
 
   Layout layout;
   Graph& graph = layout.graph;
+  Arrivals arrivals(ranks);
   for (int rank = 0; rank < rank_count; ++rank) {
     const bool stuck = is_stuck(ranks[static_cast<std::size_t>(rank)], options.min_stuck_seconds);
     for (int node : thread_nodes[static_cast<std::size_t>(rank)]) graph.targets.push_back(node);
@@ -161,7 +213,7 @@ Layout build(const std::vector<RankSnapshot>& ranks, const Options& options) {
       graph.close_node(WaitMode::All, false);
       continue;
     }
-    ThreadArcs arcs = arcs_of(ranks, thread_of[i].rank, thread);
+    ThreadArcs arcs = arcs_of(ranks, arrivals, thread_of[i].rank, thread);
     WaitMode mode = arcs.mode;
     graph.targets.insert(graph.targets.end(), arcs.definite.begin(), arcs.definite.end());
     // Possible waits are extra AND requirements; an OR wait stays as it is.
@@ -360,6 +412,7 @@ DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, const Options
 
 std::vector<WaitArc> effective_arcs(const std::vector<RankSnapshot>& ranks, const Options& options) {
   std::vector<WaitArc> result;
+  Arrivals arrivals(ranks);
   for (int rank = 0; rank < static_cast<int>(ranks.size()); ++rank) {
     const RankSnapshot& snapshot = ranks[static_cast<std::size_t>(rank)];
     for (const ThreadSnapshot& thread : snapshot.threads) {
@@ -371,7 +424,7 @@ std::vector<WaitArc> effective_arcs(const std::vector<RankSnapshot>& ranks, cons
         continue;
       }
       if (thread.state != RankState::Blocked) continue;
-      const ThreadArcs arcs = arcs_of(ranks, rank, thread);
+      const ThreadArcs arcs = arcs_of(ranks, arrivals, rank, thread);
       for (int target : arcs.definite) result.push_back({from, target, arcs.mode, false});
       if (options.with_possible_waits)
         for (int target : arcs.possible) result.push_back({from, target, WaitMode::All, true});

@@ -33,9 +33,22 @@ struct SameClassLess {
   }
 };
 
+// Equivalent under SameClassLess, tested in one pass of equality.
+bool same_class(const RankSnapshot& a, const RankSnapshot& b) {
+  return a.state == b.state && a.exit_status == b.exit_status &&
+         std::equal(a.threads.begin(), a.threads.end(), b.threads.begin(), b.threads.end(),
+                    [](const ThreadSnapshot& x, const ThreadSnapshot& y) {
+                      return x.id == y.id && x.state == y.state && x.function == y.function && x.stack == y.stack;
+                    });
+}
+
 }  // namespace
 
 const RankSnapshot* find_rank(const std::vector<RankSnapshot>& ranks, int rank) {
+  // A report's ranks are one per rank, sorted: rank r at index r, found at
+  // once (the DOT graph asks once per arc); any other list is searched.
+  const auto at = static_cast<std::size_t>(rank);
+  if (rank >= 0 && at < ranks.size() && ranks[at].rank == rank) return &ranks[at];
   const auto found = std::find_if(ranks.begin(), ranks.end(),
                                   [&](const RankSnapshot& snapshot) { return snapshot.rank == rank; });
   return found == ranks.end() ? nullptr : &*found;
@@ -65,17 +78,24 @@ std::vector<RankClass> merge_stacks(const std::vector<RankSnapshot>& ranks, cons
   std::vector<const RankSnapshot*> by_rank;
   by_rank.reserve(ranks.size());
   for (const RankSnapshot& snapshot : ranks) by_rank.push_back(&snapshot);
-  std::stable_sort(by_rank.begin(), by_rank.end(),
-                   [](const RankSnapshot* a, const RankSnapshot* b) { return a->rank < b->rank; });
+  const auto by_number = [](const RankSnapshot* a, const RankSnapshot* b) { return a->rank < b->rank; };
+  if (!std::is_sorted(by_rank.begin(), by_rank.end(), by_number))  // as gathered, they are
+    std::stable_sort(by_rank.begin(), by_rank.end(), by_number);
 
   // Visiting ranks in order makes each class's first member its lowest rank
   // and creates the classes sorted by lowest rank.
   std::vector<RankClass> classes;
   std::map<const RankSnapshot*, std::size_t, SameClassLess> class_of;
+  std::size_t last = 0;  // the previous rank's class
   for (const RankSnapshot* snapshot : by_rank) {
-    const auto [entry, created] = class_of.try_emplace(snapshot, classes.size());
-    if (created) classes.push_back(RankClass{{}, snapshot, {}});
-    RankClass& rank_class = classes[entry->second];
+    // Neighbouring ranks mostly share a class: one test of equality first,
+    // cheaper than the two of ordering at each step of the search.
+    if (classes.empty() || !same_class(*classes[last].representative, *snapshot)) {
+      const auto [entry, created] = class_of.try_emplace(snapshot, classes.size());
+      if (created) classes.push_back(RankClass{{}, snapshot, {}});
+      last = entry->second;
+    }
+    RankClass& rank_class = classes[last];
     rank_class.ranks.push_back(snapshot->rank);
     rank_class.members.push_back(snapshot);
   }

@@ -207,6 +207,13 @@ TEST_CASE("merge_stacks groups ranks by state and each thread's state, function 
     CHECK(merge_stacks(ranks, no_core).size() == 5);
   }
 
+  SECTION("neighbours that differ only in the rank's state or exit status split") {
+    std::vector<RankSnapshot> ranks = {recv_from(0, 1, 5), recv_from(1, 0, 5), recv_from(2, 0, 5)};
+    ranks[1].state = RankState::Finalizing;
+    ranks[2].exit_status = 3;
+    CHECK(merge_stacks(ranks, no_core).size() == 3);
+  }
+
   SECTION("ranks of several threads merge when every thread matches") {
     std::vector<RankSnapshot> ranks;
     for (int rank = 0; rank < 5; ++rank) {
@@ -247,6 +254,11 @@ TEST_CASE("find_rank and find_thread look up by number, not position", "[report]
   const Report report = unsafe_report();
   REQUIRE(find_rank(report.ranks, 1) == &report.ranks[1]);
   CHECK(find_rank(report.ranks, 3) == nullptr);
+  std::vector<RankSnapshot> out_of_order(2);
+  out_of_order[0].rank = 1;
+  out_of_order[1].rank = 0;
+  CHECK(find_rank(out_of_order, 0) == &out_of_order[1]);
+  CHECK(find_rank(out_of_order, 1) == &out_of_order[0]);
   CHECK(find_thread(report.ranks[1], 1) == &report.ranks[1].threads[1]);
   CHECK(find_thread(report.ranks[1], 2) == nullptr);
   RankSnapshot gap = report.ranks[1];

@@ -472,6 +472,28 @@ TEST_CASE("a 1024-rank barrier with the last rank receiving from rank 0") {
         deadlock({0, size - 1}, {0, size - 1, 0}, ranks_from(1, size - 2)));
 }
 
+TEST_CASE("in a collective of many members, each counts as arrived by its own count, as in a small one") {
+  // 100 members of communicator 7; ranks 0-89 are in its collective #3.
+  // Ranks 90-94 have entered only 2 collectives there, ranks 95-99 already
+  // 4; each of them receives from rank 0.
+  constexpr std::uint64_t comm = 7;
+  std::vector<RankSnapshot> ranks(90, in_collective(comm, ranks_from(0, 99), 3));
+  for (int rank = 90; rank < 100; ++rank) {
+    RankSnapshot receiver = waits_for_all({0});
+    receiver.collectives = {{comm, rank < 95 ? 2u : 4u}};
+    ranks.push_back(receiver);
+  }
+  ranks = job(std::move(ranks));
+  std::vector<WaitArc> expected;
+  for (int rank = 0; rank < 90; ++rank)
+    for (int late = 90; late < 95; ++late) expected.push_back(arc(rank, 0, late));
+  for (int rank = 90; rank < 100; ++rank) expected.push_back(arc(rank, 0, 0));
+  CHECK(effective_arcs(ranks, definite_only) == expected);
+  std::vector<int> behind = ranks_from(1, 89);
+  for (int rank = 95; rank < 100; ++rank) behind.push_back(rank);
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 90, 91, 92, 93, 94}, {0, 90, 0}, behind));
+}
+
 TEST_CASE("a ring of 100000 ranks with a long chain behind it needs no recursion") {
   constexpr int ring = 100000;
   constexpr int chain = 100000;
