@@ -3,6 +3,8 @@
 // has its own name, /proc and processes. Each case spreads its ranks so that
 // the ranks it is about run on another host than rank 0, whose monitor judges.
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -218,4 +220,38 @@ TEST_CASE("multihost coll_mismatch: the consistency checks compare ranks on diff
   CHECK(result.failed());
   check_reported(result, {R"(^\[0\] ERROR: GLOBAL:COLLECTIVE:ROOT_MISMATCH: error$)",
                           R"(rank 0 calls MPI_Bcast\(root=0\), rank 1 calls MPI_Bcast\(root=1\)$)"});
+}
+
+TEST_CASE("multihost launch: the library missing on node2 ends the job after the bound, saying why", "[.multihost]") {
+  Workspace workspace;
+  const std::string library_folder = std::filesystem::path(MPISENTRY_LIBRARY).parent_path().string();
+  const JobResult result =
+      run_job(workspace, bed::checked_command(workspace, 2, 1, TEST_PROGRAM(pingpong), kDeadlockOptions),
+              {{"MULTIHOST_HIDE", "node2:" + library_folder}});
+  INFO(describe(result));
+  REQUIRE_FALSE(result.timed_out);
+  CHECK(result.exit_status == 2);
+  CHECK(contains(result.err, std::string(MPISENTRY_LIBRARY) + "' from LD_PRELOAD cannot be preloaded"));
+  CHECK(contains(result.err, "[mpisentry 0] error: rank 0 (host node1): the checker in some ranks did not answer in "
+                             "MPI_Init within " + kDeadlockTimeout + " (DEADLOCK-TIMEOUT)"));
+  CHECK(contains(result.err, "likely causes: the mpisentry library is missing on some host"));
+  CHECK_FALSE(contains(result.out, "checksum"));
+}
+
+TEST_CASE("multihost launch: a config file missing on node2 is named with the rank and host", "[.multihost]") {
+  Workspace workspace;
+  const std::filesystem::path folder = workspace.dir() / "config";
+  std::filesystem::create_directory(folder);
+  const std::string config = (folder / "mpisentry.conf").string();
+  std::ofstream(config) << "DEADLOCK-TIMEOUT 3s\n";
+  const JobResult result = run_job(
+      workspace, bed::checked_command(workspace, 2, 1, TEST_PROGRAM(pingpong), {"--config", config}),
+      {{"MULTIHOST_HIDE", "node2:" + folder.string()}});
+  INFO(describe(result));
+  REQUIRE_FALSE(result.timed_out);
+  CHECK(result.exit_status == 2);
+  CHECK(contains(result.err, "[mpisentry 1] error: rank 1 (host node2): " + config +
+                                 ": cannot read config file: No such file or directory"));
+  CHECK(contains(result.err, "bad configuration: every rank stops before the program starts, with exit status 2"));
+  CHECK_FALSE(contains(result.out, "checksum"));
 }
