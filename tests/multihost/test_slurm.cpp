@@ -119,7 +119,7 @@ TEST_CASE("slurm time limit: Slurm's SIGTERM at the limit gives every rank's sta
   const JobResult result = job.finish();
   INFO(describe(result) << "\n--- job output ---\n" << job_output(workspace));
   REQUIRE_FALSE(result.timed_out);
-  CHECK(result.failed());
+  // Not sbatch's status: at a time limit it was 0 in one run of three.
   CHECK(contains(job_output(workspace), "DUE TO TIME LIMIT"));
   REQUIRE(result.report.has_value());
   const std::vector<int> lines = marker_lines(program.source);
