@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "scenario.hpp"
+#include "ssend_ring.hpp"
 
 using namespace harness;
 
@@ -10,14 +11,6 @@ namespace {
 ExpectedDeadlock recv_recv_deadlock() {
   return {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
           .blocking_functions = {"exchange"}};
-}
-
-ExpectedDeadlock ssend_ring_deadlock(int ranks, const std::string& function) {
-  ExpectedDeadlock expected;
-  expected.blocking_functions = {function};
-  for (int rank = 0; rank < ranks; ++rank)
-    expected.calls[rank] = R"(MPI_Ssend\(.*dest=)" + std::to_string((rank + 1) % ranks) + R"(\b)";
-  return expected;
 }
 
 }  // namespace

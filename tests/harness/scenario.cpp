@@ -6,12 +6,17 @@
 
 namespace harness {
 
-std::vector<std::string> checked_command(const Workspace& workspace, int ranks, const Program& program,
-                                         const std::vector<std::string>& options,
-                                         const std::vector<std::string>& args) {
+std::vector<std::string> checker_prefix(const Workspace& workspace, const std::vector<std::string>& options) {
   std::vector<std::string> command{MPISENTRY_LAUNCHER};
   command.insert(command.end(), options.begin(), options.end());
   command.insert(command.end(), {"--report-file", workspace.report_path().string()});
+  return command;
+}
+
+std::vector<std::string> checked_command(const Workspace& workspace, int ranks, const Program& program,
+                                         const std::vector<std::string>& options,
+                                         const std::vector<std::string>& args) {
+  std::vector<std::string> command = checker_prefix(workspace, options);
   command.insert(command.end(), {"-n", std::to_string(ranks), program.executable});
   command.insert(command.end(), args.begin(), args.end());
   return command;

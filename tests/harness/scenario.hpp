@@ -31,6 +31,9 @@ inline const std::string kLongComputation = std::to_string(3 * kDeadlockTimeoutS
 // The most a detected deadlock may take from the job's start to its end.
 inline constexpr double kDeadlockJobSeconds = 30;
 
+// mpisentry <options> --report-file <workspace report>: the checker's part
+// of every checked command line, before the job's.
+std::vector<std::string> checker_prefix(const Workspace& workspace, const std::vector<std::string>& options);
 // mpisentry <options> --report-file <workspace report> -n <ranks> <program> <args>
 std::vector<std::string> checked_command(const Workspace& workspace, int ranks, const Program& program,
                                          const std::vector<std::string>& options,

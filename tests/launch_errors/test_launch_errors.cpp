@@ -27,10 +27,8 @@ std::string host_name() {
 // mpisentry <options> -- mpiexec -n 1 pingpong : -n 1 -env <variable> <value> pingpong
 JobResult run_with_rank1_variable(const Workspace& workspace, const std::string& variable, const std::string& value) {
   const std::string pingpong = TEST_PROGRAM(pingpong).executable;
-  std::vector<std::string> command{MPISENTRY_LAUNCHER, "--report-file", workspace.report_path().string()};
-  command.insert(command.end(), kDeadlockOptions.begin(), kDeadlockOptions.end());
-  command.insert(command.end(), {"--", MPIEXEC, "-n", "1", pingpong, ":", "-n", "1", "-env", variable, value, pingpong});
-  return run_job(workspace, command);
+  return run_job(workspace, with(checker_prefix(workspace, kDeadlockOptions),
+                                 {"--", MPIEXEC, "-n", "1", pingpong, ":", "-n", "1", "-env", variable, value, pingpong}));
 }
 
 // pingpong prints its checksum when it runs at all.

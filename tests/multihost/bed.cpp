@@ -49,9 +49,7 @@ std::vector<std::string> plain_command(int ranks, int per_host, const Program& p
 std::vector<std::string> checked_command(const Workspace& workspace, int ranks, int per_host, const Program& program,
                                          const std::vector<std::string>& options,
                                          const std::vector<std::string>& args) {
-  std::vector<std::string> command{MPISENTRY_LAUNCHER};
-  command.insert(command.end(), options.begin(), options.end());
-  command.insert(command.end(), {"--report-file", workspace.report_path().string(), "--"});
+  std::vector<std::string> command = with(checker_prefix(workspace, options), {"--"});
   const std::vector<std::string> job = plain_command(ranks, per_host, program, args);
   command.insert(command.end(), job.begin(), job.end());
   return command;

@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "../deadlock/ssend_ring.hpp"
+#include "../graph/partial_cycle.hpp"
 #include "bed.hpp"
 #include "report_text.hpp"
 
@@ -57,11 +59,7 @@ TEST_CASE("multihost ssend_ring: a cycle through three hosts is HARD, with every
   Workspace workspace;
   const JobResult result =
       bed::run_checked(workspace, kRanks, kPerHost, program, with_json(workspace, kDeadlockOptions));
-  ExpectedDeadlock expected;
-  expected.blocking_functions = {"pass_to_right"};
-  for (int rank = 0; rank < kRanks; ++rank)
-    expected.calls[rank] = R"(MPI_Ssend\(.*dest=)" + std::to_string((rank + 1) % kRanks) + R"(\b)";
-  check_deadlock(result, program, expected);
+  check_deadlock(result, program, ssend_ring_deadlock(kRanks, "pass_to_right"));
   check_json_hosts(result, kRanks, kPerHost);
   // The rank class names each host with its ranks and their pids.
   for (int rank = 0; rank < kRanks; ++rank) {
@@ -78,11 +76,7 @@ TEST_CASE("multihost partial_cycle: a deadlock across two hosts while ranks on o
   Workspace workspace;
   // Ranks 0-1 on node1, 2-3 on node2, 4-5 on node3 (node1 again on 2 hosts).
   const JobResult result = bed::run_checked(workspace, 6, 2, program, kDeadlockOptions, {std::to_string(compute_seconds)});
-  check_deadlock(result, program,
-                 {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"},
-                            {1, R"(MPI_Recv\(.*source=2\b)"},
-                            {2, R"(MPI_Recv\(.*source=0\b)"}},
-                  .blocking_functions = {"wait_for_neighbour"}});
+  check_deadlock(result, program, partial_cycle_deadlock());
   INFO(describe(result));
   CHECK(result.elapsed_seconds < compute_seconds);
   CHECK(contains(result.report.value_or(""), "the other ranks still run"));

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../deadlock/ssend_ring.hpp"
 #include "bed.hpp"
 #include "report_text.hpp"
 
@@ -48,11 +49,9 @@ std::string submitted_job(Job& job, const Workspace& workspace) {
   return id;
 }
 
+// mpisentry <options> --report-file <workspace report> --, before srun.
 std::vector<std::string> checker(const Workspace& workspace, const std::vector<std::string>& options) {
-  std::vector<std::string> command{MPISENTRY_LAUNCHER};
-  command.insert(command.end(), options.begin(), options.end());
-  command.insert(command.end(), {"--report-file", workspace.report_path().string(), "--"});
-  return command;
+  return with(checker_prefix(workspace, options), {"--"});
 }
 
 }  // namespace
@@ -62,11 +61,7 @@ TEST_CASE("slurm srun: `mpisentry -- srun` over two nodes reports a cycle as HAR
   Workspace workspace;
   const JobResult result =
       run_job(workspace, with(checker(workspace, kDeadlockOptions), {"srun", "-N", "2", "-n", "4", program.executable}));
-  ExpectedDeadlock expected;
-  expected.blocking_functions = {"pass_to_right"};
-  for (int rank = 0; rank < 4; ++rank)
-    expected.calls[rank] = R"(MPI_Ssend\(.*dest=)" + std::to_string((rank + 1) % 4) + R"(\b)";
-  check_deadlock(result, program, expected);
+  check_deadlock(result, program, ssend_ring_deadlock(4, "pass_to_right"));
 }
 
 TEST_CASE("slurm sbatch: a batch script runs the checker, which reports and ends the job", "[.slurm]") {
