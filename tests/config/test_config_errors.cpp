@@ -6,6 +6,7 @@
 
 #include "report_text.hpp"
 #include "scenario.hpp"
+#include "stopped_before_running.hpp"
 
 using namespace harness;
 
@@ -13,21 +14,12 @@ namespace {
 
 constexpr int kUsageError = 2;
 
-// pingpong prints its checksum when it runs at all.
-void check_stopped_before_running(const JobResult& result) {
-  INFO(describe(result));
-  REQUIRE_FALSE(result.timed_out);
-  CHECK(result.exit_status == kUsageError);
-  CHECK(result.out.find("checksum") == std::string::npos);
-  CHECK_FALSE(result.report.has_value());
-}
-
 }  // namespace
 
 TEST_CASE("launcher: a bad option value is named and nothing runs", "[config]") {
   Workspace workspace;
   const JobResult result = run_checked(workspace, 2, TEST_PROGRAM(pingpong), {"--deadlock-timeout", "5x"});
-  check_stopped_before_running(result);
+  check_stopped_before_running(result, kUsageError);
   INFO(describe(result));
   CHECK(result.err.find("--deadlock-timeout") != std::string::npos);
 }
@@ -39,7 +31,7 @@ TEST_CASE("launcher: a bad line of a config file is named by file:line", "[confi
                            "DEADLOCK-TIMEOUT 3s\n"
                            "DEADLOCK-WARNING 5x\n";
   const JobResult result = run_checked(workspace, 2, TEST_PROGRAM(pingpong), {"--config", config.string()});
-  check_stopped_before_running(result);
+  check_stopped_before_running(result, kUsageError);
   INFO(describe(result));
   CHECK(result.err.find("bad.conf:3") != std::string::npos);
 }

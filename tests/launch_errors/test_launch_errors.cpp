@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../config/stopped_before_running.hpp"
 #include "scenario.hpp"
 
 using namespace harness;
@@ -31,22 +32,13 @@ JobResult run_with_rank1_variable(const Workspace& workspace, const std::string&
                                  {"--", MPIEXEC, "-n", "1", pingpong, ":", "-n", "1", "-env", variable, value, pingpong}));
 }
 
-// pingpong prints its checksum when it runs at all.
-void check_stopped_before_running(const JobResult& result) {
-  INFO(describe(result));
-  REQUIRE_FALSE(result.timed_out);
-  CHECK(result.exit_status == kStoppedStatus);
-  CHECK(result.out.find("checksum") == std::string::npos);
-  CHECK_FALSE(result.report.has_value());
-}
-
 }  // namespace
 
 TEST_CASE("launch: a config file missing for one rank is named with its rank and host", "[launch]") {
   Workspace workspace;
   const std::string missing = (workspace.dir() / "absent.conf").string();
   const JobResult result = run_with_rank1_variable(workspace, "MPISENTRY_CONFIG", missing);
-  check_stopped_before_running(result);
+  check_stopped_before_running(result, kStoppedStatus);
   INFO(describe(result));
   CHECK(result.err.find("[mpisentry 1] error: rank 1 (host " + host_name() + "): " + missing +
                         ": cannot read config file: No such file or directory") != std::string::npos);
@@ -57,7 +49,7 @@ TEST_CASE("launch: a config file missing for one rank is named with its rank and
 TEST_CASE("launch: a library of another version on one rank is named with both versions and files", "[launch]") {
   Workspace workspace;
   const JobResult result = run_with_rank1_variable(workspace, "LD_PRELOAD", MPISENTRY_OTHER_VERSION_LIBRARY);
-  check_stopped_before_running(result);
+  check_stopped_before_running(result, kStoppedStatus);
   INFO(describe(result));
   CHECK(result.err.find("[mpisentry 1] error: rank 1 (host " + host_name() + ") runs mpisentry 0.0.0-other (from " +
                         MPISENTRY_OTHER_VERSION_LIBRARY + "), rank 0 runs " MPISENTRY_VERSION " (from " +
