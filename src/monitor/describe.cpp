@@ -274,7 +274,7 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
       ++incomplete;
       collective_reasons.push_back(std::move(twin.reason));
       w.started_collectives.push_back(
-          {std::move(twin.collective), std::move(twin.definite), std::move(twin.possible)});
+          {std::move(twin.collective), RankSet(twin.definite), RankSet(twin.possible)});
       continue;
     }
     if (!is_point_to_point(request.started)) {
@@ -516,8 +516,8 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
       out.call = call_text_.format(call, views);
       Waits w = derive_waits(call, views, world_rank_, communicator_of);
       out.wait_mode = w.mode;
-      out.waits_for = std::move(w.definite);
-      out.possibly_waits_for = std::move(w.possible);
+      out.waits_for = RankSet(w.definite);
+      out.possibly_waits_for = RankSet(w.possible);
       out.lock_window = w.lock_window;
       out.wait_reason = std::move(w.reason);
       out.collective = std::move(w.collective);

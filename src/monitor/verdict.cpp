@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
@@ -141,11 +142,9 @@ std::string collective_mismatch(const std::vector<RankSnapshot>& ranks) {
 std::string possible_wait_on(const std::vector<RankSnapshot>& ranks, const DeadlockCore& core) {
   for (int rank : core.core) {
     for (const ThreadSnapshot& thread : ranks[static_cast<std::size_t>(rank)].threads) {
-      for (int target : thread.possibly_waits_for) {
-        if (std::find(core.core.begin(), core.core.end(), target) == core.core.end()) continue;
+      if (const std::optional<int> target = thread.possibly_waits_for.first_in(core.core))
         return fmt::format("rank {}'s {} waits for rank {} only where {} synchronizes", rank, thread.function,
-                           target, thread.function);
-      }
+                           *target, thread.function);
     }
   }
   return "a wait that holds only where MPI synchronizes";

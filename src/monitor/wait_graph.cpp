@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <iterator>
+#include <cstdint>
 #include <map>
 #include <span>
 
@@ -48,48 +48,40 @@ bool arrived(const CollectiveCall& call, const RankSnapshot& target) {
   return call.comm_id != 0 && collectives_entered(target, call.comm_id) >= call.sequence;
 }
 
-// Who has arrived in a collective, asked of every member it waits for: a
-// collective on a communicator of P ranks lists the P - 1 others in each
-// member's waits, so P members in it would look up P^2 ranks' counters.
-// Asked about many ranks, a collective's answers are worked out once for
-// every rank (a bit each) and shared by the threads in it.
+// Which of the ranks a thread waits for have not arrived in its collective.
+// A member of a collective on P ranks waits for the P - 1 others (two runs):
+// asked about many ranks, a collective's stragglers are listed once, in one
+// pass over the ranks, and each member's runs are intersected with that list,
+// so that P members cost O(P + arcs) rather than P^2 look-ups.
 class Arrivals {
  public:
   explicit Arrivals(const std::vector<RankSnapshot>& ranks) : ranks_(ranks) {}
 
-  // Whether rank `target` (a valid index) has arrived in `call`, for a
-  // caller about to ask about `asked` ranks.
-  class Of {
-   public:
-    bool operator()(int target) const {
-      const auto t = static_cast<std::size_t>(target);
-      return table_ != nullptr ? (*table_)[t] : arrived(*call_, (*ranks_)[t]);
+  // Calls visit(target) for each rank of `waits` (a valid index: never trust
+  // the wire) that has not arrived in `call`; for each of them when `call`
+  // is no collective.
+  template <typename Visit>
+  void for_each_not_arrived(const CollectiveCall& call, const RankSet& waits, Visit visit) {
+    // Below this many, direct look-ups cost less than a pass over P ranks.
+    constexpr std::size_t kListFrom = 64;
+    if (call.comm_id == 0 || waits.size() < kListFrom) {
+      const auto last_rank = static_cast<std::int64_t>(ranks_.size()) - 1;
+      for (const RankSet::Run& run : waits.runs())
+        for (std::int64_t target = std::max<std::int64_t>(run.first, 0); target <= std::min<std::int64_t>(run.last, last_rank);
+             ++target)
+          if (!arrived(call, ranks_[static_cast<std::size_t>(target)])) visit(static_cast<int>(target));
+      return;
     }
-
-   private:
-    friend class Arrivals;
-    Of(const CollectiveCall* call, const std::vector<RankSnapshot>* ranks, const std::vector<bool>* table)
-        : call_(call), ranks_(ranks), table_(table) {}
-    const CollectiveCall* call_;
-    const std::vector<RankSnapshot>* ranks_;
-    const std::vector<bool>* table_;  // null: looked up rank by rank
-  };
-
-  Of of(const CollectiveCall& call, std::size_t asked) {
-    // Below this many, direct look-ups cost less than a table of P bits.
-    constexpr std::size_t kTableFrom = 64;
-    if (call.comm_id == 0 || asked < kTableFrom) return Of(&call, &ranks_, nullptr);
-    const auto [table, created] = tables_.try_emplace({call.comm_id, call.sequence});
-    if (created) {
-      table->second.resize(ranks_.size());
-      for (std::size_t rank = 0; rank < ranks_.size(); ++rank) table->second[rank] = arrived(call, ranks_[rank]);
-    }
-    return Of(&call, &ranks_, &table->second);
+    const auto [stragglers, created] = stragglers_.try_emplace({call.comm_id, call.sequence});
+    if (created)
+      for (std::size_t rank = 0; rank < ranks_.size(); ++rank)
+        if (!arrived(call, ranks_[rank])) stragglers->second.push_back(static_cast<int>(rank));
+    waits.for_each_in(stragglers->second, visit);
   }
 
  private:
   const std::vector<RankSnapshot>& ranks_;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<bool>> tables_;  // by (comm_id, sequence)
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<int>> stragglers_;  // by (comm_id, sequence), sorted
 };
 
 // Whether `target` may hold up a passive-target lock, unlock or flush on
@@ -106,11 +98,7 @@ struct ThreadArcs {
   std::vector<int> possible;
 };
 
-bool is_rank(const std::vector<RankSnapshot>& ranks, int target) {
-  return target >= 0 && static_cast<std::size_t>(target) < ranks.size();  // never trust the wire
-}
-
-// Sorted without duplicates; describe.cpp sends most lists sorted already.
+// Sorted without duplicates: a thread's started collectives may wait for the same ranks.
 void sort_unique(std::vector<int>& ranks) {
   if (!std::is_sorted(ranks.begin(), ranks.end())) std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
@@ -120,29 +108,26 @@ void sort_unique(std::vector<int>& ranks) {
 ThreadArcs arcs_of(const std::vector<RankSnapshot>& ranks, Arrivals& arrivals, int rank,
                    const ThreadSnapshot& thread) {
   ThreadArcs arcs;
-  const Arrivals::Of in_collective =
-      arrivals.of(thread.collective, thread.waits_for.size() + thread.possibly_waits_for.size());
-  const auto keep = [&](int target) {
-    if (!is_rank(ranks, target) || in_collective(target)) return false;
+  const auto no_transfer_under_way = [&](int target) {
     return thread.messages.empty() || !transfer_under_way(thread, rank, ranks[static_cast<std::size_t>(target)]);
   };
-  for (int target : thread.waits_for)
-    if (keep(target)) arcs.definite.push_back(target);
-  for (int target : thread.possibly_waits_for)
-    if (keep(target) && (thread.lock_window == 0 || may_hold_up_lock(ranks[static_cast<std::size_t>(target)],
-                                                                      thread.lock_window)))
+  arrivals.for_each_not_arrived(thread.collective, thread.waits_for, [&](int target) {
+    if (no_transfer_under_way(target)) arcs.definite.push_back(target);
+  });
+  arrivals.for_each_not_arrived(thread.collective, thread.possibly_waits_for, [&](int target) {
+    if (no_transfer_under_way(target) &&
+        (thread.lock_window == 0 || may_hold_up_lock(ranks[static_cast<std::size_t>(target)], thread.lock_window)))
       arcs.possible.push_back(target);
+  });
   // A nonblocking collective waits for the members that have not started it.
   bool collective_can_complete = false;
   for (const StartedCollective& started : thread.started_collectives) {
-    const Arrivals::Of started_it =
-        arrivals.of(started.call, started.waits_for.size() + started.possibly_waits_for.size());
-    const auto not_started = [&](int target) { return is_rank(ranks, target) && !started_it(target); };
     const std::size_t before = arcs.definite.size();
-    std::copy_if(started.waits_for.begin(), started.waits_for.end(), std::back_inserter(arcs.definite), not_started);
+    arrivals.for_each_not_arrived(started.call, started.waits_for,
+                                  [&](int target) { arcs.definite.push_back(target); });
     collective_can_complete = collective_can_complete || arcs.definite.size() == before;
-    std::copy_if(started.possibly_waits_for.begin(), started.possibly_waits_for.end(),
-                 std::back_inserter(arcs.possible), not_started);
+    arrivals.for_each_not_arrived(started.call, started.possibly_waits_for,
+                                  [&](int target) { arcs.possible.push_back(target); });
   }
   sort_unique(arcs.definite);
   sort_unique(arcs.possible);

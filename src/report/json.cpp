@@ -1,8 +1,8 @@
 // The report as one JSON object, for scripts and CI. Schema
-// "mpisentry-report/4"; docs/report-schema.md has the field-by-field text:
+// "mpisentry-report/5"; docs/report-schema.md has the field-by-field text:
 //
 // {
-//   "schema": "mpisentry-report/4",
+//   "schema": "mpisentry-report/5",
 //   "check": "GLOBAL:DEADLOCK:HARD" | "...:POTENTIAL" | "...:NO_PROGRESS" | "...:UNSAFE" | "...:OUTSIDE_MPI"
 //            | "LOCAL:EXIT:SIGNAL" | "LOCAL:EXIT:BEFORE_MPI_FINALIZE" | "DUMP",
 //   "severity": "error" | "warning" | "info",  // error: fatal (the job ends); info: a dump on request
@@ -20,10 +20,10 @@
 //     "exit_status": null | int,        // exiting without MPI_Finalize with this status
 //     "threads": [{
 //       "id": int, "state": string, "seconds": number, "function": string, "call": string,
-//       "wait_mode": "none" | "all" | "any", "waits_for": [int], "possibly_waits_for": [int],
+//       "wait_mode": "none" | "all" | "any", "waits_for": runs, "possibly_waits_for": runs,
 //       "wait_reason": string,
 //       "collective": null | {"comm_id": string, "sequence": int, "function": string, "root": int, "op": string},
-//       "started_collectives": [{"collective": {...as above}, "waits_for": [int], "possibly_waits_for": [int]}],
+//       "started_collectives": [{"collective": {...as above}, "waits_for": runs, "possibly_waits_for": runs}],
 //       "converted_send": bool,
 //       "messages": [{"send": bool, "peer": int, "tag": int, "comm_id": string}],
 //       "stack": [{"function": string, "file": string, "line": int, "module": string}]
@@ -33,6 +33,9 @@
 //   "classes": [{"ranks": "0-1", "rank_list": [int], "representative": int,
 //                "hosts": [{"host": string, "ranks": "0-1"}]}]  // where the class runs, by host
 // }
+//
+// runs: a set of ranks as [[first, last], ...], ascending, inclusive: a
+// collective's member on 100,000 ranks waits for [[0, 41], [43, 99999]].
 //
 // Adding a key is no change of schema: readers skip keys they do not know.
 //
@@ -56,6 +59,13 @@ namespace {
 std::string number(double value) { return std::isfinite(value) ? fmt::format("{}", value) : "null"; }
 
 std::string rank_array(const std::vector<int>& ranks) { return fmt::format("[{}]", fmt::join(ranks, ",")); }
+
+std::string rank_runs(const RankSet& ranks) {
+  std::string out = "[";
+  for (const RankSet::Run& run : ranks.runs())
+    fmt::format_to(std::back_inserter(out), "{}[{},{}]", out.size() == 1 ? "" : ",", run.first, run.last);
+  return out + "]";
+}
 
 std::string boolean(bool value) { return value ? "true" : "false"; }
 
@@ -95,8 +105,8 @@ void append_collective(std::string& out, const CollectiveCall& collective) {
 void append_started(std::string& out, const StartedCollective& started) {
   out += R"({"collective":)";
   append_collective(out, started.call);
-  fmt::format_to(std::back_inserter(out), R"(,"waits_for":{},"possibly_waits_for":{}}})", rank_array(started.waits_for),
-                 rank_array(started.possibly_waits_for));
+  fmt::format_to(std::back_inserter(out), R"(,"waits_for":{},"possibly_waits_for":{}}})", rank_runs(started.waits_for),
+                 rank_runs(started.possibly_waits_for));
 }
 
 void append_thread(std::string& out, const ThreadSnapshot& thread) {
@@ -104,8 +114,8 @@ void append_thread(std::string& out, const ThreadSnapshot& thread) {
                  R"({{"id":{},"state":"{}","seconds":{},"function":{},"call":{},"wait_mode":"{}","waits_for":{},)"
                  R"("possibly_waits_for":{},"wait_reason":{},"collective":)",
                  thread.id, to_string(thread.state), number(thread.seconds), json_quote(thread.function),
-                 json_quote(thread.call), to_string(thread.wait_mode), rank_array(thread.waits_for),
-                 rank_array(thread.possibly_waits_for), json_quote(thread.wait_reason));
+                 json_quote(thread.call), to_string(thread.wait_mode), rank_runs(thread.waits_for),
+                 rank_runs(thread.possibly_waits_for), json_quote(thread.wait_reason));
   append_collective(out, thread.collective);
   out += R"(,"started_collectives":)";
   append_array(out, thread.started_collectives, append_started);
@@ -162,7 +172,7 @@ const char* severity_word(Severity level) {
 
 std::string format_json(const Report& report) {
   std::string out = fmt::format(
-      R"({{"schema":"mpisentry-report/4","check":"{}","severity":"{}","aborts_job":{},"rule":{},)"
+      R"({{"schema":"mpisentry-report/5","check":"{}","severity":"{}","aborts_job":{},"rule":{},)"
       R"("threshold_seconds":{},"threshold_key":{},"partial":{},)"
       R"("core":{{"ranks":{},"cycle":{},"blocked_behind":{}}},"waiting":{},"culprits":{},"signal":{},)"
       "\n\"arcs\":",

@@ -60,19 +60,7 @@ const ThreadSnapshot* find_thread(const RankSnapshot& rank, int id) {
   return found == rank.threads.end() ? nullptr : &*found;
 }
 
-std::string compress_ranks(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::string out;
-  for (std::size_t first = 0; first < ranks.size();) {
-    std::size_t last = first;
-    while (last + 1 < ranks.size() && ranks[last + 1] == ranks[last] + 1) ++last;
-    if (!out.empty()) out += ',';
-    out += last == first ? fmt::format("{}", ranks[first]) : fmt::format("{}-{}", ranks[first], ranks[last]);
-    first = last + 1;
-  }
-  return out;
-}
+std::string compress_ranks(const std::vector<int>& ranks) { return to_string(RankSet(ranks)); }
 
 std::vector<RankClass> merge_stacks(const std::vector<RankSnapshot>& ranks, const DeadlockCore& core) {
   std::vector<const RankSnapshot*> by_rank;

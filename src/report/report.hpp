@@ -63,7 +63,7 @@ DeadlockCore leading_ranks(const Report& report);
 std::string signal_name(int signal_number);
 
 // "0-511,513-1023"; input need not be sorted; duplicates are ignored.
-std::string compress_ranks(std::vector<int> ranks);
+std::string compress_ranks(const std::vector<int>& ranks);
 
 // Groups ranks with the same state and the same threads (each thread's id,
 // state, function and stack); classes holding core ranks come first, then by

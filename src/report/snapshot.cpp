@@ -13,7 +13,7 @@
 namespace mpisentry {
 namespace {
 
-constexpr std::string_view kHeader = "mpisentry-snapshot/7;";
+constexpr std::string_view kHeader = "mpisentry-snapshot/8;";
 
 class Writer {
  public:
@@ -88,6 +88,11 @@ class Reader {
     }
   }
 
+  [[noreturn]] void fail(const char* field, const std::string& problem) const {
+    throw std::invalid_argument(
+        fmt::format("rank snapshot is malformed: field \"{}\" at byte {} {}", field, pos_, problem));
+  }
+
  private:
   std::size_t remaining() const { return bytes_.size() - pos_; }
 
@@ -96,10 +101,6 @@ class Reader {
         "rank snapshot is truncated: field \"{}\" at byte {} runs past the end ({} bytes given)", field, pos_,
         bytes_.size()));
   }
-  [[noreturn]] void fail(const char* field, const std::string& problem) const {
-    throw std::invalid_argument(
-        fmt::format("rank snapshot is malformed: field \"{}\" at byte {} {}", field, pos_, problem));
-  }
 
   std::string_view bytes_;
   std::size_t pos_ = 0;
@@ -107,13 +108,28 @@ class Reader {
 
 // Each writer and its reader sit side by side, field for field, so that a
 // field added to one is seen missing from the other.
-void write_ranks(Writer& out, const std::vector<int>& ranks) {
-  out.number(ranks.size());
-  for (const int rank : ranks) out.number(rank);
+
+// A rank set as its runs: "<runs>;" then "<first>;<last>;" each, ascending,
+// neither overlapping nor adjacent (one form per set, so that equal snapshots
+// have equal bytes).
+void write_ranks(Writer& out, const RankSet& ranks) {
+  out.number(ranks.runs().size());
+  for (const RankSet::Run& run : ranks.runs()) {
+    out.number(run.first);
+    out.number(run.last);
+  }
 }
-std::vector<int> read_ranks(Reader& in, const char* field) {
-  std::vector<int> ranks(in.count(field));
-  for (int& rank : ranks) rank = in.number<int>(field);
+RankSet read_ranks(Reader& in, const char* field) {
+  RankSet ranks;
+  const std::size_t runs = in.count(field);
+  for (std::size_t i = 0; i < runs; ++i) {
+    const RankSet::Run run{in.number<int>(field), in.number<int>(field)};
+    const bool after_the_last = ranks.empty() || static_cast<std::int64_t>(run.first) >
+                                                     static_cast<std::int64_t>(ranks.runs().back().last) + 1;
+    if (run.first > run.last || !after_the_last)
+      in.fail(field, fmt::format("has run {}-{} out of order (runs ascend, apart)", run.first, run.last));
+    ranks.add(run);
+  }
   return ranks;
 }
 

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "report/rank_set.hpp"
+
 namespace mpisentry {
 
 // One symbolized stack frame.
@@ -61,8 +63,8 @@ struct CollectiveCall {
 // the members that have started it (entered collective `call.sequence`).
 struct StartedCollective {
   CollectiveCall call;
-  std::vector<int> waits_for;           // definite, MPI_COMM_WORLD ranks
-  std::vector<int> possibly_waits_for;  // possible
+  RankSet waits_for;           // definite
+  RankSet possibly_waits_for;  // possible
   bool operator==(const StartedCollective&) const = default;
 };
 
@@ -77,10 +79,10 @@ struct ThreadSnapshot {
   // only requests confirmed incomplete count. For Finalizing, the analysis
   // fills in the ranks not yet there.
   WaitMode wait_mode = WaitMode::None;
-  std::vector<int> waits_for;  // MPI_COMM_WORLD ranks
+  RankSet waits_for;
   // Possible waits (AND): they hold only where MPI chooses to synchronize,
   // such as a Bcast leaf waiting for another leaf. Never part of a HARD verdict.
-  std::vector<int> possibly_waits_for;
+  RankSet possibly_waits_for;
   // A passive-target lock, unlock or flush on this window (its id): of the
   // possible waits, only those for a rank that holds a lock on the window
   // or runs outside MPI hold; a target inside any MPI call makes progress.

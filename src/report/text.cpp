@@ -63,14 +63,9 @@ std::string aborted_text(const Report& report) {
 
 std::string tenths(double seconds) { return fmt::format("{:.1f}", seconds); }
 
-// A list from compress_ranks that names a single rank.
-bool names_one_rank(std::string_view list) { return list.find_first_of(",-") == std::string_view::npos; }
-
 // "rank 3" or "ranks 0-2,5".
-std::string ranks_phrase(const std::vector<int>& ranks) {
-  const std::string list = compress_ranks(ranks);
-  return (names_one_rank(list) ? "rank " : "ranks ") + list;
-}
+std::string ranks_phrase(const RankSet& ranks) { return (ranks.size() == 1 ? "rank " : "ranks ") + to_string(ranks); }
+std::string ranks_phrase(const std::vector<int>& ranks) { return ranks_phrase(RankSet(ranks)); }
 
 const std::string& call_text(const ThreadSnapshot& thread) {
   return thread.call.empty() ? thread.function : thread.call;
@@ -79,14 +74,10 @@ const std::string& call_text(const ThreadSnapshot& thread) {
 // "rank 1", "ranks 1-3 (all of them)", "any of ranks 0-3"; empty when the
 // thread waits for no known rank.
 std::string waits_for_text(const ThreadSnapshot& thread) {
-  std::vector<int> ranks = thread.waits_for;
-  for (const StartedCollective& started : thread.started_collectives)
-    ranks.insert(ranks.end(), started.waits_for.begin(), started.waits_for.end());
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  if (ranks.empty()) return {};
-  const std::string list = compress_ranks(ranks);
-  if (names_one_rank(list)) return "rank " + list;
+  RankSet ranks = thread.waits_for;
+  for (const StartedCollective& started : thread.started_collectives) ranks.add_all(started.waits_for);
+  if (ranks.size() <= 1) return ranks.empty() ? std::string() : ranks_phrase(ranks);
+  const std::string list = to_string(ranks);
   return thread.wait_mode == WaitMode::Any ? "any of ranks " + list : "ranks " + list + " (all of them)";
 }
 
@@ -379,7 +370,7 @@ void add_deadlock(Lines& lines, const Report& report) {
 
 std::string partial_text(const Report& report) {
   const std::string list = compress_ranks(report.core.core);
-  if (names_one_rank(list)) {
+  if (report.core.core.size() == 1) {
     return fmt::format("rank {} is blocked in an MPI call that only it can complete; the other ranks still run.",
                        list);
   }

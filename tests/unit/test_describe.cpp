@@ -345,7 +345,7 @@ TEST_CASE("a wait on a nonblocking collective waits as its blocking twin would, 
   const CallRecord ibarrier = collective(FunctionId::Ibarrier, 0);
   const CallRecord iallreduce = collective(FunctionId::Iallreduce, 4, world_id, 4);
   const auto started_as = [](const char* function, std::uint64_t sequence, int root, Ranks definite, Ranks possible) {
-    return StartedCollective{{world_id, sequence, function, root, ""}, std::move(definite), std::move(possible)};
+    return StartedCollective{{world_id, sequence, function, root, ""}, RankSet(definite), RankSet(possible)};
   };
   SECTION("MPI_Wait on MPI_Ibarrier: every other member, none of them as a plain wait") {
     const std::vector<RequestView> views{incomplete(ibarrier, 10)};

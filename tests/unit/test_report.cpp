@@ -328,11 +328,15 @@ TEST_CASE("deserialize rejects damaged input with a message", "[report]") {
                                                  Catch::Contains("no value 3"));
     CHECK_THROWS_WITH(deserialize(bytes + "x"), Catch::Contains("1 unexpected bytes"));
     // rank, host, pid, state, seconds, activity, then a count no input can hold
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/7;0;0:0;0;0;0;-1;999999999999;"),
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/8;0;0:0;0;0;0;-1;999999999999;"),
                       Catch::Contains("\"threads\""));
     // ... one thread: id, state, seconds, function, call, wait_mode, waits_for, then possibly_waits_for
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/7;0;0:0;0;0;0;-1;1;0;1;0;0:0:1;0;x;"),
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/8;0;0:0;0;0;0;-1;1;0;1;0;0:0:1;0;x;"),
                       Catch::Contains("\"threads.possibly_waits_for\"") && Catch::Contains("not a number"));
+    // ... waits_for as runs that do not ascend apart: one form per set
+    for (const char* runs : {"1;5;3;", "2;0;3;4;5;", "2;4;5;0;1;"})
+      CHECK_THROWS_WITH(deserialize(fmt::format("mpisentry-snapshot/8;0;0:0;0;0;0;-1;1;0;1;0;0:0:1;{}0;", runs)),
+                        Catch::Contains("\"threads.waits_for\"") && Catch::Contains("out of order"));
   }
 }
 
@@ -646,7 +650,7 @@ TEST_CASE("format_json writes the documented schema", "[report]") {
   report.ranks[1].host = "bad\"host\xff";
   const std::string json = format_json(report);
   CHECK(json_well_formed(json));
-  CHECK(json.starts_with(R"({"schema":"mpisentry-report/4","check":"GLOBAL:DEADLOCK:HARD","severity":"error",)"
+  CHECK(json.starts_with(R"({"schema":"mpisentry-report/5","check":"GLOBAL:DEADLOCK:HARD","severity":"error",)"
                          R"("aborts_job":true,)"
                          R"("rule":"every rank of the cycle waits in a call that cannot return before the next rank )"
                          R"(acts","threshold_seconds":5,"threshold_key":"DEADLOCK-TIMEOUT","partial":false,)"
@@ -656,7 +660,7 @@ TEST_CASE("format_json writes the documented schema", "[report]") {
                          R"("arcs":[{"from":{"rank":0,"thread":0},"to":1,"mode":"all","possible":false},)"));
   CHECK(json.find(R"({"rank":0,"host":"node1","pid":1000,"state":"blocked","seconds":5.2,"activity":0,)"
                   R"("exit_status":null,"threads":[{"id":0,"state":"blocked","seconds":5.2,"function":"MPI_Recv",)") != std::string::npos);
-  CHECK(json.find(R"("wait_mode":"all","waits_for":[1],"possibly_waits_for":[],"wait_reason":"MPI_Recv from rank 1",)"
+  CHECK(json.find(R"("wait_mode":"all","waits_for":[[1,1]],"possibly_waits_for":[],"wait_reason":"MPI_Recv from rank 1",)"
                   R"("collective":null,"started_collectives":[],"converted_send":false,"messages":[],)"
                   R"("stack":[{"function":"exchange","file":"/src/tests/programs/recv_recv.c","line":14,)"
                   R"("module":"recv_recv"},)") != std::string::npos);
@@ -687,7 +691,7 @@ TEST_CASE("format_json writes threads, possible waits, collectives and the arcs 
                   R"({"from":{"rank":1,"thread":0},"to":2,"mode":"all","possible":false},)"
                   R"({"from":{"rank":1,"thread":1},"to":0,"mode":"all","possible":false}],)"
                   "\n") != std::string::npos);
-  CHECK(json.find(R"("wait_mode":"none","waits_for":[],"possibly_waits_for":[1],)"
+  CHECK(json.find(R"("wait_mode":"none","waits_for":[],"possibly_waits_for":[[1,1]],)"
                   R"("wait_reason":"MPI_Bcast root, rank 1 not in it yet",)"
                   R"("collective":{"comm_id":"7","sequence":1,"function":"MPI_Bcast","root":0,"op":""},)")
         != std::string::npos);

@@ -29,7 +29,7 @@ RankSnapshot blocked(const char* function, WaitMode mode, std::vector<int> waits
   thread.seconds = seconds;
   thread.function = function;
   thread.wait_mode = mode;
-  thread.waits_for = std::move(waits_for);
+  thread.waits_for = RankSet(waits_for);
   RankSnapshot rank;
   rank.state = RankState::Blocked;
   rank.seconds = seconds;
@@ -51,7 +51,7 @@ RankSnapshot in_collective(const char* function, std::vector<int> definite, std:
                            std::uint64_t sequence = 1, int root = -1, double seconds = stuck) {
   const WaitMode mode = definite.empty() ? WaitMode::None : WaitMode::All;  // before definite is moved from
   RankSnapshot rank = blocked(function, mode, std::move(definite), seconds);
-  rank.threads.front().possibly_waits_for = std::move(possible);
+  rank.threads.front().possibly_waits_for = RankSet(possible);
   rank.threads.front().collective = {world_id, sequence, function, root, ""};
   rank.collectives = {{world_id, sequence}};
   return rank;
@@ -175,7 +175,7 @@ TEST_CASE("every rank in collective #k of a communicator, with different roots, 
 // started on this rank, waiting for the other members `definite`.
 RankSnapshot waiting_on(const char* function, std::vector<int> definite, std::uint64_t sequence) {
   RankSnapshot rank = blocked("MPI_Wait", WaitMode::All, {});
-  rank.threads.front().started_collectives = {{{world_id, sequence, function, -1, ""}, std::move(definite), {}}};
+  rank.threads.front().started_collectives = {{{world_id, sequence, function, -1, ""}, RankSet(definite), {}}};
   rank.collectives = {{world_id, sequence}};
   return rank;
 }
@@ -307,7 +307,7 @@ RankSnapshot in_window_call(const char* function, std::vector<int> definite, std
                             std::vector<PendingMessage> notices) {
   const WaitMode mode = definite.empty() ? WaitMode::None : WaitMode::All;  // before definite is moved from
   RankSnapshot rank = blocked(function, mode, std::move(definite));
-  rank.threads.front().possibly_waits_for = std::move(possible);
+  rank.threads.front().possibly_waits_for = RankSet(possible);
   rank.threads.front().messages = std::move(notices);
   return rank;
 }

@@ -10,6 +10,7 @@
 using mpisentry::CollectiveCount;
 using mpisentry::DeadlockCore;
 using mpisentry::PendingMessage;
+using mpisentry::RankSet;
 using mpisentry::RankSnapshot;
 using mpisentry::RankState;
 using mpisentry::ThreadRef;
@@ -35,7 +36,7 @@ ThreadSnapshot thread_in(RankState state, WaitMode mode, std::vector<int> waits_
   thread.state = state;
   thread.seconds = seconds;
   thread.wait_mode = mode;
-  thread.waits_for = std::move(waits_for);
+  thread.waits_for = RankSet(waits_for);
   return thread;
 }
 ThreadSnapshot blocked_thread(WaitMode mode, std::vector<int> waits_for, int id = 0) {
@@ -505,6 +506,27 @@ TEST_CASE("a ring of 100000 ranks with a long chain behind it needs no recursion
   cycle.push_back(0);
   CHECK(find_deadlock(job(std::move(ranks)), definite_only) ==
         deadlock(ranks_from(0, ring - 1), cycle, ranks_from(ring, ring + chain - 1)));
+}
+
+TEST_CASE("a collective of 100000 ranks that one rank never joins: each member waits for two runs, not 99999 ranks") {
+  // Ranks 1-99999 in collective #1 of communicator 7, each waiting for every
+  // other rank; rank 0 receives from rank 1 instead. As lists of ranks this
+  // would be 10^10 look-ups.
+  constexpr int size = 100000;
+  constexpr std::uint64_t comm = 7;
+  std::vector<RankSnapshot> ranks{waits_for_all({1})};
+  for (int rank = 1; rank < size; ++rank) {
+    RankSnapshot member = in_collective(comm, {});
+    member.threads.front().waits_for = RankSet{0};
+    if (rank > 1) member.threads.front().waits_for.add({1, rank - 1});
+    if (rank < size - 1) member.threads.front().waits_for.add({rank + 1, size - 1});
+    ranks.push_back(std::move(member));
+  }
+  ranks = job(std::move(ranks));
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1}, {0, 1, 0}, ranks_from(2, size - 1)));
+  const std::vector<WaitArc> arcs = effective_arcs(ranks, definite_only);
+  CHECK(arcs.size() == size);
+  CHECK(arcs.back() == arc(size - 1, 0, 0));
 }
 
 TEST_CASE("half the ranks of a large job in Finalize, one receiving from rank 0, the rest running") {

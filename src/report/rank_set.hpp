@@ -1,0 +1,110 @@
+// A set of MPI_COMM_WORLD ranks kept as sorted runs of consecutive ranks.
+// A member of a collective on P ranks waits for "every member but me": two
+// runs, not P - 1 numbers, in each rank's snapshot, on the wire to rank 0, in
+// the judge and in the reports, so that a collective of 100,000 ranks costs
+// rank 0 linear, not quadratic, time and memory.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mpisentry {
+
+class RankSet {
+ public:
+  struct Run {
+    int first = 0;
+    int last = 0;  // inclusive, >= first
+    bool operator==(const Run&) const = default;
+  };
+
+  RankSet() = default;
+  RankSet(std::initializer_list<int> ranks);      // any order, repeats allowed
+  explicit RankSet(std::span<const int> ranks);   // any order, repeats allowed
+  explicit RankSet(const std::vector<int>& ranks) : RankSet(std::span<const int>(ranks)) {}
+
+  // Adds the ranks first..last (first <= last), merging with the runs it
+  // touches; in ascending order, each add costs O(1).
+  void add(Run run);
+  void add(int rank) { add(Run{rank, rank}); }
+  void add_all(const RankSet& other);
+  void clear() { runs_.clear(); }
+
+  bool empty() const { return runs_.empty(); }
+  std::size_t size() const;  // ranks, not runs
+  bool contains(int rank) const;
+  const std::vector<Run>& runs() const { return runs_; }
+  std::vector<int> to_vector() const;
+
+  // Calls visit(rank) for each rank of `sorted` (ascending) in this set:
+  // O(runs x log |sorted| + found), however many ranks the runs hold.
+  template <typename Visit>
+  void for_each_in(std::span<const int> sorted, Visit visit) const;
+  // The lowest rank of `sorted` (ascending) in this set.
+  std::optional<int> first_in(std::span<const int> sorted) const;
+
+  // The ranks in ascending order, one by one.
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = int;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = int;
+
+    const_iterator() = default;
+    int operator*() const { return rank_; }
+    const_iterator& operator++() {
+      if (rank_ == run_->last) {
+        ++run_;
+        rank_ = run_ == end_ ? 0 : run_->first;
+      } else {
+        ++rank_;
+      }
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator before = *this;
+      ++*this;
+      return before;
+    }
+    bool operator==(const const_iterator& other) const { return run_ == other.run_ && rank_ == other.rank_; }
+
+   private:
+    friend class RankSet;
+    using Runs = std::vector<Run>::const_iterator;
+    const_iterator(Runs run, Runs end) : run_(run), end_(end), rank_(run == end ? 0 : run->first) {}
+    Runs run_{};
+    Runs end_{};
+    int rank_ = 0;
+  };
+  const_iterator begin() const { return {runs_.begin(), runs_.end()}; }
+  const_iterator end() const { return {runs_.end(), runs_.end()}; }
+
+  bool operator==(const RankSet&) const = default;
+
+ private:
+  std::vector<Run> runs_;  // ascending, neither overlapping nor adjacent
+};
+
+// "0-3,5,7-8"; empty for an empty set.
+std::string to_string(const RankSet& ranks);
+
+template <typename Visit>
+void RankSet::for_each_in(std::span<const int> sorted, Visit visit) const {
+  auto next = sorted.begin();
+  for (const Run& run : runs_) {
+    next = std::lower_bound(next, sorted.end(), run.first);
+    for (; next != sorted.end() && *next <= run.last; ++next) visit(*next);
+    if (next == sorted.end()) return;
+  }
+}
+
+}  // namespace mpisentry
