@@ -5,14 +5,17 @@
 // confirms the first), then the look with stacks and the report (decode,
 // judge, confirm, symbolize, verdict_report, text, JSON, DOT).
 //
-//   judge_scale <ring|knot|partial|collective|collective-missing> <ranks> [--max-gather-bytes N]
+//   judge_scale <ring|knot|partial|collective|collective-missing|collective-half> <ranks> [--max-gather-bytes N]
 //
 // ring: each rank in MPI_Send to the next, a cycle of P. knot: each in
 // MPI_Waitany on receives from both neighbours. partial: ranks 0 and 1
 // receive from each other, a tenth of the ranks wait behind them, the rest
 // compute. collective: every rank in one MPI_Allreduce that does not return
 // (NO_PROGRESS). collective-missing: the same but rank 0, which receives
-// from rank 1 (HARD).
+// from rank 1 (HARD). collective-half: the first half of the ranks in
+// MPI_Allreduce, the second half never joins it: its first two ranks
+// receive from each other, the others from the first (HARD; the members
+// wait for P^2 / 4 ranks not arrived).
 //
 // Prints one JSON object on stdout (times in seconds, memory and bytes in
 // bytes); progress on stderr. A shape whose gather at rank 0 would pass
@@ -35,6 +38,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "api/functions.hpp"
 #include "config/settings.hpp"
@@ -213,6 +217,11 @@ RankSnapshot make_rank(const Shape& shape, int rank) {
   RankSnapshot snapshot = rank_base(rank, RankState::Blocked);
   if (shape.name == "collective-missing" && rank == 0) {  // receives from rank 1, in MPI_Allreduce
     snapshot.threads.push_back(in_receive(snapshot, 1));
+    return snapshot;
+  }
+  if (shape.name == "collective-half" && rank >= p / 2) {
+    const int first = p / 2;
+    snapshot.threads.push_back(in_receive(snapshot, rank == first ? first + 1 : first));
     return snapshot;
   }
   // Every rank in MPI_Allreduce: they have all joined it, and it does not
@@ -405,7 +414,7 @@ int run(const Shape& shape, std::size_t max_gather_bytes) {
       R"("verdict":"{}","partial":{},"core":{},"blocked_behind":{},"confirmed":{},"report_lines":{},)"
       R"("text_bytes":{},"json_bytes":{},"dot_bytes":{},"part_bytes_min":{},"part_bytes_max":{},)"
       R"("look_part_bytes_max":{},"gather_bytes":{},"look_gather_bytes":{},"rss_parts":{},"rss_one_look":{},)"
-      R"("rss_stacks":{},"peak_above_parts":{},"peak":{},"total":{})",
+      R"("rss_stacks":{},"peak_above_parts":{},"peak":{},"total":{},"arcs":{},"arcs_left_out":{})",
       kinds[static_cast<int>(last_verdict.kind)], last_verdict.partial, last_verdict.core.core.size(),
       last_verdict.core.blocked_behind.size(), confirmed && reconfirmed, std::count(text.begin(), text.end(), '\n'),
       text.size(), json.size(), dot.size(), smallest, biggest,
@@ -413,7 +422,7 @@ int run(const Shape& shape, std::size_t max_gather_bytes) {
                        [](const std::string& a, const std::string& b) { return a.size() < b.size(); })
           ->size(),
       with_stacks.total, looks.total, rss_parts - rss_start, rss_one_look - rss_before, rss_stacks,
-      peak - rss_before, peak, total);
+      peak - rss_before, peak, total, report.arcs.size(), report.arcs_left_out);
   for (const auto& [stage, seconds] : timings.stages) out += fmt::format(",{}:{}", json_string(stage), seconds);
   fmt::print("{}}}\n", out);
   if (getenv("JUDGE_SCALE_TEXT") != nullptr) fmt::print(stderr, "{}", text);
@@ -423,12 +432,13 @@ int run(const Shape& shape, std::size_t max_gather_bytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::string_view> shapes{"ring", "knot", "partial", "collective", "collective-missing"};
+  const std::vector<std::string_view> shapes{"ring",       "knot", "partial", "collective", "collective-missing",
+                                             "collective-half"};
   std::size_t max_gather_bytes = std::size_t{4} << 30;
   std::vector<std::string_view> positional;
   const auto usage = [&](const std::string& problem) {
-    fmt::print(stderr, "judge_scale: {}\nusage: judge_scale <ring|knot|partial|collective|collective-missing> <ranks> "
-                       "[--max-gather-bytes N]\n", problem);
+    fmt::print(stderr, "judge_scale: {}\nusage: judge_scale <{}> <ranks> [--max-gather-bytes N]\n", problem,
+               fmt::join(shapes, "|"));
     return 2;
   };
   for (int i = 1; i < argc; ++i) {

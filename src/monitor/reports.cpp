@@ -6,6 +6,21 @@
 #include <fmt/ranges.h>
 
 namespace mpisentry::monitor::reports {
+namespace {
+
+// The arcs a report lists, at most this many (about 60 MB of JSON): k
+// members of a collective that P - k ranks have not joined wait for
+// k x (P - k) arcs, which no report can hold at 100,000 ranks.
+constexpr std::size_t kMaxReportedArcs = 1'000'000;
+
+void add_arcs(report::Report& report, const std::vector<RankSnapshot>& ranks, const waitgraph::Options& options) {
+  waitgraph::ArcList listed = waitgraph::effective_arcs(ranks, options, kMaxReportedArcs);
+  report.arcs = std::move(listed.arcs);
+  report.arcs_left_out = listed.left_out;
+}
+
+}  // namespace
+
 report::Check check_of(const Verdict& verdict, const std::vector<RankSnapshot>& ranks, bool check_potential) {
   switch (verdict.kind) {
     case Verdict::Kind::Slow: return report::Check::NoProgress;
@@ -32,7 +47,7 @@ report::Report verdict_report(const Verdict& verdict, double seconds_between, st
     report.rule += fmt::format("; seen in two looks {:.1f} s apart with no progress in between", seconds_between);
   report.threshold_seconds = to_seconds(after_warning ? settings.deadlock_warning : settings.deadlock_timeout);
   report.threshold_key = after_warning ? "DEADLOCK-WARNING" : "DEADLOCK-TIMEOUT";
-  report.arcs = waitgraph::effective_arcs(ranks, {to_seconds(settings.deadlock_timeout), verdict.with_possible_waits});
+  add_arcs(report, ranks, {to_seconds(settings.deadlock_timeout), verdict.with_possible_waits});
   report.ranks = std::move(ranks);
   return report;
 }
@@ -53,7 +68,7 @@ report::Report dump_report(std::vector<RankSnapshot> ranks, const config::Settin
   report.rule = fmt::format("DUMP-SIGNAL {} reached a rank; each rank's state is as its monitor saw it in the "
                             "round that followed",
                             report::signal_name(settings.dump_signal));
-  report.arcs = waitgraph::effective_arcs(ranks, {0, /*with_possible_waits=*/true});
+  add_arcs(report, ranks, {0, /*with_possible_waits=*/true});
   const waitgraph::OutsideMpi outside = waitgraph::find_outside_mpi(ranks, 0);
   report.waiting = outside.waiting;
   report.culprits = outside.culprits;
@@ -69,7 +84,7 @@ report::Report outside_mpi_report(std::vector<RankSnapshot> ranks, const waitgra
                 "ranks, for ranks that make no MPI call (they compute, sleep or wait outside MPI); not a deadlock";
   report.threshold_seconds = to_seconds(settings.deadlock_warning);
   report.threshold_key = "DEADLOCK-WARNING";
-  report.arcs = waitgraph::effective_arcs(ranks, {0, /*with_possible_waits=*/true});
+  add_arcs(report, ranks, {0, /*with_possible_waits=*/true});
   report.waiting = outside.waiting;
   report.culprits = outside.culprits;
   report.ranks = std::move(ranks);
@@ -94,7 +109,7 @@ report::Report exit_report(std::vector<RankSnapshot> ranks) {
   report.check = report::Check::ExitBeforeFinalize;
   report.threshold_key = "";
   report.rule = "a rank called exit() or returned from main after MPI_Init without calling MPI_Finalize";
-  report.arcs = waitgraph::effective_arcs(ranks, {0, /*with_possible_waits=*/true});
+  add_arcs(report, ranks, {0, /*with_possible_waits=*/true});
   report.ranks = std::move(ranks);
   return report;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <tuple>
 
 namespace mpisentry::waitgraph {
 namespace {
@@ -48,6 +49,10 @@ bool arrived(const CollectiveCall& call, const RankSnapshot& target) {
   return call.comm_id != 0 && collectives_entered(target, call.comm_id) >= call.sequence;
 }
 
+// A wait for this many ranks or more is a collective's "every member", and
+// worth work proportional to the job rather than to the wait.
+constexpr std::size_t kManyRanks = 64;
+
 // Which of the ranks a thread waits for have not arrived in its collective.
 // A member of a collective on P ranks waits for the P - 1 others (two runs):
 // asked about many ranks, a collective's stragglers are listed once, in one
@@ -62,24 +67,37 @@ class Arrivals {
   // is no collective.
   template <typename Visit>
   void for_each_not_arrived(const CollectiveCall& call, const RankSet& waits, Visit visit) {
-    // Below this many, direct look-ups cost less than a pass over P ranks.
-    constexpr std::size_t kListFrom = 64;
-    if (call.comm_id == 0 || waits.size() < kListFrom) {
-      const auto last_rank = static_cast<std::int64_t>(ranks_.size()) - 1;
-      for (const RankSet::Run& run : waits.runs())
-        for (std::int64_t target = std::max<std::int64_t>(run.first, 0); target <= std::min<std::int64_t>(run.last, last_rank);
-             ++target)
-          if (!arrived(call, ranks_[static_cast<std::size_t>(target)])) visit(static_cast<int>(target));
+    if (const std::vector<int>* stragglers = stragglers_for(call, waits)) {
+      waits.for_each_in(*stragglers, visit);
       return;
     }
+    const auto last_rank = static_cast<std::int64_t>(ranks_.size()) - 1;
+    for (const RankSet::Run& run : waits.runs())
+      for (std::int64_t target = std::max<std::int64_t>(run.first, 0); target <= std::min<std::int64_t>(run.last, last_rank);
+           ++target)
+        if (!arrived(call, ranks_[static_cast<std::size_t>(target)])) visit(static_cast<int>(target));
+  }
+
+  // How many ranks for_each_not_arrived would visit, without visiting them.
+  std::size_t count_not_arrived(const CollectiveCall& call, const RankSet& waits) {
+    if (const std::vector<int>* stragglers = stragglers_for(call, waits)) return waits.count_in(*stragglers);
+    std::size_t count = 0;
+    for_each_not_arrived(call, waits, [&count](int) { ++count; });
+    return count;
+  }
+
+ private:
+  // The ranks not arrived in `call`, sorted, when `waits` holds so many ranks
+  // that one pass over every rank costs less than looking them up; else null.
+  const std::vector<int>* stragglers_for(const CollectiveCall& call, const RankSet& waits) {
+    if (call.comm_id == 0 || waits.size() < kManyRanks) return nullptr;
     const auto [stragglers, created] = stragglers_.try_emplace({call.comm_id, call.sequence});
     if (created)
       for (std::size_t rank = 0; rank < ranks_.size(); ++rank)
         if (!arrived(call, ranks_[rank])) stragglers->second.push_back(static_cast<int>(rank));
-    waits.for_each_in(stragglers->second, visit);
+    return &stragglers->second;
   }
 
- private:
   const std::vector<RankSnapshot>& ranks_;
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<int>> stragglers_;  // by (comm_id, sequence), sorted
 };
@@ -158,15 +176,68 @@ struct Graph {
   }
 };
 
+// Whether `thread` of `rank` waits in a way a shared node stands for: an AND
+// wait in a blocking collective it has entered, on many ranks, with nothing
+// else (point-to-point messages, locks, started collectives) that the
+// wait-for rules check one target at a time.
+bool waits_as_shared(const std::vector<RankSnapshot>& ranks, int rank, const ThreadSnapshot& thread) {
+  return thread.wait_mode == WaitMode::All && thread.collective.comm_id != 0 && thread.messages.empty() &&
+         thread.lock_window == 0 && thread.started_collectives.empty() &&
+         (thread.waits_for.size() >= kManyRanks || thread.possibly_waits_for.size() >= kManyRanks) &&
+         arrived(thread.collective, ranks[static_cast<std::size_t>(rank)]);
+}
+
+// A wait for many ranks of a collective, shared by the members whose waits
+// are the same: one node that waits (AND) for those of them that have not
+// arrived. The members of a collective on P ranks that k of them have joined
+// then cost k + P arcs, not k x (P - k). A member's waits with its own rank
+// added are the same set for every member of a collective that waits for
+// all the others; its own rank has arrived, so it is never a target.
+class SharedWaits {
+ public:
+  SharedWaits(Arrivals& arrivals, int first_node) : arrivals_(arrivals), first_node_(first_node) {}
+
+  // The node that waits for the ranks of `waits` not arrived in `call`; `rank` is the waiting member.
+  int node_of(const CollectiveCall& call, RankSet waits, int rank) {
+    waits.add(rank);
+    auto [node, created] = nodes_.try_emplace({call.comm_id, call.sequence, waits.runs()}, 0);
+    if (created) {
+      node->second = first_node_ + static_cast<int>(targets_.size());
+      targets_.emplace_back();
+      arrivals_.for_each_not_arrived(call, waits, [this](int target) { targets_.back().push_back(target); });
+    }
+    return node->second;
+  }
+
+  // Adds the nodes, in the order node_of numbered them, after the graph's last node.
+  void close_into(Graph& graph) const {
+    for (const std::vector<int>& targets : targets_) {
+      graph.targets.insert(graph.targets.end(), targets.begin(), targets.end());
+      graph.close_node(WaitMode::All, false);
+    }
+  }
+
+ private:
+  Arrivals& arrivals_;
+  int first_node_;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::vector<RankSet::Run>>, int> nodes_;
+  std::vector<std::vector<int>> targets_;  // per node, from first_node_
+};
+
 // Nodes: the ranks (0..n-1), then one node per waiting thread of a stuck
 // rank, then one node that waits (AND) for every rank not finalizing: what a
-// Finalizing thread waits for (k Finalizing threads cost k + n arcs, not k * n).
+// Finalizing thread waits for (k Finalizing threads cost k + n arcs, not k * n),
+// then the shared waits of collectives.
 struct Layout {
   Graph graph;
   std::vector<ThreadRef> thread_of;  // per thread node, from node ranks.size()
 };
 
-Layout build(const std::vector<RankSnapshot>& ranks, const Options& options) {
+// Which arcs the graph holds: those of the AND/OR analysis, or, to follow who
+// waits for whom whatever the wait's mode, also the possible waits of OR waits.
+enum class Arcs { ForAnalysis, ForReachability };
+
+Layout build(const std::vector<RankSnapshot>& ranks, const Options& options, Arcs which = Arcs::ForAnalysis) {
   const int rank_count = static_cast<int>(ranks.size());
   std::vector<std::vector<int>> thread_nodes(ranks.size());
   std::vector<ThreadRef> thread_of;
@@ -186,6 +257,7 @@ Layout build(const std::vector<RankSnapshot>& ranks, const Options& options) {
   Layout layout;
   Graph& graph = layout.graph;
   Arrivals arrivals(ranks);
+  SharedWaits shared(arrivals, everyone_not_finalizing + 1);
   for (int rank = 0; rank < rank_count; ++rank) {
     const bool stuck = is_stuck(ranks[static_cast<std::size_t>(rank)], options.min_stuck_seconds);
     for (int node : thread_nodes[static_cast<std::size_t>(rank)]) graph.targets.push_back(node);
@@ -193,16 +265,25 @@ Layout build(const std::vector<RankSnapshot>& ranks, const Options& options) {
   }
   for (std::size_t i = 0; i < thread_of.size(); ++i) {
     const ThreadSnapshot& thread = *threads[i];
+    const int rank = thread_of[i].rank;
     if (is_finalizing(thread.state)) {
       graph.targets.push_back(everyone_not_finalizing);
       graph.close_node(WaitMode::All, false);
       continue;
     }
-    ThreadArcs arcs = arcs_of(ranks, arrivals, thread_of[i].rank, thread);
+    if (waits_as_shared(ranks, rank, thread)) {
+      graph.targets.push_back(shared.node_of(thread.collective, thread.waits_for, rank));
+      if (options.with_possible_waits && !thread.possibly_waits_for.empty())
+        graph.targets.push_back(shared.node_of(thread.collective, thread.possibly_waits_for, rank));
+      graph.close_node(WaitMode::All, false);
+      continue;
+    }
+    ThreadArcs arcs = arcs_of(ranks, arrivals, rank, thread);
     WaitMode mode = arcs.mode;
     graph.targets.insert(graph.targets.end(), arcs.definite.begin(), arcs.definite.end());
     // Possible waits are extra AND requirements; an OR wait stays as it is.
-    if (options.with_possible_waits && mode != WaitMode::Any && !arcs.possible.empty()) {
+    if (options.with_possible_waits && (mode != WaitMode::Any || which == Arcs::ForReachability) &&
+        !arcs.possible.empty()) {
       graph.targets.insert(graph.targets.end(), arcs.possible.begin(), arcs.possible.end());
       mode = WaitMode::All;
     }
@@ -211,6 +292,7 @@ Layout build(const std::vector<RankSnapshot>& ranks, const Options& options) {
   for (int rank = 0; rank < rank_count; ++rank)
     if (!is_finalizing(ranks[static_cast<std::size_t>(rank)].state)) graph.targets.push_back(rank);
   graph.close_node(WaitMode::All, false);
+  shared.close_into(graph);
   layout.thread_of = std::move(thread_of);
   return layout;
 }
@@ -395,62 +477,82 @@ DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, const Options
   return result;
 }
 
-std::vector<WaitArc> effective_arcs(const std::vector<RankSnapshot>& ranks, const Options& options) {
-  std::vector<WaitArc> result;
+ArcList effective_arcs(const std::vector<RankSnapshot>& ranks, const Options& options, std::size_t max_arcs) {
+  ArcList result;
   Arrivals arrivals(ranks);
+  const auto not_finalizing = static_cast<std::size_t>(std::ranges::count_if(
+      ranks, [](const RankSnapshot& rank) { return !is_finalizing(rank.state); }));
+  // Whether a thread's `count` arcs fit in the list; counted as left out if not.
+  const auto fits = [&](std::size_t count) {
+    if (count <= max_arcs - result.arcs.size()) return true;
+    result.left_out += count;
+    return false;
+  };
   for (int rank = 0; rank < static_cast<int>(ranks.size()); ++rank) {
     const RankSnapshot& snapshot = ranks[static_cast<std::size_t>(rank)];
     for (const ThreadSnapshot& thread : snapshot.threads) {
       const ThreadRef from{rank, thread.id};
       if (is_finalizing(thread.state)) {
-        for (int other = 0; other < static_cast<int>(ranks.size()); ++other)
-          if (!is_finalizing(ranks[static_cast<std::size_t>(other)].state))
-            result.push_back({from, other, WaitMode::All, false});
+        if (fits(not_finalizing))
+          for (int other = 0; other < static_cast<int>(ranks.size()); ++other)
+            if (!is_finalizing(ranks[static_cast<std::size_t>(other)].state))
+              result.arcs.push_back({from, other, WaitMode::All, false});
         continue;
       }
       if (thread.state != RankState::Blocked) continue;
+      // A shared wait is counted before its arcs are made: there may be P of them.
+      if (waits_as_shared(ranks, rank, thread) &&
+          !fits(arrivals.count_not_arrived(thread.collective, thread.waits_for) +
+                (options.with_possible_waits ? arrivals.count_not_arrived(thread.collective, thread.possibly_waits_for)
+                                             : 0)))
+        continue;
       const ThreadArcs arcs = arcs_of(ranks, arrivals, rank, thread);
-      for (int target : arcs.definite) result.push_back({from, target, arcs.mode, false});
+      if (!fits(arcs.definite.size() + (options.with_possible_waits ? arcs.possible.size() : 0))) continue;
+      for (int target : arcs.definite) result.arcs.push_back({from, target, arcs.mode, false});
       if (options.with_possible_waits)
-        for (int target : arcs.possible) result.push_back({from, target, WaitMode::All, true});
+        for (int target : arcs.possible) result.arcs.push_back({from, target, WaitMode::All, true});
     }
   }
   return result;
 }
 
 OutsideMpi find_outside_mpi(const std::vector<RankSnapshot>& ranks, double min_waiting_seconds) {
-  std::vector<std::vector<int>> waits_for(ranks.size());
-  for (const WaitArc& arc : effective_arcs(ranks, {0, /*with_possible_waits=*/true}))
-    waits_for[static_cast<std::size_t>(arc.from.rank)].push_back(arc.to);
-  OutsideMpi result;
-  std::vector<bool> culprit(ranks.size(), false);
-  for (std::size_t start = 0; start < ranks.size(); ++start) {
-    if (!is_stuck(ranks[start], min_waiting_seconds)) continue;
-    // Through blocked ranks only: a polling rank is in MPI, and whoever it
-    // waits for is a question for NO_PROGRESS.
-    std::vector<bool> seen(ranks.size(), false);
-    std::vector<std::size_t> pending = {start};
-    seen[start] = true;
-    bool waits_outside = false;
-    while (!pending.empty()) {
-      const std::size_t rank = pending.back();
-      pending.pop_back();
-      for (int target : waits_for[rank]) {
-        const auto t = static_cast<std::size_t>(target);
-        if (t >= ranks.size() || seen[t]) continue;
-        seen[t] = true;
-        if (ranks[t].state == RankState::Running) {
-          culprit[t] = true;
-          waits_outside = true;
-        } else if (is_waiting(ranks[t].state)) {
-          pending.push_back(t);
+  // Through blocked ranks only: a polling rank is in MPI, and whoever it
+  // waits for is a question for NO_PROGRESS. Only waiting ranks have arcs in
+  // the graph, so a walk along them passes through no other rank. One walk
+  // forward from every long-waiting rank finds the culprits, one backward
+  // from every rank outside MPI finds who waits for one: linear in the graph.
+  const Graph graph = build(ranks, {0, /*with_possible_waits=*/true}, Arcs::ForReachability).graph;
+  const auto rank_count = static_cast<int>(ranks.size());
+  const auto is_running = [&](int node) {
+    return node < rank_count && ranks[static_cast<std::size_t>(node)].state == RankState::Running;
+  };
+  const auto reach = [](const Graph& arcs, std::vector<int> from) {
+    std::vector<bool> reached(static_cast<std::size_t>(arcs.size()), false);
+    for (int node : from) reached[static_cast<std::size_t>(node)] = true;
+    while (!from.empty()) {
+      const int node = from.back();
+      from.pop_back();
+      for (int target : arcs.targets_of(node))
+        if (!reached[static_cast<std::size_t>(target)]) {
+          reached[static_cast<std::size_t>(target)] = true;
+          from.push_back(target);
         }
-      }
     }
-    if (waits_outside) result.waiting.push_back(static_cast<int>(start));
+    return reached;
+  };
+  std::vector<int> long_waiting, running;
+  for (int rank = 0; rank < rank_count; ++rank) {
+    if (is_stuck(ranks[static_cast<std::size_t>(rank)], min_waiting_seconds)) long_waiting.push_back(rank);
+    if (is_running(rank)) running.push_back(rank);
   }
-  for (std::size_t rank = 0; rank < ranks.size(); ++rank)
-    if (culprit[rank]) result.culprits.push_back(static_cast<int>(rank));
+  const std::vector<bool> from_waiting = reach(graph, long_waiting);
+  const std::vector<bool> to_running = reach(reverse(graph), running);
+  OutsideMpi result;
+  for (int rank : long_waiting)
+    if (to_running[static_cast<std::size_t>(rank)]) result.waiting.push_back(rank);
+  for (int rank : running)
+    if (from_waiting[static_cast<std::size_t>(rank)]) result.culprits.push_back(rank);
   return result;
 }
 

@@ -7,6 +7,8 @@
 // for rank nodes. A rank with a thread that runs or polls is free.
 #pragma once
 
+#include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "report/snapshot.hpp"
@@ -31,8 +33,16 @@ bool is_stuck(const RankSnapshot& rank, double min_stuck_seconds);
 DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, const Options& options);
 
 // The arcs the analysis uses, after completed collectives and transfers under
-// way dropped out: for the report's DOT graph and JSON.
-std::vector<WaitArc> effective_arcs(const std::vector<RankSnapshot>& ranks, const Options& options);
+// way dropped out: for the report's DOT graph and JSON. At most `max_arcs`:
+// a thread's arcs are listed whole, or counted in `left_out` once they would
+// pass it (k members of a collective that P - k ranks have not joined wait
+// for k x (P - k) arcs, 2.5e9 when half of 100,000 ranks have).
+struct ArcList {
+  std::vector<WaitArc> arcs;
+  std::size_t left_out = 0;
+};
+ArcList effective_arcs(const std::vector<RankSnapshot>& ranks, const Options& options,
+                       std::size_t max_arcs = std::numeric_limits<std::size_t>::max());
 
 // Ranks blocked in MPI for at least `min_waiting_seconds` that wait, directly
 // or through other blocked ranks (definite or possible waits), for ranks that

@@ -69,6 +69,9 @@ std::string format_dot(const Report& report) {
                    dot_quote(arc_label(report, arc)), arc_line(arc), core_arc ? ",bold" : "",
                    core_arc ? R"(, color="red")" : "");
   }
+  if (report.arcs_left_out > 0)
+    fmt::format_to(std::back_inserter(out), "  // {} more arcs of the analysis are left out: too many to draw\n",
+                   report.arcs_left_out);
   out += "}\n";
   return out;
 }

@@ -14,6 +14,7 @@
 //   "waiting": [int], "culprits": [int],  // OUTSIDE_MPI (and a dump): who waits for which ranks outside MPI
 //   "signal": null | string,            // DUMP and LOCAL:EXIT:SIGNAL: the signal, "SIGUSR1"
 //   "arcs": [{"from": {"rank": int, "thread": int}, "to": int, "mode": "all" | "any", "possible": bool}],
+//   "arcs_left_out": int,               // arcs the analysis used that "arcs" does not list (over 1,000,000)
 //   "ranks": [{
 //     "rank": int, "host": string, "pid": int,
 //     "state": "running" | "blocked" | "polling" | "finalizing", "seconds": number, "activity": int,
@@ -182,7 +183,7 @@ std::string format_json(const Report& report) {
       rank_array(report.core.blocked_behind), rank_array(report.waiting), rank_array(report.culprits),
       report.signal_number == 0 ? "null" : json_quote(signal_name(report.signal_number)));
   append_array(out, report.arcs, append_arc);
-  out += ",\n\"ranks\":[";
+  fmt::format_to(std::back_inserter(out), ",\"arcs_left_out\":{},\n\"ranks\":[", report.arcs_left_out);
   for (std::size_t i = 0; i < report.ranks.size(); ++i) {
     out += i == 0 ? "\n" : ",\n";
     append_rank(out, report.ranks[i]);

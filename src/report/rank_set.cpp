@@ -61,6 +61,15 @@ bool RankSet::contains(int rank) const {
   return found != runs_.end() && found->first <= rank;
 }
 
+std::size_t RankSet::count_in(std::span<const int> sorted) const {
+  std::size_t count = 0;
+  for (const Run& run : runs_) {
+    const auto from = std::lower_bound(sorted.begin(), sorted.end(), run.first);
+    count += static_cast<std::size_t>(std::upper_bound(from, sorted.end(), run.last) - from);
+  }
+  return count;
+}
+
 std::optional<int> RankSet::first_in(std::span<const int> sorted) const {
   for (const Run& run : runs_) {
     const auto next = std::lower_bound(sorted.begin(), sorted.end(), run.first);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -22,7 +23,7 @@ class RankSet {
   struct Run {
     int first = 0;
     int last = 0;  // inclusive, >= first
-    bool operator==(const Run&) const = default;
+    auto operator<=>(const Run&) const = default;  // by first, then last
   };
 
   RankSet() = default;
@@ -47,6 +48,8 @@ class RankSet {
   // O(runs x log |sorted| + found), however many ranks the runs hold.
   template <typename Visit>
   void for_each_in(std::span<const int> sorted, Visit visit) const;
+  // How many ranks of `sorted` (ascending) are in this set: O(runs x log |sorted|).
+  std::size_t count_in(std::span<const int> sorted) const;
   // The lowest rank of `sorted` (ascending) in this set.
   std::optional<int> first_in(std::span<const int> sorted) const;
 

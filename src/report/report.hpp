@@ -36,6 +36,7 @@ struct Report {
   std::vector<RankSnapshot> ranks;  // one per rank, sorted by rank
   DeadlockCore core;                // empty when the graph names no core
   std::vector<WaitArc> arcs;        // the arcs the analysis used, for the DOT graph and the JSON
+  std::size_t arcs_left_out = 0;    // more arcs than a report lists: how many are not in `arcs`
   // OUTSIDE_MPI, and a dump that finds it: ranks blocked past DEADLOCK-WARNING
   // that wait, directly or through other ranks, for the culprits, which run
   // outside MPI.

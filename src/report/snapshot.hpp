@@ -159,7 +159,7 @@ struct WaitArc {
 
 // The monitor's reading of the wait-for graph.
 struct DeadlockCore {
-  std::vector<int> core;            // ranks of the cycle (AND) or knot (OR)
+  std::vector<int> core;            // ranks of the cycle (AND) or knot (OR), ascending
   std::vector<int> cycle;           // one cycle through the core, in wait order, first rank repeated at the end
   std::vector<int> blocked_behind;  // stuck only because they wait for the core
   bool empty() const { return core.empty(); }

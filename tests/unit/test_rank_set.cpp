@@ -54,6 +54,8 @@ TEST_CASE("RankSet intersects its runs with a sorted list", "[report]") {
   std::vector<int> found;
   waits.for_each_in(stragglers, [&found](int rank) { found.push_back(rank); });
   CHECK(found == std::vector<int>{2, 8, 9});
+  CHECK(waits.count_in(stragglers) == 3);
+  CHECK(RankSet{}.count_in(stragglers) == 0);
   CHECK(waits.first_in(stragglers) == 2);
   CHECK(RankSet{3, 4}.first_in(stragglers) == std::nullopt);
   CHECK(RankSet{}.first_in(stragglers) == std::nullopt);

@@ -671,6 +671,9 @@ TEST_CASE("format_json writes the documented schema", "[report]") {
                   R"({"ranks":"2-3","rank_list":[2,3],"representative":2,"hosts":[{"host":"node1","ranks":"2-3"}]}]})") !=
         std::string::npos);
 
+  report.arcs_left_out = 2'499'950'000;
+  CHECK(format_json(report).find(R"("possible":false}],"arcs_left_out":2499950000,)") != std::string::npos);
+
   report.check = Check::NoProgress;
   report.ranks[0].seconds = std::numeric_limits<double>::infinity();
   const std::string warning = format_json(report);
@@ -689,7 +692,7 @@ TEST_CASE("format_json writes threads, possible waits, collectives and the arcs 
   CHECK(json.find("\n"
                   R"("arcs":[{"from":{"rank":0,"thread":0},"to":1,"mode":"all","possible":true},)"
                   R"({"from":{"rank":1,"thread":0},"to":2,"mode":"all","possible":false},)"
-                  R"({"from":{"rank":1,"thread":1},"to":0,"mode":"all","possible":false}],)"
+                  R"({"from":{"rank":1,"thread":1},"to":0,"mode":"all","possible":false}],"arcs_left_out":0,)"
                   "\n") != std::string::npos);
   CHECK(json.find(R"("wait_mode":"none","waits_for":[],"possibly_waits_for":[[1,1]],)"
                   R"("wait_reason":"MPI_Bcast root, rank 1 not in it yet",)"
@@ -740,6 +743,9 @@ TEST_CASE("format_dot draws the arcs the analysis used", "[report]") {
   CHECK(dot.find(R"(  r2 -> r0 [label="MPI_Recv from rank 0", style="solid"];)") != std::string::npos);
   CHECK(dot.find(R"(  r4 -> r1 [label="MPI_Recv from any source", style="dashed"];)") != std::string::npos);
   CHECK(dot.find("r3 ->") == std::string::npos);
+  CHECK(dot.find("left out") == std::string::npos);
+  report.arcs_left_out = 12;
+  CHECK(format_dot(report).ends_with("  // 12 more arcs of the analysis are left out: too many to draw\n}\n"));
   CHECK(dot_quote("a\"b\\c\x01\xff") == R"("a\"b\\c??")");
 }
 

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -112,7 +113,7 @@ WaitArc arc(int rank, int thread, int to, WaitMode mode = WaitMode::All, bool po
 
 TEST_CASE("an empty job has no arcs and no deadlock") {
   CHECK(find_deadlock({}, definite_only) == no_deadlock);
-  CHECK(effective_arcs({}, definite_only).empty());
+  CHECK(effective_arcs({}, definite_only).arcs.empty());
 }
 
 TEST_CASE("two ranks receiving from each other form an AND cycle") {
@@ -211,7 +212,7 @@ TEST_CASE("all ranks in the same barrier are no deadlock") {
   const std::vector<int> members = ranks_from(0, 2);
   const auto ranks = job({in_collective(7, members), in_collective(7, members), in_collective(7, members)});
   CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
-  CHECK(effective_arcs(ranks, with_possible).empty());
+  CHECK(effective_arcs(ranks, with_possible).arcs.empty());
 }
 
 TEST_CASE("collective members count as arrived by sequence number, per communicator") {
@@ -228,7 +229,7 @@ TEST_CASE("collective members count as arrived by sequence number, per communica
   CHECK(collectives_entered(ranks[3], comm) == 2);
   CHECK(collectives_entered(ranks[3], comm + 1) == 9);
   CHECK(collectives_entered(ranks[3], comm + 2) == 0);
-  const std::vector<WaitArc> arcs = effective_arcs(ranks, definite_only);
+  const std::vector<WaitArc> arcs = effective_arcs(ranks, definite_only).arcs;
   CHECK(arcs == std::vector<WaitArc>{arc(0, 0, 3), arc(1, 0, 3), arc(2, 0, 3), arc(3, 0, 1)});
   // Rank 3 waits for rank 1, which waits for rank 3 only: rank 2 is not held up by rank 1's collective.
   CHECK(find_deadlock(ranks, definite_only) == deadlock({1, 3}, {1, 3, 1}, {0, 2}));
@@ -236,7 +237,7 @@ TEST_CASE("collective members count as arrived by sequence number, per communica
   SECTION("once rank 3 has entered collective #3 too, nobody waits for it") {
     auto arrived = ranks;
     arrived[3].collectives = {{comm, 3}, {comm + 1, 9}};
-    CHECK(effective_arcs(arrived, definite_only) == std::vector<WaitArc>{arc(2, 0, 3), arc(3, 0, 1)});
+    CHECK(effective_arcs(arrived, definite_only).arcs == std::vector<WaitArc>{arc(2, 0, 3), arc(3, 0, 1)});
     CHECK(find_deadlock(arrived, definite_only) == no_deadlock);
   }
 }
@@ -349,7 +350,7 @@ TEST_CASE("a send and the receive that matches it are a transfer under way, not 
   any_source.threads.front().messages.front().peer = PendingMessage::kAny;
   any_source.threads.front().messages.front().tag = PendingMessage::kAny;
   CHECK(find_deadlock(job({sending(1, 5), any_source}), definite_only) == no_deadlock);
-  CHECK(effective_arcs(job({sending(1, 5), receiving(0, 5)}), definite_only).empty());
+  CHECK(effective_arcs(job({sending(1, 5), receiving(0, 5)}), definite_only).arcs.empty());
 }
 
 TEST_CASE("a transfer under way between two threads of one rank is no self-deadlock") {
@@ -357,7 +358,7 @@ TEST_CASE("a transfer under way between two threads of one rank is no self-deadl
   both.threads[0].messages = {{true, 0, 5, world_id}};
   both.threads[1].messages = {{false, 0, 5, world_id}};
   CHECK(find_deadlock(job({both, running()}), definite_only) == no_deadlock);
-  CHECK(effective_arcs(job({both, running()}), definite_only).empty());
+  CHECK(effective_arcs(job({both, running()}), definite_only).arcs.empty());
   SECTION("with different tags they still wait for each other") {
     both.threads[1].messages.front().tag = 6;
     CHECK(find_deadlock(job({both, running()}), definite_only) == deadlock({0}, {0, 0}));
@@ -406,8 +407,8 @@ TEST_CASE("possible waits count only with with_possible_waits") {
   const auto ranks = job({leaf, waits_for_all({0}), running()});
   CHECK(find_deadlock(ranks, definite_only) == no_deadlock);
   CHECK(find_deadlock(ranks, with_possible) == deadlock({0, 1}, {0, 1, 0}));
-  CHECK(effective_arcs(ranks, definite_only) == std::vector<WaitArc>{arc(0, 0, 2), arc(1, 0, 0)});
-  CHECK(effective_arcs(ranks, with_possible) ==
+  CHECK(effective_arcs(ranks, definite_only).arcs == std::vector<WaitArc>{arc(0, 0, 2), arc(1, 0, 0)});
+  CHECK(effective_arcs(ranks, with_possible).arcs ==
         std::vector<WaitArc>{arc(0, 0, 2), arc(0, 0, 1, WaitMode::All, true), arc(1, 0, 0)});
 
   SECTION("a thread with possible waits only (a Bcast root) waits AND for them") {
@@ -429,7 +430,7 @@ TEST_CASE("possible waits count only with with_possible_waits") {
     RankSnapshot other_leaf = waits_for_all({0});
     other_leaf.collectives = {{7, 1}};
     const auto arrived = job({in_bcast, other_leaf, running()});
-    CHECK(effective_arcs(arrived, with_possible) == std::vector<WaitArc>{arc(0, 0, 2), arc(1, 0, 0)});
+    CHECK(effective_arcs(arrived, with_possible).arcs == std::vector<WaitArc>{arc(0, 0, 2), arc(1, 0, 0)});
     CHECK(find_deadlock(arrived, with_possible) == no_deadlock);
   }
 }
@@ -437,29 +438,29 @@ TEST_CASE("possible waits count only with with_possible_waits") {
 TEST_CASE("effective arcs name the thread, mode and kind of each wait") {
   const std::vector<int> members = ranks_from(0, 2);
   SECTION("collective members drop the members that arrived") {
-    CHECK(effective_arcs(job({in_collective(7, members), in_collective(7, members), running()}), definite_only) ==
+    CHECK(effective_arcs(job({in_collective(7, members), in_collective(7, members), running()}), definite_only).arcs ==
           std::vector<WaitArc>{arc(0, 0, 2), arc(1, 0, 2)});
   }
   SECTION("a rank outside the collective keeps its arcs to the members") {
     CHECK(effective_arcs(job({in_collective(7, members), waits_for_all({0}), in_collective(7, members)}),
-                         definite_only) == std::vector<WaitArc>{arc(0, 0, 1), arc(1, 0, 0), arc(2, 0, 1)});
+                         definite_only).arcs == std::vector<WaitArc>{arc(0, 0, 1), arc(1, 0, 0), arc(2, 0, 1)});
   }
   SECTION("Finalizing ranks wait for every rank not Finalizing") {
-    CHECK(effective_arcs(job({finalizing(), waits_for_any({0, 3}), finalizing(), running()}), definite_only) ==
+    CHECK(effective_arcs(job({finalizing(), waits_for_any({0, 3}), finalizing(), running()}), definite_only).arcs ==
           std::vector<WaitArc>{arc(0, 0, 1), arc(0, 0, 3), arc(1, 0, 0, WaitMode::Any), arc(1, 0, 3, WaitMode::Any),
                                arc(2, 0, 1), arc(2, 0, 3)});
   }
   SECTION("threads other than the first are named by their id") {
     const auto ranks = job({rank_of({running_thread(0), blocked_thread(WaitMode::Any, {1}, 4)}), running()});
-    CHECK(effective_arcs(ranks, definite_only) == std::vector<WaitArc>{arc(0, 4, 1, WaitMode::Any)});
+    CHECK(effective_arcs(ranks, definite_only).arcs == std::vector<WaitArc>{arc(0, 4, 1, WaitMode::Any)});
   }
   SECTION("running and polling threads, and waits for nothing known, have no arcs") {
     const auto ranks = job({blocked(WaitMode::None, {}), rank_of({thread_in(RankState::Polling, WaitMode::All, {0})}),
                             running()});
-    CHECK(effective_arcs(ranks, definite_only).empty());
+    CHECK(effective_arcs(ranks, definite_only).arcs.empty());
   }
   SECTION("out-of-range targets are ignored") {
-    CHECK(effective_arcs(job({waits_for_all({-2, 1, 5}), running()}), definite_only) ==
+    CHECK(effective_arcs(job({waits_for_all({-2, 1, 5}), running()}), definite_only).arcs ==
           std::vector<WaitArc>{arc(0, 0, 1)});
   }
 }
@@ -489,7 +490,7 @@ TEST_CASE("in a collective of many members, each counts as arrived by its own co
   for (int rank = 0; rank < 90; ++rank)
     for (int late = 90; late < 95; ++late) expected.push_back(arc(rank, 0, late));
   for (int rank = 90; rank < 100; ++rank) expected.push_back(arc(rank, 0, 0));
-  CHECK(effective_arcs(ranks, definite_only) == expected);
+  CHECK(effective_arcs(ranks, definite_only).arcs == expected);
   std::vector<int> behind = ranks_from(1, 89);
   for (int rank = 95; rank < 100; ++rank) behind.push_back(rank);
   CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 90, 91, 92, 93, 94}, {0, 90, 0}, behind));
@@ -524,9 +525,68 @@ TEST_CASE("a collective of 100000 ranks that one rank never joins: each member w
   }
   ranks = job(std::move(ranks));
   CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 1}, {0, 1, 0}, ranks_from(2, size - 1)));
-  const std::vector<WaitArc> arcs = effective_arcs(ranks, definite_only);
+  const std::vector<WaitArc> arcs = effective_arcs(ranks, definite_only).arcs;
   CHECK(arcs.size() == size);
   CHECK(arcs.back() == arc(size - 1, 0, 0));
+}
+
+// Ranks 0 to joined - 1 in collective #1 of MPI_COMM_WORLD (id 1) on `size`
+// ranks, each waiting for every other rank as two runs; the others follow.
+std::vector<RankSnapshot> half_joined(int size, int joined, const std::function<RankSnapshot(int)>& other) {
+  std::vector<RankSnapshot> ranks;
+  for (int rank = 0; rank < joined; ++rank) {
+    RankSnapshot member = in_collective(1, {});
+    if (rank > 0) member.threads.front().waits_for.add({0, rank - 1});
+    member.threads.front().waits_for.add({rank + 1, size - 1});
+    ranks.push_back(std::move(member));
+  }
+  for (int rank = joined; rank < size; ++rank) ranks.push_back(other(rank));
+  return job(std::move(ranks));
+}
+
+TEST_CASE("members of a large collective wait for every straggler: one that runs does not release them") {
+  // Ranks 0-97 in the collective; rank 98 computes, rank 99 receives from rank 0.
+  constexpr int size = 100;
+  const auto ranks = half_joined(size, 98, [](int rank) { return rank == 98 ? running() : waits_for_all({0}); });
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({0, 99}, {0, 99, 0}, ranks_from(1, 97)));
+}
+
+TEST_CASE("half of 100000 ranks in a collective, the other half deadlocked elsewhere: one shared wait, not 2.5e9") {
+  // Ranks 50000 and 50001 receive from each other; the others from 50000.
+  constexpr int size = 100000;
+  constexpr int joined = size / 2;
+  const auto ranks = half_joined(size, joined, [](int rank) {
+    return waits_for_all({rank == joined ? joined + 1 : joined});
+  });
+  std::vector<int> behind = ranks_from(0, joined - 1);
+  for (int rank = joined + 2; rank < size; ++rank) behind.push_back(rank);
+  CHECK(find_deadlock(ranks, definite_only) == deadlock({joined, joined + 1}, {joined, joined + 1, joined}, behind));
+}
+
+TEST_CASE("half of 100000 ranks in a collective, the other half outside MPI: all of them culprits, in linear time") {
+  using mpisentry::waitgraph::find_outside_mpi;
+  constexpr int size = 100000;
+  constexpr int joined = size / 2;
+  const auto ranks = half_joined(size, joined, [](int) { return running(); });
+  CHECK(find_deadlock(ranks, definite_only).empty());
+  const auto found = find_outside_mpi(ranks, min_stuck);
+  CHECK(found.waiting == ranks_from(0, joined - 1));
+  CHECK(found.culprits == ranks_from(joined, size - 1));
+  // A report lists at most a bound of those 2.5e9 arcs, whole threads, and counts the rest.
+  const auto listed = effective_arcs(ranks, definite_only, 120000);
+  CHECK(listed.arcs.size() == 100000);
+  CHECK(listed.arcs.front() == arc(0, 0, joined));
+  CHECK(listed.arcs.back() == arc(1, 0, size - 1));
+  CHECK(listed.left_out == std::size_t{joined - 2} * joined);
+}
+
+TEST_CASE("a report's arcs stop at a bound, each thread's whole or counted as left out") {
+  // Ranks 0 and 2 in MPI_Finalize wait for ranks 1 and 3; rank 1 for 0 and 2; rank 3 for 0.
+  const auto ranks = job({finalizing(), waits_for_all({0, 2}), finalizing(), waits_for_all({0})});
+  CHECK(effective_arcs(ranks, definite_only, 3).arcs == std::vector<WaitArc>{arc(0, 0, 1), arc(0, 0, 3), arc(3, 0, 0)});
+  CHECK(effective_arcs(ranks, definite_only, 3).left_out == 4);
+  CHECK(effective_arcs(ranks, definite_only, 0).left_out == 7);
+  CHECK(effective_arcs(ranks, definite_only).left_out == 0);
 }
 
 TEST_CASE("half the ranks of a large job in Finalize, one receiving from rank 0, the rest running") {
@@ -555,6 +615,12 @@ TEST_CASE("ranks outside MPI are the culprits of whoever waits for them long eno
   // Any-of waits count each rank outside MPI they may wait for.
   const auto any = find_outside_mpi(job({running(), running(), waits_for_any({0, 1})}), min_stuck);
   CHECK(any.culprits == std::vector<int>{0, 1});
+  // So do the possible waits of an any-of wait, which the AND/OR analysis leaves out.
+  RankSnapshot any_or_maybe = waits_for_any({1});
+  any_or_maybe.threads.front().possibly_waits_for = {2};
+  const auto maybe = find_outside_mpi(job({any_or_maybe, waits_for_all({0}), running()}), min_stuck);
+  CHECK(maybe.waiting == std::vector<int>{0, 1});
+  CHECK(maybe.culprits == std::vector<int>{2});
   // A rank with one thread outside MPI is a culprit, though another thread waits.
   const auto mixed = job({rank_of({blocked_thread(WaitMode::All, {1}, 0), running_thread(1)}), waits_for_all({0})});
   CHECK(find_outside_mpi(mixed, min_stuck).culprits == std::vector<int>{0});
