@@ -55,12 +55,6 @@ std::size_t RankSet::size() const {
   return ranks;
 }
 
-bool RankSet::contains(int rank) const {
-  const auto found =
-      std::lower_bound(runs_.begin(), runs_.end(), rank, [](const Run& run, int value) { return run.last < value; });
-  return found != runs_.end() && found->first <= rank;
-}
-
 std::size_t RankSet::count_in(std::span<const int> sorted) const {
   std::size_t count = 0;
   for (const Run& run : runs_) {
@@ -77,8 +71,6 @@ std::optional<int> RankSet::first_in(std::span<const int> sorted) const {
   }
   return std::nullopt;
 }
-
-std::vector<int> RankSet::to_vector() const { return {begin(), end()}; }
 
 std::string to_string(const RankSet& ranks) {
   std::string out;

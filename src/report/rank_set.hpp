@@ -32,17 +32,14 @@ class RankSet {
   explicit RankSet(const std::vector<int>& ranks) : RankSet(std::span<const int>(ranks)) {}
 
   // Adds the ranks first..last (first <= last), merging with the runs it
-  // touches; in ascending order, each add costs O(1).
+  // touches: O(log runs) when added in ascending order.
   void add(Run run);
   void add(int rank) { add(Run{rank, rank}); }
   void add_all(const RankSet& other);
-  void clear() { runs_.clear(); }
 
   bool empty() const { return runs_.empty(); }
   std::size_t size() const;  // ranks, not runs
-  bool contains(int rank) const;
   const std::vector<Run>& runs() const { return runs_; }
-  std::vector<int> to_vector() const;
 
   // Calls visit(rank) for each rank of `sorted` (ascending) in this set:
   // O(runs x log |sorted| + found), however many ranks the runs hold.

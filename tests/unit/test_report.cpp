@@ -547,7 +547,7 @@ TEST_CASE("format_signal_dump tells what the rank was doing", "[report]") {
   rank.host = "node1";
   rank.pid = 1234;
   only(rank).call = "MPI_Recv(...)";
-  only(rank).waits_for.clear();
+  only(rank).waits_for = {};
   CHECK(format_signal_dump(rank, SIGTERM) ==
         "[3] ERROR: LOCAL:EXIT:SIGNAL: fatal error\n"
         "[3] ERROR:    rank 3 (host node1, pid 1234) received SIGTERM while blocked for 2.1 s in MPI call:\n"
