@@ -15,6 +15,15 @@ using namespace harness;
 
 namespace {
 
+// A job on the bed's Slurm has been seen to reach its verdict up to 80 s
+// later than under mpiexec (sbatch: 10, 42, 46 and 93 s in five runs; the
+// ranks blocked all along), cause not yet found: its hard limit is wider.
+constexpr Seconds kSlurmJobTimeout{240};
+
+JobResult run_slurm_job(const Workspace& workspace, std::vector<std::string> argv) {
+  return Job(workspace, std::move(argv), {}, kSlurmJobTimeout).finish();
+}
+
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A batch script in the workspace that runs `command` (words, each quoted),
@@ -60,14 +69,15 @@ TEST_CASE("slurm srun: `mpisentry -- srun` over two nodes reports a cycle as HAR
   const Program program = TEST_PROGRAM(ssend_ring);
   Workspace workspace;
   const JobResult result =
-      run_job(workspace, with(checker(workspace, kDeadlockOptions), {"srun", "-N", "2", "-n", "4", program.executable}));
+      run_slurm_job(workspace,
+                    with(checker(workspace, kDeadlockOptions), {"srun", "-N", "2", "-n", "4", program.executable}));
   check_deadlock(result, program, ssend_ring_deadlock(4, "pass_to_right"));
 }
 
 TEST_CASE("slurm sbatch: a batch script runs the checker, which reports and ends the job", "[.slurm]") {
   const Program program = TEST_PROGRAM(ssend_ring);
   Workspace workspace;
-  const JobResult result = run_job(
+  const JobResult result = run_slurm_job(
       workspace, batch_job(workspace, {"-N", "2", "-n", "4"},
                            with(checker(workspace, kDeadlockOptions), {"srun", program.executable})));
   INFO(describe(result) << "\n--- job output ---\n" << job_output(workspace));
