@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,44 +48,6 @@ class RankSet {
   std::size_t count_in(std::span<const int> sorted) const;
   // The lowest rank of `sorted` (ascending) in this set.
   std::optional<int> first_in(std::span<const int> sorted) const;
-
-  // The ranks in ascending order, one by one.
-  class const_iterator {
-   public:
-    using iterator_category = std::forward_iterator_tag;
-    using value_type = int;
-    using difference_type = std::ptrdiff_t;
-    using pointer = void;
-    using reference = int;
-
-    const_iterator() = default;
-    int operator*() const { return rank_; }
-    const_iterator& operator++() {
-      if (rank_ == run_->last) {
-        ++run_;
-        rank_ = run_ == end_ ? 0 : run_->first;
-      } else {
-        ++rank_;
-      }
-      return *this;
-    }
-    const_iterator operator++(int) {
-      const_iterator before = *this;
-      ++*this;
-      return before;
-    }
-    bool operator==(const const_iterator& other) const { return run_ == other.run_ && rank_ == other.rank_; }
-
-   private:
-    friend class RankSet;
-    using Runs = std::vector<Run>::const_iterator;
-    const_iterator(Runs run, Runs end) : run_(run), end_(end), rank_(run == end ? 0 : run->first) {}
-    Runs run_{};
-    Runs end_{};
-    int rank_ = 0;
-  };
-  const_iterator begin() const { return {runs_.begin(), runs_.end()}; }
-  const_iterator end() const { return {runs_.end(), runs_.end()}; }
 
   bool operator==(const RankSet&) const = default;
 

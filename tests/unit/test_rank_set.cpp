@@ -28,7 +28,7 @@ TEST_CASE("RankSet keeps runs ascending, merging what overlaps or touches", "[re
   CHECK(ranks.size() == 32);
 }
 
-TEST_CASE("RankSet answers size and intersection without expanding its runs, and iterates", "[report]") {
+TEST_CASE("RankSet answers size and intersection without expanding its runs", "[report]") {
   RankSet others;  // a member of a collective on 100,000 ranks: every other member
   others.add({0, 41});
   others.add({43, 99'999});
@@ -38,9 +38,7 @@ TEST_CASE("RankSet answers size and intersection without expanding its runs, and
   std::vector<int> found;
   others.for_each_in(probes, [&found](int rank) { found.push_back(rank); });
   CHECK(found == std::vector<int>{0, 41, 43, 99'999});
-  std::vector<int> iterated;
-  for (int rank : RankSet{INT_MAX, 7, 8}) iterated.push_back(rank);
-  CHECK(iterated == std::vector<int>{7, 8, INT_MAX});
+  CHECK(RankSet{INT_MAX, 7, 8}.runs() == Runs{{7, 8}, {INT_MAX, INT_MAX}});
   CHECK(to_string(others) == "0-41,43-99999");
   CHECK(to_string(RankSet{}).empty());
   CHECK(to_string(RankSet{7}) == "7");
