@@ -24,6 +24,8 @@ constexpr Key key_table[] = {
 #define MPISENTRY_AUTO_SWITCH(name, member, default_value, help) {name, &Settings::member, help},
 #define MPISENTRY_DELAYS(name, member, help) {name, &Settings::member, help},
 #define MPISENTRY_SIGNAL(name, member, unset_word, help) {name, SignalMember{&Settings::member, unset_word}, help},
+#define MPISENTRY_PORTS(name, member, help) {name, &Settings::member, help},
+#define MPISENTRY_INTERFACES(name, member, help) {name, &Settings::member, help},
 #include "config/flags.def"
 };
 
@@ -113,6 +115,10 @@ bool parse_value(const Key& key, std::string_view value, Settings& settings, std
                           return parse_delay_injection(value, settings.*member, error);
                         },
                         [&](SignalMember signal) { return parse_signal(value, signal.unset_word, settings.*signal.member, error); },
+                        [&](PortRange Settings::*member) { return parse_port_range(value, settings.*member, error); },
+                        [&](InterfaceList Settings::*member) {
+                          return parse_interface_list(value, settings.*member, error);
+                        },
                     },
                     key.member);
 }
@@ -125,6 +131,8 @@ std::string value_text(const Key& key, const Settings& settings) {
                         [&](AutoSwitch Settings::*member) { return std::string(auto_switch_words[static_cast<int>(settings.*member)]); },
                         [&](DelayInjection Settings::*member) { return format_delay_injection(settings.*member); },
                         [&](SignalMember signal) { return format_signal(settings.*signal.member, signal.unset_word); },
+                        [&](PortRange Settings::*member) { return format_port_range(settings.*member); },
+                        [&](InterfaceList Settings::*member) { return format_interface_list(settings.*member); },
                     },
                     key.member);
 }
@@ -137,6 +145,8 @@ std::string value_syntax(const Key& key) {
                         [](AutoSwitch Settings::*) { return std::string("auto|on|off"); },
                         [](DelayInjection Settings::*) -> std::string { return "off|SEED,PERCENT,DELAY"; },
                         [](SignalMember signal) { return std::string(signal.unset_word) + "|SIGRTMIN+N|SIGUSR1|SIGUSR2"; },
+                        [](PortRange Settings::*) -> std::string { return "any|PORT|FIRST-LAST"; },
+                        [](InterfaceList Settings::*) -> std::string { return "any|NAME,NAME..."; },
                     },
                     key.member);
 }

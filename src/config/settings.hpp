@@ -25,6 +25,21 @@ struct DelayInjection {
   bool operator==(const DelayInjection&) const = default;
 };
 
+// MONITOR-PORTS: the TCP ports the monitors listen on, "any" (the system
+// picks one) or "FIRST-LAST".
+struct PortRange {
+  int first = 0;  // 0: any
+  int last = 0;
+  bool operator==(const PortRange&) const = default;
+};
+
+// MONITOR-INTERFACES: the network interfaces whose IPv4 addresses a monitor
+// offers to the others, "any" (every one that is up) or names: "eth0,ib0".
+struct InterfaceList {
+  std::vector<std::string> names;  // empty: any
+  bool operator==(const InterfaceList&) const = default;
+};
+
 // A key that the checker may decide (auto) or the user sets on or off.
 enum class AutoSwitch { Auto, On, Off };
 
@@ -42,6 +57,8 @@ struct Settings {
 #define MPISENTRY_AUTO_SWITCH(name, member, default_value, help) AutoSwitch member = default_value;
 #define MPISENTRY_DELAYS(name, member, help) DelayInjection member;
 #define MPISENTRY_SIGNAL(name, member, unset_word, help) int member = kUnsetSignal;
+#define MPISENTRY_PORTS(name, member, help) PortRange member;
+#define MPISENTRY_INTERFACES(name, member, help) InterfaceList member;
 #include "config/flags.def"
 #define MPISENTRY_CHECK(id, name, member, severity, default_on, ends_job, itc, help) bool member = default_on;
 #define MPISENTRY_REPORT(id, name, severity, help)
@@ -113,6 +130,13 @@ std::string format_duration(Duration d);
 bool parse_delay_injection(std::string_view text, DelayInjection& out, std::string& error);
 // The text parse_delay_injection reads back: "off", "7,5,300l".
 std::string format_delay_injection(const DelayInjection& injection);
+
+// MONITOR-PORTS' syntax: "any", "PORT" or "FIRST-LAST", ports 1 to 65535.
+bool parse_port_range(std::string_view text, PortRange& out, std::string& error);
+std::string format_port_range(const PortRange& ports);
+// MONITOR-INTERFACES' syntax: "any" or interface names split by commas.
+bool parse_interface_list(std::string_view text, InterfaceList& out, std::string& error);
+std::string format_interface_list(const InterfaceList& interfaces);
 
 // A signal for the checker's own use: the key's `unset_word` ("auto" or
 // "off", read as kUnsetSignal), a real-time signal by number or as

@@ -1,37 +1,77 @@
-// The monitors' conversation: nonblocking collectives on a private duplicate
-// of MPI_COMM_WORLD, completed by PMPI_Test with short sleeps (never
-// PMPI_Wait or sched_yield: a sleeping thread gets the CPU back sooner from
-// ranks that busy-poll). Every rank makes the same
-// calls in the same order.
+// The monitors' conversation: a tree of TCP connections between the ranks'
+// monitor threads, made once in MPI_Init. Never MPI: the program keeps the
+// thread level it asked for, and no MPI call of the checker's thread can
+// meet the program's. Every rank makes the same calls in the same order; a
+// round costs each rank one message per tree link and direction.
 #pragma once
 
 #include <mpi.h>
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "config/settings.hpp"
 #include "monitor/rounds.hpp"
 
 namespace mpisentry::monitor {
 
-// Completes `request` by PMPI_Test with growing sleeps. False when `deadline`
-// passes first: the request is still pending.
-bool complete_by(MPI_Request& request, std::optional<std::chrono::steady_clock::time_point> deadline);
+// Each rank's monitor connects to its parent's: a tree of depth
+// log_kFanOut(ranks), in which no rank serves more than kFanOut + 1 links.
+inline constexpr int kFanOut = 8;
+
+struct TreeLinks {
+  int parent = -1;  // -1 for rank 0
+  std::vector<int> children;
+};
+TreeLinks tree_links(int rank, int ranks);
+
+// What a parent tells its children, over MPI in MPI_Init, so that they can connect.
+struct Endpoint {
+  std::string host;      // for messages
+  std::string host_key;  // equal on ranks that share a network stack: they connect over loopback
+  int port = 0;
+  std::vector<std::uint32_t> addresses;  // IPv4, host byte order, the order to try them in
+  std::uint64_t token = 0;               // a child proves with it that it belongs to this job
+  std::string error;                     // why the parent cannot take connections; then nothing else is set
+};
+std::string encode(const Endpoint& endpoint);
+// Throws std::invalid_argument on a malformed text.
+Endpoint decode_endpoint(const std::string& text);
+// The addresses to try, in order: loopback first when both ends share a
+// network stack (`same_stack`), last otherwise.
+std::vector<std::uint32_t> connect_order(const Endpoint& parent, bool same_stack);
+// "10.77.0.1:40001"
+std::string address_text(std::uint32_t address, int port);
+
+// A connection to another rank's monitor closed or failed: checking can no
+// longer go on in lockstep.
+class ChannelBroken : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class Channel {
  public:
-  // Takes over `comm`, the private duplicate of MPI_COMM_WORLD that the
-  // start-up handshake made.
-  explicit Channel(MPI_Comm comm);
-  // Collective over the private communicator (from MPI_Finalize).
-  void close();
+  // The longest MPI_Init waits for the tree's connections.
+  static constexpr std::chrono::seconds kSetupBound{10};
+
+  // Collective over `comm` (a private communicator, the program's thread in
+  // MPI_Init): every rank connects to its parent within kSetupBound. Empty on
+  // every rank when some link could not be made; each rank that failed has
+  // said why, naming the ranks, hosts and addresses.
+  static std::optional<Channel> open(MPI_Comm comm, const config::Settings& settings);
+
+  Channel(Channel&& other) noexcept;
+  Channel& operator=(Channel&&) = delete;
+  ~Channel();
 
   int rank() const { return rank_; }
   int size() const { return size_; }
 
+  // Each throws ChannelBroken when a connection fails.
   Summary allreduce(const Summary& mine);
   // Everyone's string at rank 0 (index = rank); empty elsewhere.
   std::vector<std::string> gather(const std::string& mine);
@@ -39,13 +79,19 @@ class Channel {
   std::int32_t broadcast(std::int32_t value_at_root);
 
  private:
-  void complete(MPI_Request& request) { complete_by(request, std::nullopt); }
+  struct Link {
+    int fd = -1;
+    int rank = -1;
+    std::string host;
+  };
+  Channel(int rank, int size) : rank_(rank), size_(size) {}
+  void send(const Link& link, const std::string& bytes);
+  std::string receive(const Link& link);
 
-  MPI_Comm comm_ = MPI_COMM_NULL;
-  MPI_Op combine_op_ = MPI_OP_NULL;
-  MPI_Datatype summary_type_ = MPI_DATATYPE_NULL;
   int rank_ = 0;
   int size_ = 1;
+  Link parent_;  // fd -1 on rank 0
+  std::vector<Link> children_;
 };
 
 }  // namespace mpisentry::monitor

@@ -1,10 +1,11 @@
 #include "monitor/handshake.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <climits>
 
 #include "log/log.hpp"
-#include "monitor/channel.hpp"
 
 namespace mpisentry::monitor::handshake {
 namespace {
@@ -14,6 +15,20 @@ void copy_cut(const std::string& text, char* into, std::size_t room) {
 }
 
 std::string until_nul(const char* from, std::size_t room) { return std::string(from, std::find(from, from + room, '\0')); }
+
+// Completes `request` by PMPI_Test with growing sleeps (a rank that never
+// joins must not hold this one). False when `deadline` passes first.
+bool complete_by(MPI_Request& request, std::chrono::steady_clock::time_point deadline) {
+  long pause_us = 50;
+  int done = 0;
+  while (PMPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    const timespec pause{0, pause_us * 1000};
+    nanosleep(&pause, nullptr);
+    pause_us = std::min(pause_us * 2, 2000L);
+  }
+  return true;
+}
 
 }  // namespace
 

@@ -98,19 +98,37 @@ void check_writable(const std::string& path) {
                std::strerror(errno));
 }
 
+int rank_in(MPI_Comm comm) {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
+// Collective over `comm`, on the program's thread.
+std::string broadcast_over(MPI_Comm comm, const std::string& value_at_root) {
+  std::string value = value_at_root;
+  int length = static_cast<int>(value.size());
+  PMPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  value.resize(static_cast<std::size_t>(length));
+  PMPI_Bcast(value.data(), length, MPI_CHAR, 0, comm);
+  return value;
+}
+
 class Monitor {
  public:
+  // On the program's thread in MPI_Init: `comm` carries the agreement on
+  // the report files and the monitors' endpoints, then is freed.
   Monitor(const config::Settings& settings, int program_thread_level, void (*before_gather)(), MPI_Comm comm)
       : settings_(settings),
         program_thread_level_(program_thread_level),
         before_gather_(before_gather),
-        channel_(comm),
-        describer_(channel_.rank()),
+        rank_(rank_in(comm)),
+        describer_(rank_),
         decider_(thresholds()) {
-    const std::string job = channel_.rank() == 0 ? job_name() : std::string();
+    const std::string job = rank_ == 0 ? job_name() : std::string();
     // Rank 0 chooses, and every rank writes to the same absolute paths
     // whatever its own working directory.
-    if (channel_.rank() == 0) {
+    if (rank_ == 0) {
       report_paths_ = resolve_report_paths(settings.report_file.empty() ? default_report_path() : settings.report_file,
                                            settings.report_json, settings.report_dot,
                                            std::getenv(config::kLaunchDirectoryVariable), working_directory());
@@ -120,30 +138,39 @@ class Monitor {
       remove_stale_report(report_paths_.text);
       report::remove_handshake_folder(report::handshake_folder(report_paths_.text, job));
     }
-    report_paths_.text = channel_.broadcast(report_paths_.text);
-    report_paths_.json = channel_.broadcast(report_paths_.json);
-    report_paths_.dot = channel_.broadcast(report_paths_.dot);
+    report_paths_.text = broadcast_over(comm, report_paths_.text);
+    report_paths_.json = broadcast_over(comm, report_paths_.json);
+    report_paths_.dot = broadcast_over(comm, report_paths_.dot);
     report::SinkSetup sink;
     sink.report_file = report_paths_.text;
     sink.json = report_paths_.json;
     sink.dot = report_paths_.dot;
-    sink.rank = channel_.rank();
-    sink.ranks = channel_.size();
-    sink.job = channel_.broadcast(job);
+    sink.rank = rank_;
+    PMPI_Comm_size(comm, &sink.ranks);
+    sink.job = broadcast_over(comm, job);
     report::start_sink(std::move(sink));
-    if (channel_.rank() == 0) check_writable(report_paths_.text);
+    if (rank_ == 0) check_writable(report_paths_.text);
     if (pipe(wake_pipe_) != 0) wake_pipe_[0] = wake_pipe_[1] = -1;
+    if (std::optional<Channel> opened = Channel::open(comm, settings)) channel_.emplace(std::move(*opened));
+    else if (rank_ == 0)
+      log::error("the monitor threads cannot reach each other (said above): this run has no deadlock checks "
+                 "(GLOBAL:DEADLOCK:HARD, POTENTIAL, NO_PROGRESS, OUTSIDE_MPI), no dump on DUMP-SIGNAL and no "
+                 "report of a rank that exits without MPI_Finalize; the other checks go on. MONITOR-PORTS and "
+                 "MONITOR-INTERFACES choose the ports and networks the monitors use");
+    PMPI_Comm_free(&comm);
   }
 
+  bool checks_deadlocks() const { return channel_.has_value(); }
+
   void start_thread() {
-    thread_ = std::thread([this] { run(); });
+    if (channel_) thread_ = std::thread([this] { run(); });
   }
 
   void stop() {
     finalizing_.store(true, std::memory_order_release);
     wake();
     if (thread_.joinable()) thread_.join();
-    channel_.close();
+    channel_.reset();
   }
 
   // On the dump thread: no MPI calls here. A crash is this rank's alone. For
@@ -186,7 +213,8 @@ class Monitor {
   // then checking ends (the ranks' monitors can no longer meet). Returns once
   // the report is written, or after ExitNotice::kReportLimit.
   void exit_without_finalize(int status) {
-    if (std::this_thread::get_id() == thread_.get_id() || finalizing_.load(std::memory_order_acquire) ||
+    if (!thread_.joinable() || std::this_thread::get_id() == thread_.get_id() ||
+        finalizing_.load(std::memory_order_acquire) ||
         lifecycle::aborting() || lifecycle::in_forked_child() || exit_.checking_ended())
       return;
     exit_.announce(status);
@@ -194,13 +222,28 @@ class Monitor {
     exit_.wait_for_report();
   }
 
-  int rank() const { return channel_.rank(); }
+  int rank() const { return rank_; }
   int wake_fd() const { return wake_pipe_[1]; }
   const ReportPaths& report_paths() const { return report_paths_; }
 
  private:
+  // A monitor whose connection to another breaks (its rank ended, or the
+  // network failed) stops checking: the others learn it as its connections close.
   void run() {
     signals::block_in_checker_thread();
+    try {
+      run_rounds();
+    } catch (const ChannelBroken& broken) {
+      if (rank() == 0)
+        log::info("checking for deadlocks ends: {}", broken.what());
+      else
+        log::debug("checking for deadlocks ends: {}", broken.what());
+      exit_.end_checking();
+      channel_.reset();
+    }
+  }
+
+  void run_rounds() {
 
     const auto interval = std::chrono::duration_cast<Clock::duration>(settings_.check_interval);
     auto next_tick = Clock::now();
@@ -228,7 +271,7 @@ class Monitor {
       const bool news = status.dump_requested || status.exiting;
       if (--ticks_to_round > 0 && !finalizing && !news) continue;
       signals::keep_handlers_first();
-      const Summary summary = channel_.allreduce(summarize(status, rank(), thresholds(), step_));
+      const Summary summary = channel_->allreduce(summarize(status, rank(), thresholds(), step_));
       step_ = Step::None;
       switch (decider_.decide(summary)) {
         case Action::Stop: return;
@@ -430,7 +473,7 @@ class Monitor {
   Gathered gather_ranks(bool with_stacks) {
     if (before_gather_) before_gather_();
     const RankSnapshot mine = describe(/*ask_mpi=*/true);
-    const std::vector<std::string> parts = channel_.gather(
+    const std::vector<std::string> parts = channel_->gather(
         encode_gathered(mine, with_stacks, with_stacks ? locate_stacks(mine) : std::vector<std::string>()));
     Gathered gathered;
     try {
@@ -546,7 +589,7 @@ class Monitor {
       else if (settings_.check_no_progress && unexplained_stall(states.ranks, warning).kind != Verdict::Kind::None)
         found = 2;
     }
-    found = channel_.broadcast(found);
+    found = channel_->broadcast(found);
     if (found == 0) return;
     Gathered gathered = gather_ranks(/*with_stacks=*/true);
     if (rank() != 0 || gathered.ranks.empty()) return;
@@ -577,7 +620,7 @@ class Monitor {
       symbolize_into(gathered);
       write_report(reports::exit_report(std::move(gathered.ranks)));
     }
-    channel_.broadcast(std::int32_t{0});  // the report is written: the exiting rank may go
+    channel_->broadcast(std::int32_t{0});  // the report is written: the exiting rank may go
     if (rank() == 0) log::info("checking ends here: a rank exits without MPI_Finalize, the monitors can no longer meet");
     exit_.end_checking();
   }
@@ -689,7 +732,8 @@ class Monitor {
   int program_thread_level_;
   void (*before_gather_)();  // run before each gather of the ranks' states
   bool thread_level_noticed_ = false;
-  Channel channel_;
+  int rank_;
+  std::optional<Channel> channel_;  // none when the monitors could not connect
   Describer describer_;
   Observer observer_;
   Decider decider_;
@@ -730,6 +774,8 @@ const ReportPaths& create(const config::Settings& settings, int program_thread_l
   running_monitor = new Monitor(settings, program_thread_level, before_gather, comm);
   return running_monitor->report_paths();
 }
+
+bool checks_deadlocks() { return running_monitor->checks_deadlocks(); }
 
 void start_thread() { running_monitor->start_thread(); }
 

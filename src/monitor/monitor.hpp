@@ -1,6 +1,7 @@
 // The monitor: one background thread per rank that exchanges stuck status
-// with the other ranks over a private communicator and decides when to
-// report. The runtime creates and starts it in MPI_Init and stops it in
+// with the other ranks over its own connections (Channel) and decides when
+// to report. It calls MPI only to end the job after a fatal report
+// (abort_job). The runtime creates and starts it in MPI_Init and stops it in
 // MPI_Finalize.
 #pragma once
 
@@ -15,16 +16,20 @@
 
 namespace mpisentry::monitor {
 
-// After PMPI_Init_thread gave MPI_THREAD_MULTIPLE and the start-up
-// handshake made `comm`, the monitors' private communicator, collective over
-// it: agrees on the report files, which it returns (REPORT-FILE, or a name
+// In MPI_Init, on the program's thread, after the start-up handshake made
+// `comm`, a private duplicate of MPI_COMM_WORLD; collective over it, which it
+// frees: agrees on the report files, which it returns (REPORT-FILE, or a name
 // made from the job, and REPORT-JSON and REPORT-DOT, made absolute by rank 0:
-// the same on every rank). `program_thread_level`: the level the program was
-// told it has, against which its threads' calls are checked. `settings`
-// outlives the monitor. `before_gather`, when not null, runs on the monitor
-// thread before each gather of the ranks' states for a look or a report.
+// the same on every rank), and connects the monitors (Channel).
+// `program_thread_level`: the level the program was told it has, against
+// which its threads' calls are checked. `settings` outlives the monitor.
+// `before_gather`, when not null, runs on the monitor thread before each
+// gather of the ranks' states for a look or a report.
 const ReportPaths& create(const config::Settings& settings, int program_thread_level, void (*before_gather)(),
                           MPI_Comm comm);
+// The monitors are connected: the deadlock checks run (else create() said
+// what is not checked).
+bool checks_deadlocks();
 // Once the signal handlers are in place.
 void start_thread();
 

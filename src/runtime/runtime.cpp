@@ -38,13 +38,9 @@
 namespace mpisentry {
 namespace {
 
-// How long a rank that asked the process manager to abort the job waits
-// for it, as MPICH's PMI_Abort does, before it exits by itself.
-constexpr unsigned kProcessManagerAbortSeconds = 10;
-
 // Set once in MPI_Init; constant after.
 int program_thread_level = MPI_THREAD_SINGLE;
-bool checking = false;  // MPI gave MPI_THREAD_MULTIPLE and the monitor runs
+bool checking = false;  // between MPI_Init and MPI_Finalize
 
 // What the process passed to exit(), once exit() began: only then may
 // report_exit_without_finalize() judge.
@@ -58,30 +54,6 @@ std::optional<int> exit_status;
 // exit waits for them.
 __attribute__((destructor)) void report_exit_without_finalize() {
   if (exit_status) monitor::exit_without_finalize(*exit_status);
-}
-
-// MPI_Abort of MPI_COMM_WORLD as MPICH does it, without PMPI_Abort: MPICH
-// runs an error handler inside the failed call, holding its lock at
-// MPI_THREAD_MULTIPLE (the level the checker asked for, not the program), and
-// PMPI_Abort there fails an assertion on that lock, ending the job with 1
-// rather than the program's code. Like MPICH: its message, the program's
-// output flushed, the code to Hydra's process manager (PMI_FD), then the
-// process ends. Returns when there is no such process manager.
-void abort_without_mpich_lock(int errorcode) {
-  const char* pmi_fd = std::getenv("PMI_FD");
-  if (pmi_fd == nullptr) return;
-  int world_rank = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  std::fprintf(stderr,
-               "Abort(%d) on node %d (rank %d in comm 0): application called MPI_Abort(MPI_COMM_WORLD, %d) - "
-               "process %d\n",
-               errorcode, world_rank, world_rank, errorcode, world_rank);
-  std::fflush(stderr);
-  std::fflush(stdout);
-  const std::string command = "cmd=abort exitcode=" + std::to_string(errorcode) + "\n";
-  if (write(std::atoi(pmi_fd), command.data(), command.size()) == static_cast<ssize_t>(command.size()))
-    sleep(kProcessManagerAbortSeconds);  // the process manager ends the job, this process with it
-  _exit(errorcode & 0xff);
 }
 
 // More ranks on this node than cores its ranks may run on, all together
@@ -114,16 +86,8 @@ config::LoadResult read_settings(int world_rank) {
 }
 
 // Never destroyed: the parts keep references to the settings until the
-// process ends. Held by a static pointer, so that they stay reachable when no
-// part takes them (MPI gave less than MPI_THREAD_MULTIPLE): LeakSanitizer
-// reported them there. volatile: gcc -O2 drops a store to a static that is
-// never read back.
-const config::Settings* volatile kept_settings = nullptr;
-
-const config::Settings& keep(const config::Settings& settings) {
-  kept_settings = new const config::Settings(settings);
-  return *kept_settings;
-}
+// process ends.
+const config::Settings& keep(const config::Settings& settings) { return *new const config::Settings(settings); }
 
 // Which checker this rank runs, for the start-up handshake: the build's
 // version and the file of this library, as the dynamic loader found it.
@@ -161,13 +125,15 @@ MPI_Comm shake_hands(int world_rank, const config::LoadResult& loaded) {
   return result.comm;
 }
 
-// The monitor needs MPI_THREAD_MULTIPLE; the program is told the level it
-// asked for, as MPI would have given it.
+// MPI runs at the level the program asked for, and the program is told
+// what MPI gave. MPI_THREAD_SINGLE becomes MPI_THREAD_FUNNELED, as the
+// checker's threads run beside the program's (they never call MPI while it
+// runs); MPICH treats the two alike.
 int initialize(int* argc, char*** argv, int required, int* provided) {
   this_thread_state();  // the thread that initializes MPI is thread 0
   int granted = MPI_THREAD_SINGLE;
   monitor::in_process::note_before_init();
-  const int result = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &granted);
+  const int result = PMPI_Init_thread(argc, argv, std::max(required, static_cast<int>(MPI_THREAD_FUNNELED)), &granted);
   if (result != MPI_SUCCESS) return result;
   int world_rank = 0, world_size = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -182,13 +148,6 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   const config::LoadResult loaded = read_settings(world_rank);
   MPI_Comm monitor_comm = shake_hands(world_rank, loaded);
   const config::Settings& settings = keep(loaded.settings);
-  if (granted < MPI_THREAD_MULTIPLE) {
-    PMPI_Comm_free(&monitor_comm);
-    if (world_rank == 0)
-      log::error("MPI gave {} instead of MPI_THREAD_MULTIPLE: mpisentry checks nothing in this run",
-                 thread_level_name(granted));
-    return result;
-  }
 
   // Collective check records still pending when ranks stop are compared
   // before the monitor judges them: a hang reaches no later collective.
@@ -202,7 +161,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   on_exit([](int status, void*) { exit_status = status; }, nullptr);
   monitor::start_thread();
   checking = true;
-  if (world_rank == 0)
+  if (world_rank == 0 && monitor::checks_deadlocks())
     log::info("checking {} ranks: DEADLOCK-TIMEOUT {}, DEADLOCK-WARNING {}{}; report file {} (relative paths are "
               "taken in {})",
               world_size, config::format_duration(settings.deadlock_timeout),
@@ -238,8 +197,6 @@ MPISENTRY_API int MPI_Query_thread(int* provided) {
 
 MPISENTRY_API int MPI_Abort(MPI_Comm comm, int errorcode) {
   lifecycle::note_abort();
-  if (checking && program_thread_level < MPI_THREAD_MULTIPLE && comm == MPI_COMM_WORLD)
-    abort_without_mpich_lock(errorcode);
   return PMPI_Abort(comm, errorcode);
 }
 

@@ -49,7 +49,7 @@ TEST_CASE("slow_collective: every rank inside one reduction longer than the time
 }
 
 TEST_CASE("thread_level: the program is told the thread level it asked for", "[clean]") {
-  // The checker runs MPI at MPI_THREAD_MULTIPLE for its own thread.
+  // MPI runs at the program's level (MPI_THREAD_FUNNELED for single).
   const std::string level = GENERATE(as<std::string>{}, "single", "funneled", "serialized", "multiple");
   Workspace workspace;
   const JobResult plain =

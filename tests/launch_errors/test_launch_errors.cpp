@@ -1,7 +1,11 @@
 // Launch-time errors met across hosts: each rank of a job may find another
-// file system and environment. Simulated on this host by Hydra's MPMD syntax,
+// file system and environment, and the monitors may find no way to each
+// other. Simulated on this host by Hydra's MPMD syntax,
 // which gives rank 1 its own variables: every case ends by itself, with a
 // message naming the rank, its host and what is wrong.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
@@ -70,4 +74,70 @@ TEST_CASE("launch: a rank without the library ends the job after the bound, with
                         " (DEADLOCK-TIMEOUT)") != std::string::npos);
   CHECK(result.err.find("likely causes: the mpisentry library is missing on some host") != std::string::npos);
   CHECK_FALSE(result.report.has_value());
+}
+
+namespace {
+
+// A TCP port that this test holds open: no rank can listen on it.
+class HeldPort {
+ public:
+  HeldPort() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_ANY);
+    socklen_t length = sizeof(address);
+    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+    REQUIRE(listen(fd_, 1) == 0);
+    REQUIRE(getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+    port_ = ntohs(address.sin_port);
+  }
+  ~HeldPort() { close(fd_); }
+  std::string port() const { return std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// The program runs as without the checker, which says what it does not check.
+void check_unchecked_run(const JobResult& result, const JobResult& plain) {
+  INFO(describe(result));
+  REQUIRE_FALSE(result.timed_out);
+  CHECK(result.exit_status == 0);
+  CHECK(result.out == plain.out);
+  CHECK(result.err.find("[mpisentry 0] error: the monitor threads cannot reach each other (said above): this run has "
+                        "no deadlock checks (GLOBAL:DEADLOCK:HARD, POTENTIAL, NO_PROGRESS, OUTSIDE_MPI), no dump on "
+                        "DUMP-SIGNAL and no report of a rank that exits without MPI_Finalize; the other checks go on") !=
+        std::string::npos);
+  CHECK(result.err.find("checking 2 ranks") == std::string::npos);
+  CHECK_FALSE(result.report.has_value());
+}
+
+}  // namespace
+
+TEST_CASE("launch: MONITOR-PORTS all taken: rank 0 says so, the program runs without deadlock checks",
+          "[launch][channel]") {
+  Workspace workspace;
+  const HeldPort held;
+  const Program program = TEST_PROGRAM(pingpong);
+  const JobResult plain = run_job(workspace, plain_command(2, program));
+  const JobResult result =
+      run_job(workspace, checked_command(workspace, 2, program, with(kDeadlockOptions, {"--monitor-ports", held.port()})));
+  check_unchecked_run(result, plain);
+  CHECK(result.err.find("[mpisentry 0] error: rank 0 (host " + host_name() + "): cannot listen on any port of "
+                        "MONITOR-PORTS " + held.port() + ": Address already in use: its children in the monitors' tree "
+                        "(ranks 1) cannot connect to it") != std::string::npos);
+}
+
+TEST_CASE("launch: MONITOR-INTERFACES names no interface of the host: said, and the program runs unchecked",
+          "[launch][channel]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(pingpong);
+  const JobResult plain = run_job(workspace, plain_command(2, program));
+  const JobResult result = run_job(
+      workspace, checked_command(workspace, 2, program, with(kDeadlockOptions, {"--monitor-interfaces", "nosuch0"})));
+  check_unchecked_run(result, plain);
+  CHECK(result.err.find("[mpisentry 0] error: rank 0 (host " + host_name() + "): no interface of MONITOR-INTERFACES "
+                        "nosuch0 is up with an IPv4 address") != std::string::npos);
 }

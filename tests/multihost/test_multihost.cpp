@@ -57,8 +57,10 @@ TEST_CASE("multihost ssend_ring: a cycle through three hosts is HARD, with every
   constexpr int kRanks = 4, kPerHost = 1;
   const Program program = TEST_PROGRAM(ssend_ring);
   Workspace workspace;
-  const JobResult result =
-      bed::run_checked(workspace, kRanks, kPerHost, program, with_json(workspace, kDeadlockOptions));
+  // The monitors meet on ports of a range, as behind a firewall that opens one.
+  const JobResult result = bed::run_checked(
+      workspace, kRanks, kPerHost, program,
+      with_json(workspace, with(kDeadlockOptions, {"--monitor-ports", "41000-41015", "--monitor-interfaces", "eth0"})));
   check_deadlock(result, program, ssend_ring_deadlock(kRanks, "pass_to_right"));
   check_json_hosts(result, kRanks, kPerHost);
   // The rank class names each host with its ranks and their pids.
@@ -248,4 +250,23 @@ TEST_CASE("multihost launch: a config file missing on node2 is named with the ra
                                  ": cannot read config file: No such file or directory"));
   CHECK(contains(result.err, "bad configuration: every rank stops before the program starts, with exit status 2"));
   CHECK_FALSE(contains(result.out, "checksum"));
+}
+
+TEST_CASE("multihost channel: monitors offered only loopback cannot reach another host: said at start-up, the "
+          "program runs unchecked",
+          "[.multihost]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(pingpong);
+  const JobResult result = run_job(
+      workspace, bed::checked_command(workspace, 2, 1, program, with(kDeadlockOptions, {"--monitor-interfaces", "lo"})));
+  INFO(describe(result));
+  REQUIRE_FALSE(result.timed_out);
+  CHECK(result.exit_status == 0);
+  CHECK(contains(result.out, "checksum"));
+  CHECK(std::regex_search(result.err, std::regex(R"(\[mpisentry 1\] error: rank 1 \(host node2\) cannot reach its )"
+                                                 R"(parent in the monitors' tree, rank 0 \(host node1\), within 10 s: )"
+                                                 R"(tried 127\.0\.0\.1:\d+ \(Connection refused\))")));
+  CHECK(contains(result.err, "[mpisentry 0] error: the monitor threads cannot reach each other (said above): this run "
+                             "has no deadlock checks"));
+  CHECK_FALSE(result.report.has_value());
 }

@@ -484,6 +484,40 @@ TEST_CASE("INJECT-DELAYS: bad values say what is wrong", "[config][delays]") {
         "job.conf:1: INJECT-DELAYS \"7,5,1x\": DELAY \"1x\": unknown time unit 'x' (use c, l, s, m, h, d or w)");
 }
 
+TEST_CASE("MONITOR-PORTS and MONITOR-INTERFACES: any by default, a range and names when set", "[config][network]") {
+  CHECK(Settings{}.monitor_ports == PortRange{});
+  CHECK(Settings{}.monitor_interfaces.names.empty());
+  const auto result = load(lookup_in({{"MPISENTRY_MONITOR_PORTS", "40000-40100"},
+                                      {"MPISENTRY_MONITOR_INTERFACES", "eth0, ib0"}}));
+  CHECK(all(result.errors).empty());
+  CHECK(result.settings.monitor_ports == PortRange{40000, 40100});
+  CHECK(result.settings.monitor_interfaces.names == std::vector<std::string>{"eth0", "ib0"});
+  CHECK(format_port_range(result.settings.monitor_ports) == "40000-40100");
+  CHECK(format_interface_list(result.settings.monitor_interfaces) == "eth0,ib0");
+  CHECK(from_text("MONITOR-PORTS 5000").settings.monitor_ports == PortRange{5000, 5000});
+  CHECK(from_text("MONITOR-PORTS 5000\nMONITOR-PORTS ANY").settings.monitor_ports == PortRange{});
+  CHECK(from_text("MONITOR-INTERFACES lo\nMONITOR-INTERFACES any").settings.monitor_interfaces.names.empty());
+  CHECK(value_syntax(*find_key("MONITOR-PORTS")) == "any|PORT|FIRST-LAST");
+}
+
+TEST_CASE("MONITOR-PORTS and MONITOR-INTERFACES: bad values say what is wrong", "[config][network]") {
+  const auto error_of = [](const std::string& line) {
+    const auto result = from_text(line);
+    REQUIRE(result.errors.size() == 1);
+    return result.errors[0].str();
+  };
+  const std::string expected = ": expected any, PORT or FIRST-LAST with ports from 1 to 65535, e.g. 40000-40100";
+  CHECK(error_of("MONITOR-PORTS 0") == "job.conf:1: MONITOR-PORTS \"0\"" + expected);
+  CHECK(error_of("MONITOR-PORTS 40000-70000") == "job.conf:1: MONITOR-PORTS \"40000-70000\"" + expected);
+  CHECK(error_of("MONITOR-PORTS 40000-") == "job.conf:1: MONITOR-PORTS \"40000-\"" + expected);
+  CHECK(error_of("MONITOR-PORTS high") == "job.conf:1: MONITOR-PORTS \"high\"" + expected);
+  CHECK(error_of("MONITOR-PORTS 5001-5000") == "job.conf:1: MONITOR-PORTS \"5001-5000\": the first port is above the last");
+  CHECK(error_of("MONITOR-INTERFACES eth0,a/b") ==
+        "job.conf:1: MONITOR-INTERFACES \"eth0,a/b\": \"a/b\" is not a network interface's name (e.g. eth0)");
+  CHECK(error_of("MONITOR-INTERFACES \",\"") ==
+        "job.conf:1: MONITOR-INTERFACES \",\": expected any, or interface names split by commas, e.g. eth0,ib0");
+}
+
 TEST_CASE("STACK-SIGNAL: auto by default, a real-time signal, SIGUSR1 or SIGUSR2 when set", "[config][signal]") {
   CHECK(Settings{}.stack_signal == kUnsetSignal);
   const auto result = load(lookup_in({{"MPISENTRY_STACK_SIGNAL", "SIGRTMIN+5"}}));

@@ -1,0 +1,72 @@
+// The monitors' tree and the endpoints a parent gives its children; the
+// connections themselves are tested by real jobs (tests/channel, tests/multihost).
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "monitor/channel.hpp"
+
+using namespace mpisentry::monitor;
+
+TEST_CASE("tree_links: every rank but 0 has one parent, at most kFanOut children, and the tree is shallow",
+          "[channel]") {
+  for (const int ranks : {1, 2, 8, 9, 10, 73, 1000, 100000}) {
+    std::multiset<int> as_child;
+    int deepest = 0;
+    for (int rank = 0; rank < ranks; ++rank) {
+      const TreeLinks links = tree_links(rank, ranks);
+      CHECK(links.children.size() <= static_cast<std::size_t>(kFanOut));
+      for (int child : links.children) {
+        CHECK(tree_links(child, ranks).parent == rank);
+        as_child.insert(child);
+      }
+      if (rank == 0) {
+        CHECK(links.parent == -1);
+        continue;
+      }
+      CHECK(links.parent < rank);
+      int depth = 0;
+      for (int up = rank; up != 0; up = tree_links(up, ranks).parent) ++depth;
+      deepest = std::max(deepest, depth);
+    }
+    // Each rank but 0 is exactly one rank's child.
+    CHECK(as_child.size() == static_cast<std::size_t>(ranks - 1));
+    CHECK(std::set<int>(as_child.begin(), as_child.end()).size() == as_child.size());
+    if (ranks == 100000) CHECK(deepest == 6);
+  }
+  CHECK(tree_links(0, 10).children == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(tree_links(1, 10).children == std::vector<int>{9});
+  CHECK(tree_links(9, 10).parent == 1);
+}
+
+TEST_CASE("endpoints: what a parent sends reads back the same, and a bad text is refused", "[channel]") {
+  Endpoint endpoint;
+  endpoint.host = "node1";
+  endpoint.host_key = "node1|net:[4026531840]";
+  endpoint.port = 40001;
+  endpoint.addresses = {0x0a4d0001, 0x7f000001};
+  endpoint.token = 0xfedcba9876543210ull;
+  const Endpoint back = decode_endpoint(encode(endpoint));
+  CHECK(back.host == endpoint.host);
+  CHECK(back.host_key == endpoint.host_key);
+  CHECK(back.port == endpoint.port);
+  CHECK(back.addresses == endpoint.addresses);
+  CHECK(back.token == endpoint.token);
+  CHECK(back.error.empty());
+
+  Endpoint failed;
+  failed.error = "cannot listen on any port of MONITOR-PORTS 40000: Address already in use";
+  CHECK(decode_endpoint(encode(failed)).error == failed.error);
+
+  CHECK_THROWS_AS(decode_endpoint("port forty\n"), std::invalid_argument);
+  CHECK_THROWS_AS(decode_endpoint("colour blue\n"), std::invalid_argument);
+  CHECK_THROWS_AS(decode_endpoint("port 1"), std::invalid_argument);
+}
+
+TEST_CASE("connect_order: loopback first on the parent's own network stack, last elsewhere", "[channel]") {
+  Endpoint parent;
+  parent.addresses = {0x0a4d0001, 0xc0a80105, 0x7f000001};
+  CHECK(connect_order(parent, /*same_stack=*/false) == std::vector<std::uint32_t>{0x0a4d0001, 0xc0a80105, 0x7f000001});
+  CHECK(connect_order(parent, /*same_stack=*/true) == std::vector<std::uint32_t>{0x7f000001, 0x0a4d0001, 0xc0a80105});
+  CHECK(address_text(0x0a4d0001, 40001) == "10.77.0.1:40001");
+}
