@@ -152,7 +152,7 @@ int listen_on(const config::PortRange& ports, int& port, std::string& error) {
       continue;
     }
     socklen_t length = sizeof(address);
-    if (listen(fd, 2 * kFanOut) != 0 || getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    if (listen(fd, SOMAXCONN) != 0 || getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
       bind_error = errno;
       break;
     }
@@ -244,10 +244,10 @@ std::uint32_t get_u32(const std::string& from, std::size_t at) {
 
 TreeLinks tree_links(int rank, int ranks) {
   TreeLinks links;
-  if (rank > 0) links.parent = (rank - 1) / kFanOut;
-  for (long child = static_cast<long>(rank) * kFanOut + 1; child <= static_cast<long>(rank) * kFanOut + kFanOut && child < ranks;
-       ++child)
-    links.children.push_back(static_cast<int>(child));
+  if (rank > 0) links.parent = rank & (rank - 1);
+  // The children add each lower bit than rank's lowest set one (any bit for rank 0).
+  const long lowest = rank == 0 ? LONG_MAX : static_cast<long>(rank & -rank);
+  for (long bit = 1; bit < lowest && rank + bit < ranks; bit <<= 1) links.children.push_back(static_cast<int>(rank + bit));
   return links;
 }
 

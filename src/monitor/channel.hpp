@@ -2,7 +2,7 @@
 // monitor threads, made once in MPI_Init. Never MPI: the program keeps the
 // thread level it asked for, and no MPI call of the checker's thread can
 // meet the program's. Every rank makes the same calls in the same order; a
-// round costs each rank one message per tree link and direction.
+// round costs each rank one message per tree link and direction, O(log P).
 #pragma once
 
 #include <mpi.h>
@@ -18,10 +18,10 @@
 
 namespace mpisentry::monitor {
 
-// Each rank's monitor connects to its parent's: a tree of depth
-// log_kFanOut(ranks), in which no rank serves more than kFanOut + 1 links.
-inline constexpr int kFanOut = 8;
-
+// Each rank's monitor connects to its parent's in a binomial tree, the shape
+// of MPI's own reductions: rank r's parent is r without its lowest set bit,
+// so the tree is ceil(log2 ranks) deep and no rank has more links than that
+// plus one.
 struct TreeLinks {
   int parent = -1;  // -1 for rank 0
   std::vector<int> children;

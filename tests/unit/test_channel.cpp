@@ -8,18 +8,22 @@
 
 using namespace mpisentry::monitor;
 
-TEST_CASE("tree_links: every rank but 0 has one parent, at most kFanOut children, and the tree is shallow",
+TEST_CASE("tree_links: a binomial tree: one parent each, and no rank deeper or with more links than log2 of the ranks",
           "[channel]") {
-  for (const int ranks : {1, 2, 8, 9, 10, 73, 1000, 100000}) {
+  for (const int ranks : {1, 2, 3, 8, 9, 10, 73, 1000, 100000}) {
+    INFO(ranks << " ranks");
+    int log2_ranks = 0;
+    while ((1L << log2_ranks) < ranks) ++log2_ranks;
     std::multiset<int> as_child;
     int deepest = 0;
+    std::size_t most_links = 0;
     for (int rank = 0; rank < ranks; ++rank) {
       const TreeLinks links = tree_links(rank, ranks);
-      CHECK(links.children.size() <= static_cast<std::size_t>(kFanOut));
       for (int child : links.children) {
         CHECK(tree_links(child, ranks).parent == rank);
         as_child.insert(child);
       }
+      most_links = std::max(most_links, links.children.size() + (rank == 0 ? 0 : 1));
       if (rank == 0) {
         CHECK(links.parent == -1);
         continue;
@@ -32,11 +36,14 @@ TEST_CASE("tree_links: every rank but 0 has one parent, at most kFanOut children
     // Each rank but 0 is exactly one rank's child.
     CHECK(as_child.size() == static_cast<std::size_t>(ranks - 1));
     CHECK(std::set<int>(as_child.begin(), as_child.end()).size() == as_child.size());
-    if (ranks == 100000) CHECK(deepest == 6);
+    CHECK(deepest <= log2_ranks);
+    CHECK(most_links == static_cast<std::size_t>(log2_ranks));
   }
-  CHECK(tree_links(0, 10).children == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8});
-  CHECK(tree_links(1, 10).children == std::vector<int>{9});
-  CHECK(tree_links(9, 10).parent == 1);
+  CHECK(tree_links(0, 10).children == std::vector<int>{1, 2, 4, 8});
+  CHECK(tree_links(8, 10).children == std::vector<int>{9});
+  CHECK(tree_links(6, 10).children == std::vector<int>{7});
+  CHECK(tree_links(6, 10).parent == 4);
+  CHECK(tree_links(9, 10).parent == 8);
 }
 
 TEST_CASE("endpoints: what a parent sends reads back the same, and a bad text is refused", "[channel]") {
