@@ -28,7 +28,9 @@ IDLE_SECONDS = 6
 IDLE_PAIRS = 2
 EXCHANGE_RANKS = [2, 4, 6, 8, 16, 64]
 EXCHANGE_SECONDS = 2
-SUMMARY_BYTES = 112  # the monitor's per-round record: Summary, kFields = 14 x int64
+SUMMARY_BYTES = 112  # the monitors' per-round record: Summary, kFields = 14 x int64
+FRAME_LENGTH_BYTES = 4  # the monitors' channel frames each message: its length, 4 bytes big-endian, then the payload
+SUMMARY_FRAME_BYTES = FRAME_LENGTH_BYTES + SUMMARY_BYTES
 CALL_COST_THREADS = 4
 # Ranks -> (runs, seconds rank 0 computes after "ready"): long enough for the dumps to end well before; longer at
 # 64 ranks, where 2 cores run 64 main threads and 64 monitors.
@@ -249,12 +251,9 @@ class Variant:
 CHECK_ALL = "GLOBAL:COLLECTIVE:** ON; GLOBAL:MSG:** ON; LOCAL:** ON"
 
 
-def overhead_variants(library: str, thread_multiple: bool) -> list[Variant]:
+def overhead_variants(library: str) -> list[Variant]:
     checker = {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0"}
-    # The checker makes MPI_Init ask for MPI_THREAD_MULTIPLE: this variant shows MPICH's own share of the cost.
-    multiple = [Variant("MPICH at MPI_THREAD_MULTIPLE", {"MPIR_CVAR_DEFAULT_THREAD_LEVEL": "MPI_THREAD_MULTIPLE"},
-                        ", NO checker, MPICH at MPI_THREAD_MULTIPLE")] if thread_multiple else []
-    return [Variant("without", {}), *multiple,
+    return [Variant("without", {}),
             Variant("with", checker),
             # The culprit check runs only once ranks are blocked past DEADLOCK-WARNING: it should cost nothing here.
             Variant("with OUTSIDE_MPI off", {**checker, "MPISENTRY_CHECK": "GLOBAL:DEADLOCK:OUTSIDE_MPI OFF"},
@@ -410,47 +409,74 @@ def measure_monitor_cpu(runner: Runner, program: str, library: str) -> tuple[lis
 
 # ---------------------------------------------------------------- per-round exchange
 
-def recursive_doubling_sends(ranks: int) -> float:
-    """Sends per rank of one MPICH recursive-doubling allreduce, averaged over ranks: the largest power of two
-    p' <= P does log2 p' exchanges each; the other P - p' ranks hand their data to a partner first and get the
-    result back after (2 more sends per pair)."""
-    power = 1 << (ranks.bit_length() - 1)
-    return (power * int(math.log2(power)) + 2 * (ranks - power)) / ranks
+def tree_links(rank: int, ranks: int) -> int:
+    """A rank's links in the monitors' binomial tree (tree_links in src/monitor/channel.cpp): its parent, the rank
+    without its lowest set bit (none for rank 0), and its children, the rank plus each lower bit than its lowest set
+    one (any bit for rank 0) while below `ranks`. A round sends one Summary frame over each."""
+    lowest = rank & -rank if rank else ranks
+    children = sum(1 for shift in range(ranks.bit_length()) if 1 << shift < lowest and rank + (1 << shift) < ranks)
+    return (1 if rank else 0) + children
+
+
+def binomial_tree_sends(ranks: int) -> tuple[float, int]:
+    """Summary frames a rank sends in one round of the monitors' binomial tree, as (average over the ranks, most of
+    one rank). Every rank but 0 sends one up and every parent one down to each child, 2 (P - 1) in all; rank 0, with
+    a child at each power of two below P, sends the most: ceil(log2 P)."""
+    return 2 * (ranks - 1) / ranks, (ranks - 1).bit_length()
+
+
+def exchange_rounds(per_rank: list[dict[str, int]]) -> int:
+    """The rounds of a job, from its Summary frames: 2 (P - 1) a round in all. Raises JobFailed unless each rank
+    sent exactly rounds x its links in the tree."""
+    ranks = len(per_rank)
+    frames = sum(rank["summary_frames"] for rank in per_rank)
+    rounds, left_over = divmod(frames, 2 * (ranks - 1))
+    if rounds == 0 or left_over:
+        raise JobFailed(f"exchange on {ranks} ranks: {frames} Summary frames in all, not a whole number (> 0) of "
+                        f"rounds of {2 * (ranks - 1)}")
+    astray = [f"rank {rank} sent {counts['summary_frames']}, not {rounds} x {tree_links(rank, ranks)}"
+              for rank, counts in enumerate(per_rank) if counts["summary_frames"] != rounds * tree_links(rank, ranks)]
+    if astray:
+        raise JobFailed(f"exchange on {ranks} ranks, {rounds} rounds by the total: {'; '.join(astray)}")
+    return rounds
 
 
 def measure_exchange(runner: Runner, program: str, library: str, counter: str) -> tuple[list[list[str]], list[str]]:
     rows, failures = [], []
-    env = {"LD_PRELOAD": f"{counter}:{library}", "MPISENTRY_VERBOSE": "0", "MPIR_CVAR_NOLOCAL": "1"}
+    env = {"LD_PRELOAD": f"{counter}:{library}", "MPISENTRY_VERBOSE": "0"}
     for ranks in EXCHANGE_RANKS:
         runner.progress(f"per-round exchange: {ranks} ranks")
-        formula = recursive_doubling_sends(ranks)
-        log_bound = math.ceil(math.log2(ranks)) + 1
-        label = f"per-round exchange, {ranks} ranks: monitor's UCX sends per rank per round"
-        expected = f"formula: {formula:.2f} msg, {formula * SUMMARY_BYTES:.0f} B"
+        average, most = binomial_tree_sends(ranks)
+        bound = most + 1
+        label = f"per-round exchange, {ranks} ranks: the monitor's send() calls and bytes per rank per round"
+        expected = (f"binomial tree: {average:.2f} msg (most {most}, rank 0), "
+                    f"{average * SUMMARY_FRAME_BYTES:.0f} B (frames of {SUMMARY_FRAME_BYTES} B)")
+        target = f"O(log P): <= ceil(log2 P) + 1 = {bound} msg"
         try:
-            counts = thread_lines(runner.run(ranks, [program, str(EXCHANGE_SECONDS)], env).stdout, "SENDS")
-            if len(counts) != ranks:
-                raise JobFailed(f"exchange on {ranks} ranks: {len(counts)} SENDS lines, expected {ranks}")
-            # "<rank> rounds <n> sends <n> bytes <n> noncontiguous <n> tests <n> mpi_cpu_ns <n>"
-            per_rank = [dict(zip(line[1::2], map(int, line[2::2]))) for line in counts]
-            if any(rank["rounds"] == 0 for rank in per_rank):
-                raise JobFailed(f"exchange on {ranks} ranks: a monitor made no round")
-        except JobFailed as failure:
+            lines = thread_lines(runner.run(ranks, [program, str(EXCHANGE_SECONDS)], env).stdout, "SENDS")
+            # "<rank> sends <n> bytes <n> summary_frames <n> socket_cpu_ns <n>"
+            by_rank = {line[0]: dict(zip(line[1::2], map(int, line[2::2]))) for line in lines}
+            if sorted(by_rank) != sorted(map(str, range(ranks))):
+                raise JobFailed(f"exchange on {ranks} ranks: SENDS lines of ranks {', '.join(sorted(by_rank))}")
+            per_rank = [by_rank[str(rank)] for rank in range(ranks)]
+            rounds = exchange_rounds(per_rank)
+        except (JobFailed, ValueError) as failure:
             failures.append(str(failure))
-            rows.append([label, expected, "failed", "failed", f"O(log P): <= {log_bound} msg", "n/a"])
+            rows.append([label, expected, "failed", "failed", target, "n/a"])
             continue
-        sends = [rank["sends"] / rank["rounds"] for rank in per_rank]
-        sent_bytes = [rank["bytes"] / rank["rounds"] for rank in per_rank]
-        tests = [rank["tests"] / rank["rounds"] for rank in per_rank]
-        mpi_us = [rank["mpi_cpu_ns"] / 1e3 / rank["rounds"] for rank in per_rank]
-        odd = sum(rank["noncontiguous"] for rank in per_rank)
+        sends = [rank["sends"] / rounds for rank in per_rank]
+        sent_bytes = [rank["bytes"] / rounds for rank in per_rank]
+        socket_us = [rank["socket_cpu_ns"] / 1e3 / rounds for rank in per_rank]
+        busiest = max(range(ranks), key=lambda rank: sends[rank])
+        other_sends = sum(rank["sends"] - rank["summary_frames"] for rank in per_rank)
         rows.append([label, expected,
-                     f"{statistics.mean(sends):.2f} msg (max {max(sends):.2f}), {statistics.mean(sent_bytes):.0f} B; "
-                     f"{statistics.median(tests):.1f} PMPI_Test and {statistics.median(mpi_us):.0f} us CPU in MPI "
-                     f"per round; {per_rank[0]['rounds']} rounds"
-                     + (f"; {odd} sends of unknown size" if odd else ""),
-                     f"{statistics.mean(sends) / formula:.2f} x formula", f"O(log P): <= {log_bound} msg",
-                     verdict(max(sends) <= log_bound, True)])
+                     f"{statistics.mean(sends):.2f} msg (most {sends[busiest]:.2f}, rank {busiest}), "
+                     f"{statistics.mean(sent_bytes):.0f} B (most {max(sent_bytes):.0f} B); "
+                     f"{statistics.median(socket_us):.1f} us CPU in send/recv per round (median over ranks); "
+                     f"{rounds} rounds"
+                     + (f"; {other_sends} sends not of a Summary frame" if other_sends else ""),
+                     f"{statistics.mean(sends) / average:.2f} x tree", target,
+                     verdict(max(sends) <= bound, True)])
     return rows, failures
 
 
@@ -585,8 +611,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", required=True, help="the CMake build folder")
     parser.add_argument("--rounds", type=int, default=5, help="runs of each overhead variant (default 5)")
-    parser.add_argument("--thread-multiple", action="store_true",
-                        help="add an overhead variant without the checker but with MPICH at MPI_THREAD_MULTIPLE")
     parser.add_argument("--only", metavar="GROUP[,GROUP...]",
                         help=f"run only these groups of rows: {', '.join(GROUPS)} (default: all)")
     parser.add_argument("--overhead-only", action="store_true", help="the same as --only overhead")
@@ -616,7 +640,7 @@ def main() -> int:
     failures: list[str] = []
     try:
         if "overhead" in groups:
-            variants = overhead_variants(library, arguments.thread_multiple)
+            variants = overhead_variants(library)
             failures += measure_overhead(runner, programs, variants, arguments.rounds)
             rows += overhead_rows(variants)
         measures = {

@@ -327,7 +327,7 @@ int run(const Shape& shape, std::size_t max_gather_bytes) {
                              .size());
   }
   const std::size_t largest_part = *std::max_element(part_bytes.begin(), part_bytes.end());
-  // The per-round exchange: one Summary per Iallreduce message.
+  // The per-round exchange: one Summary in each message of the monitors' tree.
   std::string out = fmt::format(R"({{"shape":{},"ranks":{},"summary_bytes":{},)", json_string(shape.name),
                                 shape.ranks, sizeof(monitor::Summary));
   const std::size_t gather_estimate = largest_part * static_cast<std::size_t>(shape.ranks);
