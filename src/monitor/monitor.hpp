@@ -21,10 +21,8 @@ namespace mpisentry::monitor {
 // made from the job, and REPORT-JSON and REPORT-DOT, made absolute by rank 0:
 // the same on every rank). `program_thread_level`: the level the program was
 // told it has, against which its threads' calls are checked. `settings`
-// outlives the monitor. `before_gather`, when not null, runs on the monitor
-// thread before each gather of the ranks' states for a look or a report.
-const ReportPaths& create(const config::Settings& settings, int program_thread_level, void (*before_gather)(),
-                          MPI_Comm comm);
+// outlives the monitor.
+const ReportPaths& create(const config::Settings& settings, int program_thread_level, MPI_Comm comm);
 // Once the signal handlers are in place.
 void start_thread();
 
