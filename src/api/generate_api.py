@@ -186,6 +186,12 @@ class Function:
     def id(self):
         return "FunctionId::" + self.name
 
+    def request_array(self):
+        """(count, array) of a call on requests: a call on one request has an array of one."""
+        if self.has("requests"):
+            return self.arg("count"), self.arg("requests")
+        return "1", self.request_address()
+
     def request_address(self):
         """The address of the one request: MPI_Request_get_status takes the handle itself, the others its address."""
         request = self.arg("request")
@@ -207,9 +213,7 @@ class Function:
                     "scatter": ("recvbuf", "recvcount", "recvtype")}[pattern]
             return f"rooted({function}{a(*side, 'root', 'comm')})"
         if kind == "on_requests":
-            if self.has("requests"):
-                return f"on_requests({a('count', 'requests')})"
-            return f"on_requests(1, {self.request_address()})"
+            return "on_requests({}, {})".format(*self.request_array())
         epoch = {"access": "windows::Epoch::Access", "exposure": "windows::Epoch::Exposure"}.get(
             self.entry.get("epoch"))
         if kind == "epoch_start":
@@ -286,6 +290,21 @@ class Function:
     def via(self, i=0):
         return self.entry["via"][i]
 
+    # The wait as its thread's own loop of tests (tested_wait.hpp), when its
+    # requests' states are readable (record.tests_requests).
+    def tested(self):
+        completion = self.entry.get("tested")
+        if completion is None:
+            return None
+        if completion not in ("all", "any"):
+            raise SpecError(f"MPI_{self.name}: tested is all or any, not {completion} ({SPEC_HELP})")
+        count, array = self.request_array()
+        return (f"tested_wait(self, Completion::{completion.capitalize()}, {count}, {array}, mode.patient_waits,\n"
+                f"                  [&] {{ return {self.pmpi()}; }})")
+
+    def requests_readable(self):
+        return "requests_readable({}, {})".format(*self.request_array()) if "tested" in self.entry else None
+
     # The same wait as a nonblocking start and tests (patient_wait.hpp).
     def patient(self):
         hook = self.entry.get("patient")
@@ -355,6 +374,9 @@ class Function:
     def forward_text(self, indent):
         """The forwarded call, with the check object around it, one alternative a line."""
         alternatives = []
+        tested = self.tested()
+        if tested is not None:
+            alternatives.append(("record.tests_requests", tested.replace("\n", "\n" + indent)))
         patient = self.patient()
         if patient is not None and self.entry.get("patient") != "plain":
             alternatives.append(("mode.patient_waits", patient.replace("\n", "\n" + indent)))
@@ -387,6 +409,7 @@ class Function:
             "completed": self.completed() if kind == "polling" else "true",
             "request": self.arg("request") if start else None,
             "created": self.created() or "(void)0",
+            "readable": self.requests_readable(),
         }
 
 
@@ -405,6 +428,8 @@ def wrapper_text(fn, spec_name, spec_line):
         lines += [f"  CallRecord record = {p['describe']};"]
         if p["converted"] != "false":
             lines += [f"  record.converted_send = {p['converted']};"]
+        if p["readable"]:
+            lines += [f"  record.tests_requests = {p['readable']};"]
         lines += [f"  ThreadState& self = enter_call(record, {fn.id()});",
                   f"  const int result = {forward};"]
         if p["created"] != "(void)0":

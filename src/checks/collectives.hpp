@@ -5,8 +5,9 @@
 // messages. Blocking collectives wait for the exchange inside their call;
 // nonblocking and persistent ones leave it pending (a wait could hang a
 // correct program) and it is compared at a later collective check, when
-// its communicator is freed, when the deadlock monitor looks at ranks that
-// have stopped, or in MPI_Finalize. INVALID_PARAMETER looks
+// its communicator is freed, when the monitor asks a thread waiting on
+// requests about them (a hang reaches no later collective), or in
+// MPI_Finalize. INVALID_PARAMETER looks
 // at the call alone, before MPI does, and such a call is not exchanged.
 //
 // The wrappers hold the check around the forwarded call, as the message
@@ -83,9 +84,10 @@ void collectives_freeing(MPI_Comm comm, FunctionId function);
 // In MPI_Finalize: the exchanges still pending, within a bounded time.
 void finish_collectives();
 
-// From the monitor thread when it looks at ranks that have stopped: the
-// pending exchanges whose records have all arrived are compared now, not at
-// a later collective that a hang never reaches.
+// From a thread waiting on requests when the monitor asks it about them
+// (interceptors/tested_wait.hpp): the pending exchanges whose records have
+// all arrived are compared now, not at a later collective that a hang
+// never reaches, and a mismatch is reported before the hang.
 void compare_arrived_collectives();
 
 // The check object; its work is done when it is made.

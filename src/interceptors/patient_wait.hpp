@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace mpisentry {
 
@@ -20,22 +21,33 @@ inline constexpr auto kPatientSpin = std::chrono::milliseconds(2);
 inline constexpr long kFirstPauseNs = 10'000;
 inline constexpr long kLongestPauseNs = 1'000'000;
 
-// Calls test(&done) until done or an error. The clock is read only once the
-// first test has not completed.
+// What a patient wait does after each test that found nothing done: spins
+// kPatientSpin from the first such test, then sleeps with growing pauses.
+class PatientPauses {
+ public:
+  void after_test() {
+    const auto now = std::chrono::steady_clock::now();
+    if (!spin_until_) spin_until_ = now + kPatientSpin;
+    if (now < *spin_until_) return;
+    const timespec pause{0, pause_ns_};
+    nanosleep(&pause, nullptr);
+    pause_ns_ = std::min(pause_ns_ * 2, kLongestPauseNs);
+  }
+
+ private:
+  std::optional<std::chrono::steady_clock::time_point> spin_until_;
+  long pause_ns_ = kFirstPauseNs;
+};
+
+// Calls test(&done) until done or an error.
 template <typename Test>
 int until_done(Test&& test) {
-  int done = 0;
-  int result = test(&done);
-  if (result != MPI_SUCCESS || done) return result;
-  const auto spin_until = std::chrono::steady_clock::now() + kPatientSpin;
-  long pause_ns = kFirstPauseNs;
+  PatientPauses pauses;
   while (true) {
-    result = test(&done);
+    int done = 0;
+    const int result = test(&done);
     if (result != MPI_SUCCESS || done) return result;
-    if (std::chrono::steady_clock::now() < spin_until) continue;
-    const timespec pause{0, pause_ns};
-    nanosleep(&pause, nullptr);
-    pause_ns = std::min(pause_ns * 2, kLongestPauseNs);
+    pauses.after_test();
   }
 }
 

@@ -15,6 +15,7 @@
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
 #include "interceptors/patient_wait.hpp"
+#include "interceptors/tested_wait.hpp"
 #include "records/thread_state.hpp"
 #include "records/windows.hpp"
 

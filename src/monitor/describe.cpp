@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -116,10 +118,6 @@ void add_messages(const CallRecord& op, const CommunicatorLookup& communicator, 
       break;
     default: break;
   }
-}
-
-bool is_point_to_point(const CallRecord& op) {
-  return op.shape == CallShape::Send || op.shape == CallShape::Receive || op.shape == CallShape::SendReceive;
 }
 
 // Which collective waits are definite: those that hold in every conforming
@@ -234,13 +232,6 @@ Waits connection_waits(const CallRecord& call, const CommunicatorLookup& communi
   if (const std::optional<comms::Info> info = communicator(call))
     w.collective.root = info->world_rank(call.peer).value_or(-1);
   return w;
-}
-
-// A nonblocking collective's request (not a persistent one, whose record is
-// its init's): it completes only when its blocking twin could.
-bool is_nonblocking_collective(const CallRecord& op) {
-  return (op.shape == CallShape::Collective || op.shape == CallShape::Rooted) &&
-         function_info(op.function).form == Form::Nonblocking;
 }
 
 // A Wait on several requests waits for the peers of those still incomplete,
@@ -466,29 +457,50 @@ Describer::Describer(int world_rank) : world_rank_(world_rank), pid_(static_cast
   host_ = host;
 }
 
-std::vector<RequestView> Describer::view_requests(const CallRecord& call, bool ask_mpi) const {
+std::vector<RequestView> view_requests(const CallRecord& call, std::optional<std::uint32_t> incomplete) {
   std::vector<RequestView> views;
   if (call.shape != CallShape::Requests) return views;
   for (int i = 0; i < std::min(call.request_count, kCopiedRequests); ++i) {
     RequestView view;
     view.handle = call.requests[i];
     if (view.handle != MPI_REQUEST_NULL) view.known = requests().find(view.handle, view.started);
-    // Only requests of point-to-point operations and nonblocking collectives
-    // are asked about: asking about a generalized request would run the
-    // program's query function.
-    if (ask_mpi && view.known && (is_point_to_point(view.started) || is_nonblocking_collective(view.started))) {
-      int flag = 0;
-      if (PMPI_Request_get_status(view.handle, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS)
-        view.state = flag ? RequestState::Complete : RequestState::Incomplete;
-    }
+    if (incomplete && view.known && state_readable(view.started))
+      view.state = (*incomplete >> i) & 1 ? RequestState::Incomplete : RequestState::Complete;
     views.push_back(view);
   }
   return views;
 }
 
+namespace {
+
+// The threads blocked in a Wait that tests its requests are asked all at
+// once, then awaited together: each answer, when it comes in time, says
+// which of the call's requests are incomplete.
+std::vector<std::optional<std::uint32_t>> ask_waiting_threads(const std::vector<Describer::ThreadView>& threads) {
+  std::vector<std::uint64_t> asks(threads.size(), 0);
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    const Describer::ThreadView& thread = threads[i];
+    if (thread.thread_state && thread.state != RankState::Running && thread.sample.call.tests_requests)
+      asks[i] = thread.thread_state->ask();
+  }
+  std::vector<std::optional<std::uint32_t>> answers(threads.size());
+  const auto deadline = std::chrono::steady_clock::now() + kAnswerWait;
+  while (true) {
+    bool waiting = false;
+    for (std::size_t i = 0; i < threads.size(); ++i) {
+      if (asks[i] == 0 || answers[i]) continue;
+      answers[i] = threads[i].thread_state->answer_to(asks[i], threads[i].sample);
+      waiting = waiting || !answers[i];
+    }
+    if (!waiting || std::chrono::steady_clock::now() >= deadline) return answers;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+}  // namespace
+
 RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std::uint64_t activity,
-                                 const std::vector<ThreadView>& threads, bool ask_mpi,
-                                 const std::function<bool(const ThreadState::Sample&)>& still_in_call) const {
+                                 const std::vector<ThreadView>& threads, bool ask_threads) const {
   RankSnapshot snapshot;
   snapshot.rank = world_rank_;
   snapshot.host = host_;
@@ -502,16 +514,17 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
   std::sort(snapshot.collectives.begin(), snapshot.collectives.end(),
             [](const CollectiveCount& a, const CollectiveCount& b) { return a.comm_id < b.comm_id; });
   snapshot.locked_windows = windows::locked();
-  for (const ThreadView& thread : threads) {
+  const std::vector<std::optional<std::uint32_t>> answers =
+      ask_threads ? ask_waiting_threads(threads) : std::vector<std::optional<std::uint32_t>>(threads.size());
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    const ThreadView& thread = threads[i];
     ThreadSnapshot out;
     out.id = thread.sample.id;
     out.state = thread.state;
     out.seconds = thread.seconds;
     if (thread.state != RankState::Running) {
       const CallRecord& call = thread.sample.call;
-      // MPI is asked about a request only while its call still runs.
-      const std::vector<RequestView> views =
-          view_requests(call, ask_mpi && (!still_in_call || still_in_call(thread.sample)));
+      const std::vector<RequestView> views = view_requests(call, answers[i]);
       out.function = function_info(call.function).name;
       out.call = call_text_.format(call, views);
       Waits w = derive_waits(call, views, world_rank_, communicator_of);

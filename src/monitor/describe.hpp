@@ -10,6 +10,8 @@
 
 #include <mpi.h>
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -52,25 +54,33 @@ class Describer {
 
   struct ThreadView {
     ThreadState::Sample sample;
+    const ThreadState* thread_state = nullptr;  // the sampled one, to ask its thread about its requests
     RankState state = RankState::Running;
     double seconds = 0;
   };
-  // `ask_mpi`: confirm requests' states with MPI (the monitor thread);
-  // without it (the signal-dump thread, which must not wait for MPI's lock)
-  // every request's state is Unknown. `still_in_call` tells whether a
-  // thread is still in the call it was sampled in, just before MPI is asked.
+  // `ask_threads`: threads blocked in a Wait that tests its requests are
+  // asked which are incomplete, and their answers awaited together up to
+  // kAnswerWait (the monitor's thread); without it (the signal-dump thread,
+  // which must not wait) every request's state is Unknown, as is that of
+  // the requests of a thread that does not answer in time.
   RankSnapshot describe(RankState rank_state, double rank_seconds, std::uint64_t activity,
-                        const std::vector<ThreadView>& threads, bool ask_mpi,
-                        const std::function<bool(const ThreadState::Sample&)>& still_in_call) const;
+                        const std::vector<ThreadView>& threads, bool ask_threads) const;
 
  private:
-  std::vector<RequestView> view_requests(const CallRecord& call, bool ask_mpi) const;
-
   int world_rank_;
   std::string host_;
   int pid_;
   CallText call_text_;
 };
 
+// How long the monitor waits for the threads it asked: a waiting thread
+// tests its requests many times a millisecond, a patient one at least every
+// millisecond; past it, a thread's requests stay Unknown for this look.
+inline constexpr std::chrono::milliseconds kAnswerWait{50};
+
+// The call's copied requests, each with what the request table knows of its
+// start and, when the call's thread answered (`incomplete`, as
+// ThreadState::answer gives it), its state.
+std::vector<RequestView> view_requests(const CallRecord& call, std::optional<std::uint32_t> incomplete);
 
 }  // namespace mpisentry::monitor

@@ -118,10 +118,9 @@ class Monitor {
  public:
   // On the program's thread in MPI_Init: `comm` carries the agreement on
   // the report files and the monitors' endpoints, then is freed.
-  Monitor(const config::Settings& settings, int program_thread_level, void (*before_gather)(), MPI_Comm comm)
+  Monitor(const config::Settings& settings, int program_thread_level, MPI_Comm comm)
       : settings_(settings),
         program_thread_level_(program_thread_level),
-        before_gather_(before_gather),
         rank_(rank_in(comm)),
         describer_(rank_),
         decider_(thresholds()) {
@@ -179,7 +178,7 @@ class Monitor {
   // no rank leaves before the others have written.
   void write_signal_dump(const signals::Ending& ending, const stacks::RawStack& stack) {
     const auto deadline = Clock::now() + kSignalDumpWait;
-    RankSnapshot snapshot = describe(/*ask_mpi=*/false);
+    RankSnapshot snapshot = describe(/*ask_threads=*/false);
     // The stack is the signalled thread's: its own when it called MPI.
     ThreadSnapshot* signalled = snapshot.threads.empty() ? nullptr : &snapshot.threads.front();
     const Threads threads = sample_threads();
@@ -309,7 +308,7 @@ class Monitor {
     [[maybe_unused]] ssize_t ignored = write(wake_pipe_[1], &byte, 1);
   }
 
-  // Every live thread that has called MPI, with its state for re-sampling.
+  // Every live thread that has called MPI, with its state (through which a waiting thread is asked).
   struct Threads {
     std::vector<const ThreadState*> states;
     std::vector<ThreadState::Sample> samples;
@@ -389,7 +388,7 @@ class Monitor {
   }
 
   // This rank as the last tick observed it, every thread's call read now.
-  RankSnapshot describe(bool ask_mpi) const {
+  RankSnapshot describe(bool ask_threads) const {
     LocalStatus status;
     std::unordered_map<int, double> thread_seconds;
     {
@@ -400,9 +399,10 @@ class Monitor {
     const Threads threads = sample_threads();
     std::vector<Describer::ThreadView> views;
     std::uint64_t activity = threads.samples.size();
-    for (const ThreadState::Sample& sample : threads.samples) {
+    for (std::size_t i = 0; i < threads.samples.size(); ++i) {
+      const ThreadState::Sample& sample = threads.samples[i];
       activity = activity * 0x9E3779B97F4A7C15ull + sample.entered + sample.starts + sample.progress;
-      Describer::ThreadView view{sample};
+      Describer::ThreadView view{sample, threads.states[i]};
       const CallKind kind = function_info(sample.call.function).kind;
       if (sample.in_call && kind == CallKind::Blocking) {
         view.state = sample.call.shape == CallShape::Finalize ? RankState::Finalizing : RankState::Blocked;
@@ -428,16 +428,7 @@ class Monitor {
                                  : status.polling             ? RankState::Polling
                                                               : RankState::Running;
     const double rank_seconds = rank_state == RankState::Polling ? status.stalled_seconds : status.blocked_seconds;
-    const auto still_in_call = [&threads](const ThreadState::Sample& sampled) {
-      for (std::size_t i = 0; i < threads.samples.size(); ++i) {
-        if (threads.samples[i].id != sampled.id) continue;
-        ThreadState::Sample now;
-        return threads.states[i]->sample(now) && now.generation == sampled.generation &&
-               now.entered == sampled.entered && now.in_call;
-      }
-      return false;
-    };
-    RankSnapshot snapshot = describer_.describe(rank_state, rank_seconds, activity, views, ask_mpi, still_in_call);
+    RankSnapshot snapshot = describer_.describe(rank_state, rank_seconds, activity, views, ask_threads);
     if (exit_.exiting()) snapshot.exit_status = exit_.status();
     return snapshot;
   }
@@ -471,8 +462,7 @@ class Monitor {
     std::vector<std::vector<std::string>> frames;  // stacks::serialize'd, by rank and thread
   };
   Gathered gather_ranks(bool with_stacks) {
-    if (before_gather_) before_gather_();
-    const RankSnapshot mine = describe(/*ask_mpi=*/true);
+    const RankSnapshot mine = describe(/*ask_threads=*/true);
     const std::vector<std::string> parts = channel_->gather(
         encode_gathered(mine, with_stacks, with_stacks ? locate_stacks(mine) : std::vector<std::string>()));
     Gathered gathered;
@@ -730,7 +720,6 @@ class Monitor {
 
   const config::Settings& settings_;
   int program_thread_level_;
-  void (*before_gather_)();  // run before each gather of the ranks' states
   bool thread_level_noticed_ = false;
   int rank_;
   std::optional<Channel> channel_;  // none when the monitors could not connect
@@ -769,9 +758,8 @@ Monitor* running_monitor = nullptr;
 
 }  // namespace
 
-const ReportPaths& create(const config::Settings& settings, int program_thread_level, void (*before_gather)(),
-                          MPI_Comm comm) {
-  running_monitor = new Monitor(settings, program_thread_level, before_gather, comm);
+const ReportPaths& create(const config::Settings& settings, int program_thread_level, MPI_Comm comm) {
+  running_monitor = new Monitor(settings, program_thread_level, comm);
   return running_monitor->report_paths();
 }
 

@@ -23,10 +23,7 @@ namespace mpisentry::monitor {
 // the same on every rank), and connects the monitors (Channel).
 // `program_thread_level`: the level the program was told it has, against
 // which its threads' calls are checked. `settings` outlives the monitor.
-// `before_gather`, when not null, runs on the monitor thread before each
-// gather of the ranks' states for a look or a report.
-const ReportPaths& create(const config::Settings& settings, int program_thread_level, void (*before_gather)(),
-                          MPI_Comm comm);
+const ReportPaths& create(const config::Settings& settings, int program_thread_level, MPI_Comm comm);
 // The monitors are connected: the deadlock checks run (else create() said
 // what is not checked).
 bool checks_deadlocks();

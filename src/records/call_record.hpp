@@ -65,6 +65,9 @@ struct CallRecord {
   FunctionId function = FunctionId::None;
   CallShape shape = CallShape::None;
   bool converted_send = false;  // a standard send that potential mode made synchronous
+  // A Wait whose thread tests its requests itself and answers the monitor's
+  // asks (interceptors/tested_wait.hpp): every request's state is readable.
+  bool tests_requests = false;
   int peer = MPI_PROC_NULL;
   int tag = 0;
   MPI_Comm comm = MPI_COMM_NULL;
@@ -126,6 +129,10 @@ class RequestTable {
   void set_concurrent_writers(bool concurrent) noexcept { concurrent_writers_ = concurrent; }
   void remember(MPI_Request request, const CallRecord& started) noexcept;
   bool find(MPI_Request request, CallRecord& out) const noexcept;
+  // Whether every request of the array is null or known with a readable
+  // state (state_readable), without copying their records: a Wait asks this
+  // of all its requests.
+  bool all_readable(int count, const MPI_Request* array) const noexcept;
 
  private:
   static constexpr std::size_t kProbes = 16;
@@ -133,6 +140,7 @@ class RequestTable {
   static std::size_t home_of(std::uint64_t key) noexcept;
   struct Slot {
     std::atomic<std::uint64_t> key{0};  // request handle + 1; 0 = empty
+    std::atomic<bool> readable{false};  // state_readable(record), stored after key
     SharedRecord record;
   };
   Slot slots_[kSlots];
@@ -141,10 +149,21 @@ class RequestTable {
 
 RequestTable& requests();
 
+// A point-to-point operation: a send, a receive or both (MPI_Sendrecv).
+bool is_point_to_point(const CallRecord& op);
+// A nonblocking collective's request (not a persistent one, whose record is
+// its init's): it completes only when its blocking twin could.
+bool is_nonblocking_collective(const CallRecord& op);
+// Whether MPI_Request_get_status may be asked about a request started as
+// `started`: point-to-point operations and nonblocking collectives, the
+// requests whose waits the monitor reads. Never a generalized request (MPI-IO's
+// among them): asking would run the program's query function.
+bool state_readable(const CallRecord& started);
+
 enum class RequestState : std::uint8_t {
-  Incomplete,  // MPI says it has not completed
+  Incomplete,  // its waiting thread found it incomplete after the monitor asked
   Complete,    // completed, or an inactive persistent request: MPI's waits ignore it
-  Unknown,     // not asked: the checker cannot read it (started unseen, a collective, a generalized request)
+  Unknown,     // its thread did not answer, or its state is not readable (started unseen, a generalized request)
 };
 
 // One request of a Wait/Test call, as the monitor found it.

@@ -80,4 +80,13 @@ bool ThreadState::sample(Sample& out) const noexcept {
   return generation_.load(std::memory_order_acquire) == generation;
 }
 
+std::optional<std::uint32_t> ThreadState::answer_to(std::uint64_t ask, const Sample& sampled) const noexcept {
+  if (answered_.load(std::memory_order_acquire) != ask) return std::nullopt;
+  const std::uint32_t incomplete = incomplete_.load(std::memory_order_relaxed);
+  const std::uint64_t call = answered_call_.load(std::memory_order_relaxed);
+  if (!sampled.in_call || call != sampled.entered || generation_.load(std::memory_order_acquire) != sampled.generation)
+    return std::nullopt;
+  return incomplete;
+}
+
 }  // namespace mpisentry

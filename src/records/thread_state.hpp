@@ -1,6 +1,7 @@
 // Per-thread MPI activity: every thread that calls MPI gets a ThreadState on
 // its first call, which only that thread writes (plain loads and stores, no
-// read-modify-write on the hot path) and the monitor reads. A thread's state
+// read-modify-write on the hot path) and the monitor reads, but for one
+// word: the monitor's ask to a thread waiting on requests. A thread's state
 // is retired when the thread exits and may then serve a later thread; the
 // memory is never freed, so the monitor can always read it.
 #pragma once
@@ -9,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 
 #include "records/call_record.hpp"
 
@@ -50,6 +52,30 @@ class ThreadState {
   // read, or exited.
   bool sample(Sample& out) const noexcept;
 
+  // Which requests of a Wait are still incomplete, as its own thread sees
+  // them (a deadlock may rest only on requests incomplete at the look): the
+  // monitor asks, the thread, testing its requests in a loop
+  // (CallRecord::tests_requests), answers with what it found after the ask.
+  // One asker at a time, the monitor's thread; asks are numbered from 1.
+  std::uint64_t ask() const noexcept { return asked_.fetch_add(1, std::memory_order_acq_rel) + 1; }
+  // The waiting thread: the ask not answered yet, or 0.
+  std::uint64_t unanswered_ask() const noexcept {
+    const std::uint64_t asked = asked_.load(std::memory_order_acquire);
+    return asked != answered_.load(std::memory_order_relaxed) ? asked : 0;
+  }
+  // The waiting thread, once it has tested its requests after reading `ask`:
+  // bit i of `incomplete` set when its call's request i (of the first
+  // kCopiedRequests) was incomplete.
+  void answer(std::uint64_t ask, std::uint32_t incomplete) noexcept {
+    incomplete_.store(incomplete, std::memory_order_relaxed);
+    answered_call_.store(entered_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    answered_.store(ask, std::memory_order_release);
+  }
+  // The monitor: the answer to `ask` when the thread gave it in the call
+  // `sampled` was in; none before it answers, or when it answered in
+  // another call (it left the sampled one) or is another thread.
+  std::optional<std::uint32_t> answer_to(std::uint64_t ask, const Sample& sampled) const noexcept;
+
  private:
   friend ThreadState& detail::register_this_thread() noexcept;
   friend void retire(void*) noexcept;
@@ -61,6 +87,10 @@ class ThreadState {
   std::atomic<std::uint32_t> generation_{0};  // odd while owned by a live thread
   std::atomic<pid_t> tid_{0};
   std::atomic<int> id_{0};
+  mutable std::atomic<std::uint64_t> asked_{0};  // the monitor's only word
+  std::atomic<std::uint64_t> answered_{0};       // the last ask answered
+  std::atomic<std::uint64_t> answered_call_{0};  // entered_ of the call that answered it
+  std::atomic<std::uint32_t> incomplete_{0};     // the answer
 };
 
 namespace detail {

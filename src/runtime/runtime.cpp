@@ -17,7 +17,6 @@
 #include <optional>
 #include <string>
 
-#include "checks/collectives.hpp"
 #include "checks/findings.hpp"
 #include "config/settings.hpp"
 #include "interceptors/delay_injection.hpp"
@@ -149,10 +148,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   MPI_Comm monitor_comm = shake_hands(world_rank, loaded);
   const config::Settings& settings = keep(loaded.settings);
 
-  // Collective check records still pending when ranks stop are compared
-  // before the monitor judges them: a hang reaches no later collective.
-  const monitor::ReportPaths& report_paths =
-      monitor::create(settings, program_thread_level, checks::compare_arrived_collectives, monitor_comm);
+  const monitor::ReportPaths& report_paths = monitor::create(settings, program_thread_level, monitor_comm);
   // The dump signal first, so that an automatic stack signal keeps clear of it.
   signals::install({world_rank, monitor::write_signal_dump, settings.check_exit_signal, settings.dump_signal,
                     monitor::wake_fd()});
