@@ -290,20 +290,24 @@ class Function:
     def via(self, i=0):
         return self.entry["via"][i]
 
-    # The wait as its thread's own loop of tests (tested_wait.hpp), when its
-    # requests' states are readable (record.tests_requests).
+    # The wait as its thread's own loop of tests (tested_wait.hpp), patient or not.
     def tested(self):
-        completion = self.entry.get("tested")
-        if completion is None:
+        done_by = self.entry.get("tested")
+        if done_by is None:
             return None
-        if completion not in ("all", "any"):
-            raise SpecError(f"MPI_{self.name}: tested is all or any, not {completion} ({SPEC_HELP})")
+        if done_by not in ("flag", "outcount"):
+            raise SpecError(f"MPI_{self.name}: tested is flag or outcount, not {done_by} ({SPEC_HELP})")
         count, array = self.request_array()
-        return (f"tested_wait(self, Completion::{completion.capitalize()}, {count}, {array}, mode.patient_waits,\n"
-                f"                  [&] {{ return {self.pmpi()}; }})")
+        return f"tested_wait(self, {count}, {array}, mode.patient_waits, {self.test_lambda(done_by)})"
 
-    def requests_readable(self):
-        return "requests_readable({}, {})".format(*self.request_array()) if "tested" in self.entry else None
+    # `[&](int* done) { ... }`: the call's test form (via), setting done as the wait would return.
+    def test_lambda(self, done_by):
+        test = Function(self.by_name[self.via()], self.by_name, None)
+        args = ", ".join("done" if role == "flag" else self.arg(role) for _, role in test.params)
+        if done_by == "flag":
+            return f"[&](int* done) {{ return {self.pmpi(test.name, args)}; }}"
+        return (f"[&](int* done) {{ const int tested = {self.pmpi(test.name, args)}; "
+                f"*done = *{self.arg('outcount')} != 0; return tested; }}")
 
     # The same wait as a nonblocking start and tests (patient_wait.hpp).
     def patient(self):
@@ -329,13 +333,8 @@ class Function:
             return (f"send_while_receiving([&](MPI_Request* send) {{ return {send}; }}, "
                     f"{a('source', 'recvtag', 'comm')},\n"
                     f"                         [&] {{ return {receive}; }})")
-        if hook in ("until_done", "until_some"):
-            test = Function(self.by_name[self.via()], self.by_name, None)
-            args = ", ".join("done" if role == "flag" else self.arg(role) for _, role in test.params)
-            if hook == "until_done":
-                return f"until_done([&](int* done) {{ return {self.pmpi(test.name, args)}; }})"
-            return (f"until_done([&](int* done) {{ const int tested = {self.pmpi(test.name, args)}; "
-                    f"*done = *{a('outcount')} != 0; return tested; }})")
+        if hook == "until_done":
+            return f"until_done({self.test_lambda('flag')})"
         raise SpecError(f"MPI_{self.name}: unknown patient form {hook}")
 
     def completed(self):
@@ -376,7 +375,8 @@ class Function:
         alternatives = []
         tested = self.tested()
         if tested is not None:
-            alternatives.append(("record.tests_requests", tested.replace("\n", "\n" + indent)))
+            check = self.check()
+            return tested if check is None else f"{check}.done(\n{indent}{tested})"
         patient = self.patient()
         if patient is not None and self.entry.get("patient") != "plain":
             alternatives.append(("mode.patient_waits", patient.replace("\n", "\n" + indent)))
@@ -409,7 +409,7 @@ class Function:
             "completed": self.completed() if kind == "polling" else "true",
             "request": self.arg("request") if start else None,
             "created": self.created() or "(void)0",
-            "readable": self.requests_readable(),
+            "tested": "tested" in self.entry,
         }
 
 
@@ -428,8 +428,8 @@ def wrapper_text(fn, spec_name, spec_line):
         lines += [f"  CallRecord record = {p['describe']};"]
         if p["converted"] != "false":
             lines += [f"  record.converted_send = {p['converted']};"]
-        if p["readable"]:
-            lines += [f"  record.tests_requests = {p['readable']};"]
+        if p["tested"]:
+            lines += ["  record.tests_requests = true;"]
         lines += [f"  ThreadState& self = enter_call(record, {fn.id()});",
                   f"  const int result = {forward};"]
         if p["created"] != "(void)0":

@@ -1,101 +1,65 @@
-// MPI_Wait, Waitall, Waitany and Waitsome on requests whose states can be
-// read (CallRecord::tests_requests) run as a loop of the waiting thread, so
-// that it can answer the monitor's asks with which of them are incomplete:
-// a deadlock may rest only on requests still incomplete when the monitor
-// looks, and the monitor's thread calls no MPI. MPI_Request_get_status
-// tests them, as it neither frees nor deactivates a request; once the call
-// can return, the call itself completes them, with its own statuses, errors
-// and error handler. The loop spins as MPI's own wait does, or pauses as a
-// patient wait (patient_wait.hpp).
+// MPI_Wait, Waitall, Waitany and Waitsome run as the waiting thread's own
+// loop of the matching test (MPI_Test, Testall, Testany, Testsome), so that
+// it can answer the monitor's asks with which of its requests are
+// incomplete: a deadlock may rest only on requests still incomplete when the
+// monitor looks, and the monitor's thread calls no MPI. A test that finds
+// the call done has done what the wait would have (MPI 4.0, 3.7.3 and
+// 3.7.5): the same statuses, error codes and error handler. The loop spins
+// as MPI's own wait does, or pauses as a patient wait (patient_wait.hpp).
 #pragma once
 
 #include <mpi.h>
 
-#include <algorithm>
 #include <cstdint>
 
+#include "interceptors/patient_wait.hpp"
 #include "records/call_record.hpp"
 #include "records/thread_state.hpp"
 
 namespace mpisentry {
 
-// When the call can return: Wait and Waitall once every request has
-// completed, Waitany and Waitsome once one has (or none is active).
-enum class Completion : bool { All, Any };
-
-// Whether a Wait on these requests may run as a tested loop: every one is
-// null or was started by a call whose state is readable (state_readable).
-inline bool requests_readable(int count, const MPI_Request* array) {
-  return array != nullptr && count > 0 && requests().all_readable(count, array);
+// Which of the first kCopiedRequests of `array` are incomplete, as a mask:
+// asked of MPI_Request_get_status (`get_status`, a fake in the unit tests),
+// which neither frees nor deactivates a request, for requests whose state is
+// readable (state_readable); the others count as complete, so no wait rests
+// on them (the monitor leaves them unknown anyway).
+template <typename GetStatus>
+std::uint32_t incomplete_requests(int count, const MPI_Request* array, GetStatus&& get_status) {
+  std::uint32_t incomplete = 0;
+  for (int i = 0; i < count && i < kCopiedRequests; ++i) {
+    CallRecord started;
+    int done = 1;
+    if (array[i] != MPI_REQUEST_NULL && requests().find(array[i], started) && state_readable(started) &&
+        get_status(array[i], &done) == MPI_SUCCESS && !done)
+      incomplete |= std::uint32_t{1} << i;
+  }
+  return incomplete;
 }
 
-// Tests `count` requests until `completion` holds, answering the monitor's
-// asks meanwhile (ThreadState::ask); returns at once when a test fails, for
-// the call itself to raise the error. `get_status(request, &flag)` tests
-// one request (MPI_Request_get_status, or a fake in the unit tests),
-// `pause()` runs after each round of tests that found the call unable to
-// return, `before_answer()` before each answer.
-template <typename GetStatus, typename Pause, typename BeforeAnswer>
-void test_until_complete_with(ThreadState& self, Completion completion, int count, const MPI_Request* array,
-                              GetStatus&& get_status, Pause&& pause, BeforeAnswer&& before_answer) {
-  int first = 0;  // Completion::All: the requests before it were seen complete
-  const auto answer = [&](std::uint64_t ask) {
-    before_answer();
-    std::uint32_t incomplete = 0;
-    for (int i = first; i < std::min(count, kCopiedRequests); ++i) {
-      int done = 1;
-      // A failed test counts as complete: no wait rests on it.
-      if (array[i] != MPI_REQUEST_NULL && get_status(array[i], &done) == MPI_SUCCESS && !done)
-        incomplete |= std::uint32_t{1} << i;
-    }
-    self.answer(ask, incomplete);
-  };
-  if (completion == Completion::Any) {
-    // MPI_Request_get_status finds an inactive persistent request complete,
-    // where MPI_Waitany and MPI_Waitsome skip it: a request complete at the
-    // first look leaves the call to MPI at once. One incomplete at the first
-    // look and complete at a later one has completed.
-    bool active = false;
-    for (int i = 0; i < count; ++i) {
-      if (array[i] == MPI_REQUEST_NULL) continue;
-      int done = 0;
-      if (get_status(array[i], &done) != MPI_SUCCESS || done) return;
-      active = true;
-    }
-    if (!active) return;
-  }
-  while (true) {
+// Answers the monitor's ask, after comparing the collective checks' arrived
+// exchanges: a hang reaches no later collective.
+void answer_ask(ThreadState& self, std::uint64_t ask, int count, const MPI_Request* array);
+
+// `test(&done)` until done or an error, `answer(ask)` between tests when the
+// monitor has asked. The first test comes at once: a wait whose requests are
+// done costs one test.
+template <typename Test, typename Answer>
+int test_until_done(ThreadState& self, bool patient, Test&& test, Answer&& answer) {
+  int done = 0;
+  int result = test(&done);
+  PatientPauses pauses;
+  while (result == MPI_SUCCESS && !done) {
     if (const std::uint64_t ask = self.unanswered_ask()) answer(ask);
-    if (completion == Completion::All) {
-      for (; first < count; ++first) {
-        if (array[first] == MPI_REQUEST_NULL) continue;
-        int done = 0;
-        if (get_status(array[first], &done) != MPI_SUCCESS) return;
-        if (!done) break;
-      }
-      if (first == count) return;
-    } else {
-      for (int i = 0; i < count; ++i) {
-        if (array[i] == MPI_REQUEST_NULL) continue;
-        int done = 0;
-        if (get_status(array[i], &done) != MPI_SUCCESS || done) return;
-      }
-    }
-    pause();
+    if (patient) pauses.after_test();
+    result = test(&done);
   }
+  return result;
 }
 
-// The same with MPI_Request_get_status, spinning or with patient pauses,
-// comparing the collective checks' pending exchanges before each answer.
-void test_until_complete(ThreadState& self, Completion completion, int count, const MPI_Request* array,
-                         bool patient);
-
-// The wait: tests, then `complete()`, the MPI call itself.
-template <typename Complete>
-int tested_wait(ThreadState& self, Completion completion, int count, const MPI_Request* array, bool patient,
-                Complete complete) {
-  test_until_complete(self, completion, count, array, patient);
-  return complete();
+// The wait on `count` requests of `array`, by its test form `test`.
+template <typename Test>
+int tested_wait(ThreadState& self, int count, const MPI_Request* array, bool patient, Test&& test) {
+  return test_until_done(self, patient, test, [&](std::uint64_t ask) { answer_ask(self, ask, count, array); });
 }
 
 }  // namespace mpisentry

@@ -76,14 +76,12 @@ void RequestTable::remember(MPI_Request request, const CallRecord& started) noex
     // MPI reuses a handle only once its request is done, so an entry with the
     // same key is stale and is overwritten.
     if (seen == 0 || seen == key) {
-      slot.readable.store(state_readable(started), std::memory_order_release);
       slot.record.store(started);
       return;
     }
   }
   Slot& evicted = slots_[home];
   evicted.key.store(key, std::memory_order_release);
-  evicted.readable.store(state_readable(started), std::memory_order_release);
   evicted.record.store(started);
 }
 
@@ -97,27 +95,6 @@ bool RequestTable::find(MPI_Request request, CallRecord& out) const noexcept {
     if (seen == key) return slot.record.load(out);
   }
   return false;
-}
-
-bool RequestTable::all_readable(int count, const MPI_Request* array) const noexcept {
-  for (int i = 0; i < count; ++i) {
-    if (array[i] == MPI_REQUEST_NULL) continue;
-    const std::uint64_t key = key_of(array[i]);
-    const std::size_t home = home_of(key);
-    bool readable = false;
-    for (std::size_t probe = 0; probe < kProbes; ++probe) {
-      const Slot& slot = slots_[(home + probe) % kSlots];
-      const std::uint64_t seen = slot.key.load(std::memory_order_acquire);
-      if (seen == 0) break;
-      if (seen != key) continue;
-      // Read again after the flag: an entry overwritten meanwhile by another
-      // request's start (a full table evicts) is not this request's.
-      readable = slot.readable.load(std::memory_order_acquire) && slot.key.load(std::memory_order_relaxed) == key;
-      break;
-    }
-    if (!readable) return false;
-  }
-  return true;
 }
 
 RequestTable& requests() {

@@ -66,7 +66,7 @@ struct CallRecord {
   CallShape shape = CallShape::None;
   bool converted_send = false;  // a standard send that potential mode made synchronous
   // A Wait whose thread tests its requests itself and answers the monitor's
-  // asks (interceptors/tested_wait.hpp): every request's state is readable.
+  // asks (interceptors/tested_wait.hpp).
   bool tests_requests = false;
   int peer = MPI_PROC_NULL;
   int tag = 0;
@@ -129,10 +129,6 @@ class RequestTable {
   void set_concurrent_writers(bool concurrent) noexcept { concurrent_writers_ = concurrent; }
   void remember(MPI_Request request, const CallRecord& started) noexcept;
   bool find(MPI_Request request, CallRecord& out) const noexcept;
-  // Whether every request of the array is null or known with a readable
-  // state (state_readable), without copying their records: a Wait asks this
-  // of all its requests.
-  bool all_readable(int count, const MPI_Request* array) const noexcept;
 
  private:
   static constexpr std::size_t kProbes = 16;
@@ -140,7 +136,6 @@ class RequestTable {
   static std::size_t home_of(std::uint64_t key) noexcept;
   struct Slot {
     std::atomic<std::uint64_t> key{0};  // request handle + 1; 0 = empty
-    std::atomic<bool> readable{false};  // state_readable(record), stored after key
     SharedRecord record;
   };
   Slot slots_[kSlots];

@@ -1,8 +1,8 @@
 // A thread waiting on requests tests them itself and answers the monitor's
-// asks (interceptors/tested_wait.hpp, ThreadState::ask): the loop's
-// decisions with a fake MPI_Request_get_status, the ask-and-answer protocol
-// within a thread and across two, and how the monitor turns an answer into
-// the requests' states. No MPI is called.
+// asks (interceptors/tested_wait.hpp, ThreadState::ask): the loop with a
+// fake test, the answer with a fake MPI_Request_get_status, the
+// ask-and-answer protocol within a thread and across two, and how the
+// monitor turns an answer into the requests' states. No MPI is called.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -27,7 +27,7 @@ int index_of(MPI_Request request) { return static_cast<int>(request) - kFirstHan
 
 // MPI_Request_get_status over fake requests: request i is found complete
 // from its tests_before_done[i]-th test on (0: at the first; kNever: never),
-// and a test of a failing one fails.
+// and a test of a failing one fails. Each is remembered as an MPI_Irecv's.
 constexpr int kNever = 1 << 30;
 struct FakeRequests {
   std::vector<int> tests_before_done;
@@ -35,7 +35,14 @@ struct FakeRequests {
   std::vector<int> tests;  // per request, so far
 
   explicit FakeRequests(std::vector<int> before_done)
-      : tests_before_done(std::move(before_done)), tests(tests_before_done.size(), 0) {}
+      : tests_before_done(std::move(before_done)), tests(tests_before_done.size(), 0) {
+    CallRecord irecv;
+    irecv.function = FunctionId::Irecv;
+    irecv.shape = CallShape::Receive;
+    irecv.peer = 1;
+    irecv.comm = MPI_COMM_WORLD;
+    for (std::size_t i = 0; i < tests_before_done.size(); ++i) requests().remember(handle(static_cast<int>(i)), irecv);
+  }
   std::vector<MPI_Request> array() const {
     std::vector<MPI_Request> out;
     for (std::size_t i = 0; i < tests_before_done.size(); ++i) out.push_back(handle(static_cast<int>(i)));
@@ -70,19 +77,6 @@ ThreadState::Sample sample_of(const ThreadState& state) {
   ThreadState::Sample sample;
   REQUIRE(state.sample(sample));
   return sample;
-}
-
-// Runs the loop on the calling thread; `pause` after each round that found
-// the call unable to return.
-template <typename Pause>
-void run_loop(ThreadState& self, Completion completion, FakeRequests& fake, const std::vector<MPI_Request>& array,
-              Pause pause, int* answers_prepared = nullptr) {
-  test_until_complete_with(
-      self, completion, static_cast<int>(array.size()), array.data(),
-      [&](MPI_Request request, int* done) { return fake.get_status(request, done); }, pause,
-      [&] {
-        if (answers_prepared) ++*answers_prepared;
-      });
 }
 
 }  // namespace
@@ -127,119 +121,89 @@ TEST_CASE("tested wait: an answer counts only for its own ask, given in the call
   }
 }
 
-TEST_CASE("tested wait, all: tests the first request not yet seen complete, returns once all are", "[tested_wait]") {
-  FakeRequests fake({0, 3, 1});
-  std::vector<MPI_Request> array = fake.array();
-  array.insert(array.begin() + 1, MPI_REQUEST_NULL);
-  ThreadState& self = enter_tested_wait(FunctionId::Waitall, array);
-  int pauses = 0;
-  run_loop(self, Completion::All, fake, array, [&] { ++pauses; });
+TEST_CASE("tested wait: one test when the call is done at once, then a test per round until it is",
+          "[tested_wait]") {
+  const std::vector<MPI_Request> array{handle(0)};
+  ThreadState& self = enter_tested_wait(FunctionId::Wait, array);
+  int tests = 0;
+  const auto done_at = [&](int last) {
+    return [&tests, last](int* done) {
+      *done = ++tests >= last;
+      return MPI_SUCCESS;
+    };
+  };
+  const auto no_answer = [](std::uint64_t) { FAIL("no ask, no answer"); };
+  CHECK(test_until_done(self, /*patient=*/false, done_at(1), no_answer) == MPI_SUCCESS);
+  CHECK(tests == 1);
+  tests = 0;
+  CHECK(test_until_done(self, /*patient=*/true, done_at(5), no_answer) == MPI_SUCCESS);
+  CHECK(tests == 5);
   self.leave(true);
-  // Request 1 (after the null) is found incomplete three times, then
-  // request 2 once, a pause after each; each is tested once more, complete.
-  CHECK(pauses == 4);
-  CHECK(fake.tests == std::vector<int>{1, 4, 2});
 }
 
-TEST_CASE("tested wait, all: a failed test leaves the call to MPI at once", "[tested_wait]") {
-  FakeRequests fake({0, kNever, kNever});
-  fake.failing = {1};
-  const std::vector<MPI_Request> array = fake.array();
-  ThreadState& self = enter_tested_wait(FunctionId::Waitall, array);
-  run_loop(self, Completion::All, fake, array, [] { FAIL("no pause after a failed test"); });
+TEST_CASE("tested wait: a failed test ends the loop with its error, as the wait's", "[tested_wait]") {
+  const std::vector<MPI_Request> array{handle(0)};
+  ThreadState& self = enter_tested_wait(FunctionId::Wait, array);
+  int tests = 0;
+  const int result = test_until_done(
+      self, false,
+      [&](int* done) {
+        *done = 0;
+        return ++tests == 3 ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+      },
+      [](std::uint64_t) {});
   self.leave(true);
-  CHECK(fake.tests == std::vector<int>{1, 0, 0});
+  CHECK(result == MPI_ERR_IN_STATUS);
+  CHECK(tests == 3);
 }
 
-TEST_CASE("tested wait: an ask is answered with the requests incomplete after it, among the first copied ones",
+TEST_CASE("tested wait: an ask is answered between tests, once", "[tested_wait]") {
+  const std::vector<MPI_Request> array{handle(0), handle(1)};
+  ThreadState& self = enter_tested_wait(FunctionId::Waitall, array);
+  const ThreadState::Sample sampled = sample_of(self);
+  std::uint64_t ask = 0;
+  int tests = 0, answers = 0;
+  test_until_done(
+      self, false,
+      [&](int* done) {
+        if (++tests == 2) ask = self.ask();
+        *done = tests == 6;
+        return MPI_SUCCESS;
+      },
+      [&](std::uint64_t asked) {
+        CHECK(asked == ask);
+        ++answers;
+        self.answer(asked, 0b10);
+      });
+  self.leave(true);
+  CHECK(answers == 1);
+  CHECK(self.answer_to(ask, sampled) == std::optional<std::uint32_t>{0b10});
+}
+
+TEST_CASE("tested wait: the answer names the incomplete readable requests among the first copied ones",
           "[tested_wait]") {
   std::vector<int> before_done(kCopiedRequests + 2, kNever);
   before_done[0] = 0;  // complete: not in the answer
   before_done[2] = 0;
   FakeRequests fake(before_done);
+  fake.failing = {5};  // a failed test: no wait rests on it
   std::vector<MPI_Request> array = fake.array();
   array[3] = MPI_REQUEST_NULL;  // null: not in the answer
-  ThreadState& self = enter_tested_wait(FunctionId::Waitall, array);
-  const ThreadState::Sample sampled = sample_of(self);
-  std::uint64_t ask = 0;
-  int answers_prepared = 0;
-  int pauses = 0;
-  // The monitor asks after the second round; the loop ends by a failed
-  // test once the answer is given (a request that never completes
-  // otherwise keeps it going).
-  run_loop(
-      self, Completion::All, fake, array,
-      [&] {
-        ++pauses;
-        if (pauses == 2) ask = self.ask();
-        if (pauses == 3) {
-          REQUIRE(self.answer_to(ask, sampled));
-          fake.failing = {1};
-        }
-      },
-      &answers_prepared);
-  self.leave(true);
-  CHECK(answers_prepared == 1);  // the collective checks' comparison ran before the answer
-  // Bits 1 and 4..15: incomplete at the answer; not 0 and 2 (complete), 3
-  // (null), nor 16 and 17 (not copied).
+  CallRecord generalized;
+  generalized.function = FunctionId::Grequest_start;
+  generalized.shape = CallShape::Opaque;
+  requests().remember(handle(4), generalized);  // never asked of MPI: it would run the program's query function
+  const std::uint32_t incomplete = incomplete_requests(
+      static_cast<int>(array.size()), array.data(),
+      [&](MPI_Request request, int* done) { return fake.get_status(request, done); });
+  // Bits 1 and 6..15: incomplete; not 0 and 2 (complete), 3 (null), 4
+  // (generalized), 5 (failed), nor 16 and 17 (not copied).
   std::uint32_t expected = 0;
   for (int i = 1; i < kCopiedRequests; ++i)
-    if (i != 2 && i != 3) expected |= std::uint32_t{1} << i;
-  CHECK(self.answer_to(ask, sampled) == std::optional<std::uint32_t>{expected});
-}
-
-TEST_CASE("tested wait, all: requests found complete before an ask stay out of its answer", "[tested_wait]") {
-  FakeRequests fake({0, 2, kNever});
-  const std::vector<MPI_Request> array = fake.array();
-  ThreadState& self = enter_tested_wait(FunctionId::Waitall, array);
-  const ThreadState::Sample sampled = sample_of(self);
-  std::uint64_t ask = 0;
-  int pauses = 0;
-  run_loop(self, Completion::All, fake, array, [&] {
-    if (++pauses == 3) ask = self.ask();  // request 1 was seen complete in the third round
-    if (pauses == 4) fake.failing = {2};
-  });
-  self.leave(true);
-  CHECK(self.answer_to(ask, sampled) == std::optional<std::uint32_t>{0b100});
-  // Requests 0 and 1 were not tested again for the answer.
-  CHECK(fake.tests[0] == 1);
-  CHECK(fake.tests[1] == 3);
-}
-
-TEST_CASE("tested wait, any: a request complete at the first look leaves the call to MPI", "[tested_wait]") {
-  // It may be an inactive persistent request, which MPI_Waitany skips.
-  FakeRequests fake({kNever, 0, kNever});
-  const std::vector<MPI_Request> array = fake.array();
-  ThreadState& self = enter_tested_wait(FunctionId::Waitany, array);
-  run_loop(self, Completion::Any, fake, array, [] { FAIL("no pause when a request is done at the first look"); });
-  self.leave(true);
-  CHECK(fake.tests == std::vector<int>{1, 1, 0});
-}
-
-TEST_CASE("tested wait, any: returns once a request seen incomplete has completed", "[tested_wait]") {
-  FakeRequests fake({kNever, kNever, 4});
-  std::vector<MPI_Request> array = fake.array();
-  array.push_back(MPI_REQUEST_NULL);
-  ThreadState& self = enter_tested_wait(FunctionId::Waitsome, array);
-  const ThreadState::Sample sampled = sample_of(self);
-  std::uint64_t ask = 0;
-  int pauses = 0;
-  run_loop(self, Completion::Any, fake, array, [&] {
-    if (++pauses == 1) ask = self.ask();
-  });
-  self.leave(true);
-  // The first look, then rounds until request 2's fifth test, with one
-  // more test of each request for the answer.
-  CHECK(fake.tests == std::vector<int>{5, 5, 5});
-  CHECK(self.answer_to(ask, sampled) == std::optional<std::uint32_t>{0b111});
-}
-
-TEST_CASE("tested wait, any: with no active request the call is left to MPI at once", "[tested_wait]") {
-  FakeRequests fake({});
-  const std::vector<MPI_Request> array{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  ThreadState& self = enter_tested_wait(FunctionId::Waitany, array);
-  run_loop(self, Completion::Any, fake, array, [] { FAIL("no pause without an active request"); });
-  self.leave(true);
+    if (i != 2 && i != 3 && i != 4 && i != 5) expected |= std::uint32_t{1} << i;
+  CHECK(incomplete == expected);
+  CHECK(fake.tests[4] == 0);
+  CHECK(fake.tests[16] == 0);
 }
 
 TEST_CASE("tested wait: the monitor's thread asks a waiting thread and reads each answer", "[tested_wait][records]") {
@@ -250,17 +214,22 @@ TEST_CASE("tested wait: the monitor's thread asks a waiting thread and reads eac
   std::atomic<const ThreadState*> waiting{nullptr};
   std::atomic<bool> done{false};
   std::thread waiter([&] {
-    std::vector<MPI_Request> array;
-    for (int i = 0; i < kRequests; ++i) array.push_back(handle(i));
+    FakeRequests fake(std::vector<int>(kRequests, kNever));  // remembered as readable
+    const std::vector<MPI_Request> array = fake.array();
     ThreadState& self = enter_tested_wait(FunctionId::Waitall, array);
     waiting.store(&self);
-    test_until_complete_with(
-        self, Completion::All, kRequests, array.data(),
-        [&](MPI_Request request, int* flag) {
-          *flag = index_of(request) < completed.load();
+    const auto get_status = [&](MPI_Request request, int* flag) {
+      *flag = index_of(request) < completed.load();
+      return MPI_SUCCESS;
+    };
+    test_until_done(
+        self, /*patient=*/false,
+        [&](int* all_done) {
+          std::this_thread::yield();
+          *all_done = completed.load() == kRequests;
           return MPI_SUCCESS;
         },
-        [] { std::this_thread::yield(); }, [] {});
+        [&](std::uint64_t ask) { self.answer(ask, incomplete_requests(kRequests, array.data(), get_status)); });
     self.leave(true);
     done.store(true);
   });
@@ -309,11 +278,6 @@ TEST_CASE("tested wait: the monitor takes a request's state from an answer only 
   requests().remember(handle(100), irecv);
   requests().remember(handle(101), ibarrier);
   requests().remember(handle(102), generalized);
-
-  CHECK(requests().all_readable(2, std::vector<MPI_Request>{handle(100), handle(101)}.data()));
-  CHECK(requests().all_readable(2, std::vector<MPI_Request>{MPI_REQUEST_NULL, handle(100)}.data()));
-  CHECK_FALSE(requests().all_readable(2, std::vector<MPI_Request>{handle(100), handle(102)}.data()));
-  CHECK_FALSE(requests().all_readable(1, std::vector<MPI_Request>{handle(103)}.data()));  // never started
 
   CallRecord wait;
   wait.function = FunctionId::Waitall;
