@@ -298,3 +298,76 @@ TEST_CASE("tested wait: the monitor takes a request's state from an answer only 
   CHECK(states(monitor::view_requests(wait, 0b00010)) ==
         std::vector<RequestState>{Complete, Incomplete, Unknown, Unknown, Unknown});
 }
+
+TEST_CASE("tested Waitall: one Testall, then each request in turn until complete, then the call itself",
+          "[tested_wait]") {
+  FakeRequests fake({0, 3, 1});
+  std::vector<MPI_Request> array = fake.array();
+  array.insert(array.begin() + 1, MPI_REQUEST_NULL);
+  ThreadState& self = enter_tested_wait(FunctionId::Waitall, array);
+  const ThreadState::Sample sampled = sample_of(self);
+  int test_alls = 0, completes = 0, answers = 0;
+  std::uint64_t ask = 0;
+  const auto get_status = [&](MPI_Request request, int* done) {
+    if (fake.total_tests() == 2) ask = self.ask();
+    return fake.get_status(request, done);
+  };
+  const int result = walk_then_complete(
+      self, static_cast<int>(array.size()), array.data(), /*patient=*/false,
+      [&](int* done) {
+        ++test_alls;
+        *done = 0;
+        return MPI_SUCCESS;
+      },
+      [](MPI_Request) { return true; }, get_status,
+      [&](std::uint64_t asked) {
+        ++answers;
+        self.answer(asked, 0b100);
+      },
+      [&] {
+        ++completes;
+        return MPI_SUCCESS;
+      });
+  self.leave(true);
+  CHECK(result == MPI_SUCCESS);
+  CHECK(test_alls == 1);
+  CHECK(completes == 1);
+  // Request 0 once (complete), then request 1 (after the null) until its
+  // fourth test, then request 2 until its second: one at a time.
+  CHECK(fake.tests == std::vector<int>{1, 4, 2});
+  CHECK(answers == 1);
+  CHECK(self.answer_to(ask, sampled) == std::optional<std::uint32_t>{0b100});
+}
+
+TEST_CASE("tested Waitall: a failed test leaves the call to MPI, an unreadable request to Testall rounds",
+          "[tested_wait]") {
+  FakeRequests fake({kNever, kNever});
+  const std::vector<MPI_Request> array = fake.array();
+  ThreadState& self = enter_tested_wait(FunctionId::Waitall, array);
+  int test_alls = 0, completes = 0;
+  const auto test_all = [&](int* done) {
+    *done = ++test_alls == 4;
+    return MPI_SUCCESS;
+  };
+  const auto complete = [&] {
+    ++completes;
+    return MPI_ERR_IN_STATUS;
+  };
+  const auto get_status = [&](MPI_Request request, int* done) { return fake.get_status(request, done); };
+  const auto no_answer = [](std::uint64_t) {};
+
+  fake.failing = {0};
+  CHECK(walk_then_complete(self, 2, array.data(), false, test_all, [](MPI_Request) { return true; }, get_status,
+                           no_answer, complete) == MPI_ERR_IN_STATUS);
+  CHECK(completes == 1);
+  CHECK(test_alls == 1);
+
+  fake.failing = {};
+  CHECK(walk_then_complete(
+            self, 2, array.data(), false, test_all,
+            [&](MPI_Request request) { return request != array[1]; }, get_status, no_answer, complete) == MPI_SUCCESS);
+  self.leave(true);
+  CHECK(completes == 1);  // Testall completed the call
+  CHECK(test_alls == 4);
+  CHECK(fake.tests[1] == 0);
+}
