@@ -295,12 +295,9 @@ class Function:
         done_by = self.entry.get("tested")
         if done_by is None:
             return None
-        if done_by not in ("flag", "outcount", "each"):
-            raise SpecError(f"MPI_{self.name}: tested is flag, outcount or each, not {done_by} ({SPEC_HELP})")
+        if done_by not in ("flag", "outcount"):
+            raise SpecError(f"MPI_{self.name}: tested is flag or outcount, not {done_by} ({SPEC_HELP})")
         count, array = self.request_array()
-        if done_by == "each":
-            return (f"tested_waitall(self, {count}, {array}, mode.patient_waits, {self.test_lambda('flag')},\n"
-                    f"               [&] {{ return {self.pmpi()}; }})")
         return f"tested_wait(self, {count}, {array}, mode.patient_waits, {self.test_lambda(done_by)})"
 
     # `[&](int* done) { ... }`: the call's test form (via), setting done as the wait would return.

@@ -1,6 +1,5 @@
 // MPI_Wait, Waitall, Waitany and Waitsome run as the waiting thread's own
-// loop of the matching test (MPI_Test, Testall, Testany, Testsome; Waitall
-// walks its requests after one Testall, below), so that
+// loop of the matching test (MPI_Test, Testall, Testany, Testsome), so that
 // it can answer the monitor's asks with which of its requests are
 // incomplete: a deadlock may rest only on requests still incomplete when the
 // monitor looks, and the monitor's thread calls no MPI. A test that finds
@@ -19,14 +18,6 @@
 
 namespace mpisentry {
 
-// Whether MPI_Request_get_status may be asked about `request`: one this
-// thread's process saw start as a readable operation (state_readable). Never
-// a generalized request, whose query and poll functions are the program's.
-inline bool readable(MPI_Request request) {
-  CallRecord started;
-  return requests().find(request, started) && state_readable(started);
-}
-
 // Which of the first kCopiedRequests of `array` are incomplete, as a mask:
 // asked of MPI_Request_get_status (`get_status`, a fake in the unit tests),
 // which neither frees nor deactivates a request, for requests whose state is
@@ -36,8 +27,10 @@ template <typename GetStatus>
 std::uint32_t incomplete_requests(int count, const MPI_Request* array, GetStatus&& get_status) {
   std::uint32_t incomplete = 0;
   for (int i = 0; i < count && i < kCopiedRequests; ++i) {
+    CallRecord started;
     int done = 1;
-    if (array[i] != MPI_REQUEST_NULL && readable(array[i]) && get_status(array[i], &done) == MPI_SUCCESS && !done)
+    if (array[i] != MPI_REQUEST_NULL && requests().find(array[i], started) && state_readable(started) &&
+        get_status(array[i], &done) == MPI_SUCCESS && !done)
       incomplete |= std::uint32_t{1} << i;
   }
   return incomplete;
@@ -67,43 +60,6 @@ int test_until_done(ThreadState& self, bool patient, Test&& test, Answer&& answe
 template <typename Test>
 int tested_wait(ThreadState& self, int count, const MPI_Request* array, bool patient, Test&& test) {
   return test_until_done(self, patient, test, [&](std::uint64_t ask) { answer_ask(self, ask, count, array); });
-}
-
-// MPI_Waitall: one `test_all` (MPI_Testall); if not done, the requests one
-// at a time with `get_status` (MPI_Request_get_status), each until it has
-// completed, as MPI's own Waitall walks them (a Testall a round would scan
-// every request each time), then `complete()`, the call itself, which
-// returns at once with its own statuses, errors and handler; also when a
-// test fails, for the call to raise the error. A request that is not
-// `is_readable` leaves the rest to Testall rounds.
-template <typename TestAll, typename IsReadable, typename GetStatus, typename Answer, typename Complete>
-int walk_then_complete(ThreadState& self, int count, const MPI_Request* array, bool patient, TestAll&& test_all,
-                       IsReadable&& is_readable, GetStatus&& get_status, Answer&& answer, Complete&& complete) {
-  int done = 0;
-  const int result = test_all(&done);
-  if (result != MPI_SUCCESS || done) return result;
-  PatientPauses pauses;
-  for (int next = 0; next < count; ++next) {
-    if (array[next] == MPI_REQUEST_NULL) continue;
-    if (!is_readable(array[next])) return test_until_done(self, patient, test_all, answer);
-    int completed = 0;
-    while (true) {
-      if (get_status(array[next], &completed) != MPI_SUCCESS) return complete();
-      if (completed) break;
-      if (const std::uint64_t ask = self.unanswered_ask()) answer(ask);
-      if (patient) pauses.after_test();
-    }
-  }
-  return complete();
-}
-
-template <typename TestAll, typename Complete>
-int tested_waitall(ThreadState& self, int count, const MPI_Request* array, bool patient, TestAll&& test_all,
-                   Complete&& complete) {
-  return walk_then_complete(
-      self, count, array, patient, test_all, readable,
-      [](MPI_Request request, int* done) { return PMPI_Request_get_status(request, done, MPI_STATUS_IGNORE); },
-      [&](std::uint64_t ask) { answer_ask(self, ask, count, array); }, complete);
 }
 
 }  // namespace mpisentry
