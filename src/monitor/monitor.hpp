@@ -42,8 +42,8 @@ void write_signal_dump(const signals::Ending& ending, const stacks::RawStack& st
 void exit_without_finalize(int status);
 
 // In MPI_Finalize, before PMPI_Finalize: waits until every rank is finalizing,
-// stops the thread after the same last round on every rank, frees the
-// private communicator.
+// stops the thread after the same last round on every rank, closes the
+// monitors' connections.
 void stop();
 
 }  // namespace mpisentry::monitor
