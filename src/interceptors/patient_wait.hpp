@@ -39,16 +39,24 @@ class PatientPauses {
   long pause_ns_ = kFirstPauseNs;
 };
 
-// Calls test(&done) until done or an error.
+// Calls test(&done) until done or an error, and between() after each test
+// that found nothing done. The first test comes at once.
+template <typename Test, typename Between>
+int test_until(Test&& test, Between&& between) {
+  int done = 0;
+  int result = test(&done);
+  while (result == MPI_SUCCESS && !done) {
+    between();
+    result = test(&done);
+  }
+  return result;
+}
+
+// Calls test(&done) until done or an error, with patient pauses.
 template <typename Test>
 int until_done(Test&& test) {
   PatientPauses pauses;
-  while (true) {
-    int done = 0;
-    const int result = test(&done);
-    if (result != MPI_SUCCESS || done) return result;
-    pauses.after_test();
-  }
+  return test_until(test, [&pauses] { pauses.after_test(); });
 }
 
 // Completes a started request: tests it until done. Should a test fail

@@ -45,15 +45,11 @@ void answer_ask(ThreadState& self, std::uint64_t ask, int count, const MPI_Reque
 // done costs one test.
 template <typename Test, typename Answer>
 int test_until_done(ThreadState& self, bool patient, Test&& test, Answer&& answer) {
-  int done = 0;
-  int result = test(&done);
   PatientPauses pauses;
-  while (result == MPI_SUCCESS && !done) {
+  return test_until(test, [&] {
     if (const std::uint64_t ask = self.unanswered_ask()) answer(ask);
     if (patient) pauses.after_test();
-    result = test(&done);
-  }
-  return result;
+  });
 }
 
 // The wait on `count` requests of `array`, by its test form `test`.

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "log/log.hpp"
+#include "monitor/handshake.hpp"
 
 namespace mpisentry::monitor {
 namespace {
@@ -37,17 +38,11 @@ constexpr auto kHelloBound = std::chrono::seconds(2);
 // Hosts of one job share a byte order: Summary goes as it is in memory.
 static_assert(sizeof(Summary) == Summary::kFields * sizeof(std::int64_t));
 
-std::string host_name() {
-  std::array<char, HOST_NAME_MAX + 1> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown";
-  return name.data();
-}
-
 // Ranks in one network namespace of one host can reach each other's loopback.
 std::string network_stack_key() {
   std::array<char, 64> netns{};
   const ssize_t length = readlink("/proc/self/ns/net", netns.data(), netns.size() - 1);
-  return host_name() + '|' + (length > 0 ? std::string(netns.data(), static_cast<std::size_t>(length)) : "");
+  return handshake::host_name() + '|' + (length > 0 ? std::string(netns.data(), static_cast<std::size_t>(length)) : "");
 }
 
 bool is_loopback(std::uint32_t address) { return (address >> 24) == 127; }
@@ -227,7 +222,7 @@ void make_blocking(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 }
 
-std::string place(int rank, const std::string& host) { return fmt::format("rank {} (host {})", rank, host); }
+std::string place(int rank, const std::string& host) { return handshake::str({rank, host}); }
 
 void put_u32(std::string& into, std::uint32_t value) {
   value = htonl(value);
@@ -306,7 +301,7 @@ std::optional<Channel> Channel::open(MPI_Comm comm, const config::Settings& sett
   std::vector<std::string> problems;
 
   Endpoint mine;
-  mine.host = host_name();
+  mine.host = handshake::host_name();
   mine.host_key = network_stack_key();
   int listener = -1;
   if (!links.children.empty()) {

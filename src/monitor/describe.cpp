@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "monitor/handshake.hpp"
 #include "records/windows.hpp"
 
 namespace mpisentry::monitor {
@@ -451,11 +452,8 @@ Waits derive_waits(const CallRecord& call, const std::vector<RequestView>& reque
   return w;
 }
 
-Describer::Describer(int world_rank) : world_rank_(world_rank), pid_(static_cast<int>(getpid())) {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  host_ = host;
-}
+Describer::Describer(int world_rank)
+    : world_rank_(world_rank), host_(handshake::host_name()), pid_(static_cast<int>(getpid())) {}
 
 std::vector<RequestView> view_requests(const CallRecord& call, std::optional<std::uint32_t> incomplete) {
   std::vector<RequestView> views;

@@ -1,8 +1,10 @@
 #include "monitor/handshake.hpp"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 
 #include "log/log.hpp"
@@ -31,6 +33,12 @@ bool complete_by(MPI_Request& request, std::chrono::steady_clock::time_point dea
 }
 
 }  // namespace
+
+std::string host_name() {
+  std::array<char, HOST_NAME_MAX + 1> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown";
+  return name.data();
+}
 
 std::string str(const Place& place) { return "rank " + std::to_string(place.rank) + " (host " + place.host + ")"; }
 

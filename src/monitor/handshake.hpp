@@ -19,6 +19,10 @@
 
 namespace mpisentry::monitor::handshake {
 
+// This host's name, as every message and report names it; "unknown" when
+// the system does not say.
+std::string host_name();
+
 // This rank, as every message of the handshake names it.
 struct Place {
   int rank = 0;

@@ -243,7 +243,6 @@ class Monitor {
   }
 
   void run_rounds() {
-
     const auto interval = std::chrono::duration_cast<Clock::duration>(settings_.check_interval);
     auto next_tick = Clock::now();
     int ticks_to_round = 1;

@@ -5,14 +5,10 @@
 // signal handlers, the monitor's thread, the interceptors' mode and delay
 // injection, then the checks, all before the program's first wrapped call.
 #include <dlfcn.h>
-#include <limits.h>
 #include <mpi.h>
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -96,12 +92,6 @@ monitor::handshake::Identity own_identity() {
   return {MPISENTRY_VERSION, found ? info.dli_fname : "(file unknown)"};
 }
 
-std::string host_name() {
-  std::array<char, HOST_NAME_MAX + 1> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown";
-  return name.data();
-}
-
 // Every rank joins within the bound, runs rank 0's version and has loaded its
 // settings, or every rank ends here, once told why, with the handshake's
 // status: by an exit after PMPI_Finalize when every rank knows; by an abort of
@@ -111,7 +101,7 @@ MPI_Comm shake_hands(int world_rank, const config::LoadResult& loaded) {
   namespace handshake = monitor::handshake;
   // Bad settings may hold any timeout: the default bounds their handshake.
   const config::Duration bound = loaded.ok() ? loaded.settings.deadlock_timeout : config::Settings{}.deadlock_timeout;
-  const handshake::Result result = handshake::run({world_rank, host_name()}, own_identity(), loaded.errors, bound);
+  const handshake::Result result = handshake::run({world_rank, handshake::host_name()}, own_identity(), loaded.errors, bound);
   switch (result.outcome) {
     case handshake::Outcome::Agreed:
       break;
