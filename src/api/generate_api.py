@@ -257,26 +257,27 @@ class Function:
         check = self.entry.get("check")
         if check is None:
             return None
-        name = f'"MPI_{self.name}"'
+        name = self.id()
         site = "MPISENTRY_CALL_SITE"
         many = "checks::CompleteMany(checks::CompleteMany::Mode::"
         calls = {
             "send": lambda: f"checks::SendCheck({name}, {a('count', 'datatype', 'dest', 'tag', 'comm')}, {site})",
-            "receive": lambda: f"checks::ReceiveCheck({name}, {a('count', 'datatype', 'message|comm', 'status')})",
+            "receive": lambda: (f"checks::ReceiveCheck({name}, {a('count', 'datatype', 'message|comm', 'status')}, "
+                                f"{site})"),
             "send_receive": lambda: "checks::SendReceiveCheck(" + name + ", " + a(
                 "sendcount|count", "sendtype|datatype", "dest", "sendtag", "recvcount|count", "recvtype|datatype",
                 "comm", "status") + ", " + site + ")",
             "probe": lambda: f"checks::ProbeCheck({a('comm', 'message', 'flag|=nullptr')})",
             "complete_one": lambda: (f"checks::CompleteOne({self.request_address()}, {a('status', 'flag|=nullptr')}, "
-                                     "checks::Handle::Released)"),
+                                     f"checks::Handle::Released, {site})"),
             "complete_one_kept": lambda: (f"checks::CompleteOne({self.request_address()}, {a('status', 'flag')}, "
-                                          "checks::Handle::Kept)"),
+                                          f"checks::Handle::Kept, {site})"),
             "complete_all": lambda: many + "All, " + a(
-                "count", "requests", "statuses", "flag|=nullptr", "=nullptr", "=nullptr") + ")",
+                "count", "requests", "statuses", "flag|=nullptr", "=nullptr", "=nullptr") + f", {site})",
             "complete_any": lambda: many + "Any, " + a(
-                "count", "requests", "status", "flag|=nullptr", "index", "=nullptr") + ")",
+                "count", "requests", "status", "flag|=nullptr", "index", "=nullptr") + f", {site})",
             "complete_some": lambda: many + "Some, " + a(
-                "count", "requests", "statuses", "=nullptr", "outcount", "indices") + ")",
+                "count", "requests", "statuses", "=nullptr", "outcount", "indices") + f", {site})",
             "matched_start": lambda: "checks::MatchedStartCheck(" + self.id() + ", " + a(
                 "count", "datatype", "message", "request") + ", " + site + ")",
         }
@@ -473,9 +474,9 @@ def enum_name(value):
 
 def table_line(f):
     kind = {"blocking": "Blocking", "polling": "Polling", "nonblocking": "Nonblocking",
-            "persistent": "Nonblocking"}[f["kind"]]
+            "persistent": "Nonblocking", "local": "None"}[f["kind"]]
     form = {"blocking": "Blocking", "polling": "Blocking", "nonblocking": "Nonblocking",
-            "persistent": "Persistent"}[f["kind"]]
+            "persistent": "Persistent", "local": "Blocking"}[f["kind"]]
     pattern = enum_name(f.get("pattern", "none"))
     waits = enum_name(f.get("waits", "may_wait"))
     return (f'    {{"MPI_{f["name"]}", CallKind::{kind}, Form::{form}, Pattern::{pattern}, WaitRule::{waits}, '

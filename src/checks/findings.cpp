@@ -72,7 +72,7 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
   PMPI_Comm_dup(MPI_COMM_WORLD, &s.summary_comm);
   start_messages(on(report::Check::MessageDatatype), on(report::Check::MessagePending), settings.max_pending,
                  multiple_threads);
-  start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree));
+  start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree), multiple_threads);
   start_collectives();
   if (world_rank != 0) return;
   std::vector<std::string_view> names;

@@ -1,9 +1,9 @@
 #include "checks/messages.hpp"
 
 #include <link.h>
-#include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -20,10 +20,11 @@
 
 #include "checks/findings.hpp"
 #include "checks/requests.hpp"
-#include "log/log.hpp"
 #include "checks/signature.hpp"
-#include "stacks/stacks.hpp"
+#include "log/log.hpp"
 #include "records/communicators.hpp"
+#include "records/tick.hpp"
+#include "stacks/stacks.hpp"
 
 namespace mpisentry::checks {
 
@@ -33,47 +34,113 @@ bool shadowing = false;
 
 namespace {
 
-// What a shadow message carries: the sender's signature, call and call site.
-struct Payload {
-  std::int64_t bytes = 0;
-  std::int64_t elements = 0;
+// Records an outbox holds before it goes as one batch: a batch of 64 is
+// about 4 KiB, an eager message for MPI.
+constexpr std::size_t kBatch = 64;
+
+// The tag of batches on a shadow communicator, which carries nothing else.
+constexpr int kBatchTag = 1;
+
+// One sent message as its receiver gets it. Trivially copyable and the same
+// on every rank (MPI_Init's handshake makes sure every rank runs this build).
+struct Record {
+  std::uint64_t number = 0;  // this sender's count of records, from 1
   std::int64_t count = 0;
+  std::int64_t bytes = 0;
   std::uint64_t hash = 0;
-  std::uint64_t call_site = 0;  // offset in the program's executable + 1; 0: elsewhere
-  std::uint8_t untyped = 0;
-  std::uint8_t known = 0;
-  std::uint8_t multiple_threads = 0;  // the sender runs at MPI_THREAD_MULTIPLE
-  char function[30] = {};
-  char type[64] = {};
+  std::uint64_t call_site = 0;  // offset in the sender's executable + 1; 0: elsewhere
+  std::int32_t tag = 0;
+  std::uint32_t type_text = 0;  // offset of the sender's datatype text in its batch
+  std::uint16_t function = 0;   // FunctionId
+  std::uint8_t flags = 0;
+};
+constexpr std::uint8_t kUntyped = 1, kKnown = 2, kMultipleThreads = 4, kCancel = 8;
+static_assert(std::is_trivially_copyable_v<Record>);
+
+// A batch on the wire: the header, `records` Records, then `text_bytes` of
+// datatype texts, each ended by a NUL.
+struct BatchHeader {
+  std::uint32_t magic = 0x6d736231;  // "msb1"
+  std::uint32_t records = 0;
+  std::uint32_t text_bytes = 0;
+};
+
+// A record in its sender's outbox, with its datatype for the batch's text.
+struct Outgoing {
+  Record record;
+  TypeRef type;
+};
+
+struct Outbox {
+  std::vector<Outgoing> records;
+};
+
+// A record that arrived, waiting for its receive (or found pending).
+struct Arrived {
+  Record record;
+  std::uint32_t type_text;  // index into the shadow's texts
+};
+
+// A receive that completed before its record arrived.
+struct Taken {
+  bool compare = false;  // the datatype check compares it (in order, type known, single thread)
+  FunctionId function = FunctionId::None;
+  std::int64_t count = 0;
+  std::int64_t received_bytes = 0;
+  TypeRef type;
+  const void* posted_at = nullptr;
+  const void* completed_at = nullptr;
+};
+
+// The messages of one source and tag: at most one of the queues is not
+// empty.
+struct Stream {
+  std::deque<Arrived> arrived;
+  std::deque<Taken> taken;
+};
+
+struct BatchInFlight {
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::unique_ptr<std::vector<char>> bytes;
 };
 
 struct Shadow {
   MPI_Comm dup = MPI_COMM_NULL;
   MPI_Request starting = MPI_REQUEST_NULL;  // the MPI_Comm_idup making `dup`, until usable_dup waits for it
-  std::vector<int> peers;              // world rank of each destination rank (the remote group's for inter)
-  std::vector<std::int64_t> sent_to;   // shadow messages sent, by destination rank
-  std::int64_t received = 0;           // shadow messages taken here
-  std::string name;                    // the program's communicator, for reports
-  int rank = 0;                        // this rank in it
+  std::vector<int> peers;                   // world rank of each destination rank (the remote group's for inter)
+  std::string name;                         // the program's communicator, for reports
+  int rank = 0;                             // this rank in it
+  // Sender's side.
+  std::vector<Outbox> outboxes;            // by destination rank
+  std::vector<std::int64_t> records_to;    // records sent in batches, by destination rank
+  std::deque<BatchInFlight> in_flight;
+  // Receiver's side.
+  std::unordered_map<std::uint64_t, Stream> streams;  // by (source rank, tag)
+  std::int64_t records_arrived = 0;
+  std::size_t taken_waiting = 0;  // receives waiting for their records
+  std::vector<std::string> texts;  // datatype texts of arrived records, each once
+  std::unordered_map<std::string, std::uint32_t> text_index;
   // Receives freed while active, as (source, tag), wildcards kept: the
-  // messages they took have shadows that nobody takes.
+  // messages they took have records that nobody pairs.
   std::vector<std::pair<int, int>> abandoned;
-};
-
-struct InFlight {
-  std::uint64_t number;
-  MPI_Request request;
-  std::unique_ptr<Payload> payload;
-  MPI_Comm comm;
-  int dest;
 };
 
 struct PendingMessage {
   int source = 0;  // world rank
-  int tag = 0;
-  int dest = 0;  // this rank in the message's communicator
+  int dest = 0;    // this rank in the message's communicator
+  const Shadow* shadow = nullptr;
+  Record record;
+  std::string type;
+};
+
+// A mismatch found under the lock, reported after it.
+struct Mismatch {
+  Taken taken;
+  Record sent;
+  std::string sent_type;
+  int sender = 0;  // world rank
+  int source = 0;  // comm rank
   std::string comm;
-  Payload payload;
 };
 
 struct State {
@@ -83,10 +150,13 @@ struct State {
   std::atomic<bool> count_lost{false};  // lost_count_of_messages()
   int max_pending = 20;
   std::uintptr_t exe_base = 0, exe_low = 0, exe_high = 0;  // the executable's load bias and mapped range
-  std::mutex mutex;  // guards the rest
+  std::mutex mutex;  // guards the rest at MPI_THREAD_MULTIPLE (Guard)
   std::unordered_map<MPI_Comm, Shadow> shadows;
+  MPI_Comm last_comm = MPI_COMM_NULL;  // the shadow found last, for the next lookup
+  Shadow* last_shadow = nullptr;
+  std::vector<std::pair<Shadow*, int>> filled;  // outboxes holding records
+  std::uint32_t tick = 0;                        // the monitor's tick when they were last sent
   std::unordered_map<MPI_Message, MPI_Comm> probed;
-  std::deque<InFlight> in_flight;
   std::uint64_t next_number = 1;
 };
 
@@ -94,6 +164,17 @@ State& state() {
   static State* const instance = new State;  // never destroyed: wrappers may run during exit
   return *instance;
 }
+
+// The channel's lock, taken only where the program's calls may overlap.
+class Guard {
+ public:
+  Guard() : lock_(state().mutex, std::defer_lock) {
+    if (state().multiple_threads) lock_.lock();
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
 
 int locate_executable(dl_phdr_info* info, size_t, void* data) {
   auto& s = *static_cast<State*>(data);
@@ -137,48 +218,214 @@ MPI_Comm usable_dup(Shadow& shadow) {
   return shadow.dup;
 }
 
-// Under the lock: completed shadow sends leave the front of the queue.
-void reap_completed() {
+// Under the lock: the shadow of `comm`, or null.
+Shadow* find_shadow(MPI_Comm comm) {
   State& s = state();
-  while (!s.in_flight.empty()) {
+  if (comm == s.last_comm && s.last_shadow) return s.last_shadow;
+  const auto found = s.shadows.find(comm);
+  if (found == s.shadows.end()) return nullptr;
+  s.last_comm = comm;
+  s.last_shadow = &found->second;
+  return s.last_shadow;
+}
+
+std::uint64_t stream_key(int source, int tag) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(source)) << 32) | static_cast<std::uint32_t>(tag);
+}
+
+// Under the lock: completed batches leave the front of the queue.
+void reap_sent_batches(Shadow& shadow) {
+  while (!shadow.in_flight.empty()) {
     int done = 0;
-    PMPI_Test(&s.in_flight.front().request, &done, MPI_STATUS_IGNORE);
+    PMPI_Test(&shadow.in_flight.front().request, &done, MPI_STATUS_IGNORE);
     if (!done) return;
-    s.in_flight.pop_front();
+    shadow.in_flight.pop_front();
   }
 }
 
-// Every own shadow send completed, as far as the receivers drained them.
-void complete_in_flight() {
-  State& s = state();
-  const auto limit = std::chrono::steady_clock::now() + kDrainLimit;
-  const std::lock_guard lock(s.mutex);
-  for (InFlight& sent : s.in_flight) {
-    int done = 0;
-    while (PMPI_Test(&sent.request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done &&
-           std::chrono::steady_clock::now() < limit)
-      sched_yield();
-    if (!done) {
-      PMPI_Cancel(&sent.request);
-      PMPI_Request_free(&sent.request);
+// Under the lock: the outbox for `dest` goes as one batch.
+void send_batch(Shadow& shadow, int dest) {
+  Outbox& box = shadow.outboxes[static_cast<std::size_t>(dest)];
+  if (box.records.empty()) return;
+  // Each datatype's text once per batch; a batch mostly has one or two.
+  std::vector<std::pair<const TypeInfo*, std::uint32_t>> offsets;
+  std::string texts;
+  auto bytes = std::make_unique<std::vector<char>>(sizeof(BatchHeader) + box.records.size() * sizeof(Record));
+  for (std::size_t i = 0; i < box.records.size(); ++i) {
+    Outgoing& out = box.records[i];
+    if (out.type) {
+      const auto known = std::find_if(offsets.begin(), offsets.end(),
+                                      [&](const auto& entry) { return entry.first == out.type.get(); });
+      if (known != offsets.end()) {
+        out.record.type_text = known->second;
+      } else {
+        out.record.type_text = static_cast<std::uint32_t>(texts.size());
+        offsets.emplace_back(out.type.get(), out.record.type_text);
+        texts.append(out.type->text).push_back('\0');
+      }
     }
+    std::memcpy(bytes->data() + sizeof(BatchHeader) + i * sizeof(Record), &out.record, sizeof(Record));
   }
-  s.in_flight.clear();
+  if (texts.empty()) texts.push_back('\0');  // a record without a type (a cancel) points here
+  BatchHeader header;
+  header.records = static_cast<std::uint32_t>(box.records.size());
+  header.text_bytes = static_cast<std::uint32_t>(texts.size());
+  std::memcpy(bytes->data(), &header, sizeof(header));
+  bytes->insert(bytes->end(), texts.begin(), texts.end());
+  BatchInFlight batch;
+  batch.bytes = std::move(bytes);
+  if (PMPI_Isend(batch.bytes->data(), static_cast<int>(batch.bytes->size()), MPI_BYTE, dest, kBatchTag,
+                 usable_dup(shadow), &batch.request) == MPI_SUCCESS) {
+    shadow.records_to[static_cast<std::size_t>(dest)] += header.records;
+    reap_sent_batches(shadow);
+    shadow.in_flight.push_back(std::move(batch));
+  }
+  box.records.clear();
 }
 
-std::string sent_call_text(const Payload& p, int dest_rank, int tag, const std::string& comm) {
-  return fmt::format("{}(count={}, datatype={}, dest={}, tag={}, comm={})", p.function, p.count, p.type, dest_rank,
-                     tag, comm);
+// Under the lock: every outbox that holds records goes, or those of `only`.
+void send_filled(const Shadow* only = nullptr) {
+  State& s = state();
+  auto keep = s.filled.begin();
+  for (const auto& [shadow, dest] : s.filled) {
+    if (only && shadow != only) {
+      *keep++ = {shadow, dest};
+      continue;
+    }
+    send_batch(*shadow, dest);
+  }
+  s.filled.erase(keep, s.filled.end());
 }
 
-Signature signature_of(const Payload& p) {
+std::uint32_t intern_text(Shadow& shadow, const char* text) {
+  const auto [found, added] = shadow.text_index.try_emplace(text, static_cast<std::uint32_t>(shadow.texts.size()));
+  if (added) shadow.texts.emplace_back(text);
+  return found->second;
+}
+
+Signature signature_of(const Record& r) {
   Signature sig;
-  sig.bytes = p.bytes;
-  sig.hash = p.hash;
-  sig.elements = p.elements;
-  sig.untyped = p.untyped != 0;
-  sig.known = p.known != 0;
+  sig.bytes = r.bytes;
+  sig.hash = r.hash;
+  sig.untyped = (r.flags & kUntyped) != 0;
+  sig.known = (r.flags & kKnown) != 0;
   return sig;
+}
+
+// Under the lock: whether `taken` broke the type matching rules against
+// `sent`; the mismatch goes to `found`.
+void compare(const Taken& taken, const Arrived& sent, Shadow& shadow, int source, std::vector<Mismatch>& found) {
+  if (!taken.compare || (sent.record.flags & kMultipleThreads)) return;
+  if (taken.received_bytes != sent.record.bytes) return;  // truncation: MPI's own error
+  const Signature mine = signature_of(*taken.type, taken.count, taken.received_bytes);
+  if (!mine.differs_from(signature_of(sent.record))) return;
+  found.push_back({taken, sent.record, shadow.texts[sent.type_text], world_rank_of(shadow.peers, source), source,
+                   shadow.name});
+}
+
+// Under the lock: one arrived record of comm rank `source`, paired with the
+// receive that waited for it, if any.
+void arrive(Shadow& shadow, int source, const Record& record, const char* type_text, std::vector<Mismatch>& found) {
+  Stream& stream = shadow.streams[stream_key(source, record.tag)];
+  if (record.flags & kCancel) {
+    // The cancelled send's record came in an earlier batch or this one
+    // (one sender's batches arrive in order): no receive took it.
+    const auto cancelled = std::find_if(stream.arrived.begin(), stream.arrived.end(),
+                                        [&](const Arrived& a) { return a.record.number == record.number; });
+    if (cancelled != stream.arrived.end()) stream.arrived.erase(cancelled);
+    return;
+  }
+  const Arrived arrived{record, intern_text(shadow, type_text)};
+  if (stream.taken.empty()) {
+    stream.arrived.push_back(arrived);
+    return;
+  }
+  compare(stream.taken.front(), arrived, shadow, source, found);
+  stream.taken.pop_front();
+  --shadow.taken_waiting;
+}
+
+// Under the lock: every batch that has arrived on `shadow`.
+void take_batches(Shadow& shadow, std::vector<Mismatch>& found) {
+  std::vector<char> bytes;
+  while (true) {
+    int flag = 0;
+    MPI_Status status;
+    if (PMPI_Iprobe(MPI_ANY_SOURCE, kBatchTag, usable_dup(shadow), &flag, &status) != MPI_SUCCESS || !flag) return;
+    int size = 0;
+    PMPI_Get_count(&status, MPI_BYTE, &size);
+    bytes.resize(static_cast<std::size_t>(std::max(size, 0)));
+    if (PMPI_Recv(bytes.data(), size, MPI_BYTE, status.MPI_SOURCE, kBatchTag, shadow.dup, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS)
+      return;
+    BatchHeader header;
+    if (bytes.size() < sizeof(header)) continue;
+    std::memcpy(&header, bytes.data(), sizeof(header));
+    const std::size_t texts_at = sizeof(header) + std::size_t{header.records} * sizeof(Record);
+    if (header.magic != BatchHeader{}.magic || texts_at + header.text_bytes != bytes.size() || header.text_bytes == 0 ||
+        bytes.back() != '\0') {
+      log::debug("a batch of message records from comm rank {} is malformed: ignored", status.MPI_SOURCE);
+      continue;
+    }
+    for (std::uint32_t i = 0; i < header.records; ++i) {
+      Record record;
+      std::memcpy(&record, bytes.data() + sizeof(header) + i * sizeof(Record), sizeof(Record));
+      if (record.type_text >= header.text_bytes) record.type_text = header.text_bytes - 1;
+      arrive(shadow, status.MPI_SOURCE, record, bytes.data() + texts_at + record.type_text, found);
+    }
+    shadow.records_arrived += header.records;
+  }
+}
+
+// Under the lock: once per tick of the monitor, every filled outbox goes and
+// every shadow takes its arrived batches.
+void on_tick(std::vector<Mismatch>& found) {
+  State& s = state();
+  const std::uint32_t now = tick::now();
+  if (now == s.tick) return;
+  s.tick = now;
+  send_filled();
+  for (auto& [comm, shadow] : s.shadows)
+    if (shadow.starting == MPI_REQUEST_NULL) take_batches(shadow, found);
+}
+
+std::string sent_call_text(const Record& r, const std::string& type, int dest_rank, const std::string& comm) {
+  return fmt::format("{}(count={}, datatype={}, dest={}, tag={}, comm={})",
+                     function_info(static_cast<FunctionId>(r.function)).name, r.count, type, dest_rank, r.tag, comm);
+}
+
+// After the lock: one report per mismatch, by the receiving rank.
+void report_mismatches(const std::vector<Mismatch>& found) {
+  for (const Mismatch& m : found) {
+    const Taken& t = m.taken;
+    const TypeInfo& receive_type = *t.type;
+    const std::string receive_amount = amount_text(receive_type, t.count);
+    const int me = world_rank();
+    report::Finding finding;
+    finding.check = report::Check::MessageDatatype;
+    finding.summary = {
+        fmt::format("The type signature of a message from rank {} to rank {} (tag {}, {}) differs between send and "
+                    "receive:",
+                    m.sender, me, m.sent.tag, m.comm),
+        fmt::format("sent as {} x {} ({} B), received as {}.", m.sent.count, m.sent_type, m.sent.bytes,
+                    t.received_bytes == receive_type.size * t.count
+                        ? receive_amount
+                        : fmt::format("the first {} B of {}", t.received_bytes, receive_amount))};
+    const char* function = function_info(t.function).name;
+    const std::string receive_call = fmt::format("{}(count={}, datatype={}, source={}, tag={}, comm={})", function,
+                                                 t.count, receive_type.text, m.source, m.sent.tag, m.comm);
+    if (t.posted_at) {
+      finding.parties.push_back({{me}, "completed the receive", "", call_site_stack(t.completed_at)});
+      finding.parties.push_back({{me}, "posted it", receive_call, call_site_stack(t.posted_at)});
+    } else {
+      finding.parties.push_back({{me}, "received it", receive_call, call_site_stack(t.completed_at)});
+    }
+    finding.parties.push_back({{m.sender}, "sent it", sent_call_text(m.sent, m.sent_type, me, m.comm),
+                               call_site_frames(m.sent.call_site)});
+    finding.key = fmt::format("datatype {} {} {} {} {}", function, receive_type.text, m.sent_type, m.sent.call_site,
+                              m.sent.count);
+    report(std::move(finding));
+  }
 }
 
 // Whether `shadow` had a receive freed while active that may have taken a
@@ -193,43 +440,41 @@ bool taken_by_abandoned(Shadow& shadow, int source, int tag) {
   return false;
 }
 
-// Takes `count` shadow messages sent to this rank on any of `from`, as they
-// come; `arrived` counts them. Those that a receive freed while active may
-// have taken are left out of the result.
-std::vector<PendingMessage> take_pending(std::int64_t count, const std::vector<Shadow*>& from, std::int64_t& arrived) {
-  std::vector<PendingMessage> taken;
-  arrived = 0;
+// Takes the batches of `shadows` until `expected` records have arrived in
+// all, as they come; returns how many did not come within kDrainLimit.
+std::int64_t take_remaining(const std::vector<Shadow*>& shadows, std::int64_t expected, std::vector<Mismatch>& found) {
+  const auto arrived = [&] {
+    std::int64_t total = 0;
+    for (const Shadow* shadow : shadows) total += shadow->records_arrived;
+    return total;
+  };
   const auto limit = std::chrono::steady_clock::now() + kDrainLimit;
-  while (arrived < count && std::chrono::steady_clock::now() < limit) {
-    bool found = false;
-    for (Shadow* shadow : from) {
-      int flag = 0;
-      MPI_Status status;
-      if (PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, usable_dup(*shadow), &flag, &status) != MPI_SUCCESS || !flag)
-        continue;
-      PendingMessage pending;
-      PMPI_Recv(&pending.payload, sizeof(Payload), MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, shadow->dup,
-                MPI_STATUS_IGNORE);
-      ++arrived;
-      found = true;
-      if (taken_by_abandoned(*shadow, status.MPI_SOURCE, status.MPI_TAG)) continue;
-      pending.source = world_rank_of(shadow->peers, status.MPI_SOURCE);
-      pending.tag = status.MPI_TAG;
-      pending.dest = shadow->rank;
-      pending.comm = shadow->name;
-      taken.push_back(pending);
-    }
-    if (!found) {
+  while (arrived() < expected && std::chrono::steady_clock::now() < limit) {
+    const std::int64_t before = arrived();
+    for (Shadow* shadow : shadows) take_batches(*shadow, found);
+    if (arrived() == before) {
       const timespec pause{0, 1'000'000};
       nanosleep(&pause, nullptr);
     }
   }
-  return taken;
+  return std::max<std::int64_t>(expected - arrived(), 0);
+}
+
+// The records of `shadow` that no receive took, but those a receive freed
+// while active may have taken.
+void collect_pending(Shadow& shadow, std::vector<PendingMessage>& pending) {
+  for (auto& [key, stream] : shadow.streams)
+    for (const Arrived& arrived : stream.arrived) {
+      const int source = static_cast<int>(static_cast<std::uint32_t>(key >> 32));
+      if (taken_by_abandoned(shadow, source, arrived.record.tag)) continue;
+      pending.push_back({world_rank_of(shadow.peers, source), shadow.rank, &shadow, arrived.record,
+                         shadow.texts[arrived.type_text]});
+    }
 }
 
 // One report of the messages sent to this rank on `where` and never
 // received; `missing` of them did not even arrive.
-void report_pending(const std::vector<PendingMessage>& pending, std::int64_t missing, const std::string& where,
+void report_pending(std::vector<PendingMessage> pending, std::int64_t missing, const std::string& where,
                     const char* when) {
   const State& s = state();
   const std::int64_t count = static_cast<std::int64_t>(pending.size()) + missing;
@@ -239,6 +484,10 @@ void report_pending(const std::vector<PendingMessage>& pending, std::int64_t mis
                when);
     return;
   }
+  // In the order each sender sent them.
+  std::stable_sort(pending.begin(), pending.end(), [](const PendingMessage& a, const PendingMessage& b) {
+    return std::tie(a.source, a.record.number) < std::tie(b.source, b.record.number);
+  });
   report::Finding finding;
   finding.check = report::Check::MessagePending;
   const int me = world_rank();
@@ -256,17 +505,35 @@ void report_pending(const std::vector<PendingMessage>& pending, std::int64_t mis
       break;
     }
     ++listed;
-    const Payload& p = message.payload;
+    const Record& r = message.record;
     finding.summary.push_back(fmt::format("message {}: from rank {}, tag {}, {}, {} B ({} x {}), sent by {}", listed,
-                                          message.source, message.tag, message.comm, p.bytes, p.count, p.type,
-                                          p.function));
+                                          message.source, r.tag, message.shadow->name, r.bytes, r.count, message.type,
+                                          function_info(static_cast<FunctionId>(r.function)).name));
     finding.parties.push_back({{message.source},
                                fmt::format("sent message {}", listed),
-                               sent_call_text(p, message.dest, message.tag, message.comm),
-                               call_site_frames(p.call_site)});
+                               sent_call_text(r, message.type, message.dest, message.shadow->name),
+                               call_site_frames(r.call_site)});
   }
-  finding.key = fmt::format("pending {} {}", where, pending.empty() ? 0 : pending.front().payload.call_site);
+  finding.key = fmt::format("pending {} {}", where, pending.empty() ? 0 : pending.front().record.call_site);
   report(std::move(finding), /*own_stack=*/true);
+}
+
+// Every batch sent on `shadow` completed, as far as the receivers drained
+// them; those that did not are cancelled.
+void complete_sent_batches(Shadow& shadow) {
+  const auto limit = std::chrono::steady_clock::now() + kDrainLimit;
+  for (BatchInFlight& batch : shadow.in_flight) {
+    int done = 0;
+    while (PMPI_Test(&batch.request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done &&
+           std::chrono::steady_clock::now() < limit)
+      sched_yield();
+    if (!done) {
+      PMPI_Cancel(&batch.request);
+      PMPI_Request_free(&batch.request);
+      (void)batch.bytes.release();  // MPI may still read it
+    }
+  }
+  shadow.in_flight.clear();
 }
 
 // The shadow of `comm`, where this process has `rank`, without its duplicate.
@@ -279,7 +546,8 @@ Shadow shadow_of(MPI_Comm comm, int rank) {
   } else {
     shadow.name = "a communicator";
   }
-  shadow.sent_to.assign(shadow.peers.size(), 0);
+  shadow.outboxes.resize(shadow.peers.size());
+  shadow.records_to.assign(shadow.peers.size(), 0);
   return shadow;
 }
 
@@ -292,9 +560,27 @@ Shadow make_shadow(MPI_Comm comm) {
   return shadow;
 }
 
+// Under the lock: `comm`'s shadow, out of the table.
+Shadow remove_shadow(std::unordered_map<MPI_Comm, Shadow>::iterator found) {
+  State& s = state();
+  send_filled(&found->second);
+  usable_dup(found->second);  // before the move: MPI may write the handle until then
+  Shadow shadow = std::move(found->second);
+  s.shadows.erase(found);
+  s.last_comm = MPI_COMM_NULL;
+  s.last_shadow = nullptr;
+  return shadow;
+}
+
 }  // namespace
 
-std::vector<Frame> call_site_stack(const void* call_site) { return call_site_frames(call_site_of(call_site)); }
+std::vector<Frame> call_site_stack(const void* call_site) {
+  if (!call_site) return {};
+  stacks::RawStack raw;
+  raw.pcs[0] = const_cast<void*>(call_site);
+  raw.depth = 1;
+  return stacks::symbolize_every_frame(raw);
+}
 
 void start_messages(bool datatype_check, bool pending_check, int max_pending, bool multiple_threads) {
   State& s = state();
@@ -306,78 +592,83 @@ void start_messages(bool datatype_check, bool pending_check, int max_pending, bo
   if (!datatype_check && !pending_check) return;
   s.shadows[MPI_COMM_WORLD] = make_shadow(MPI_COMM_WORLD);
   s.shadows[MPI_COMM_SELF] = make_shadow(MPI_COMM_SELF);
+  s.tick = tick::now();
   detail::shadowing = true;
 }
 
 void communicator_created(MPI_Comm created) {
   if (created == MPI_COMM_NULL) return;
   Shadow shadow = make_shadow(created);
-  State& s = state();
-  const std::lock_guard lock(s.mutex);
-  s.shadows[created] = std::move(shadow);
+  const Guard guard;
+  state().shadows[created] = std::move(shadow);
 }
 
 void communicator_dup_started(MPI_Comm parent, MPI_Comm created) {
   int rank = 0;
   PMPI_Comm_rank(parent, &rank);
   Shadow shadow = shadow_of(created, rank);
-  State& s = state();
-  const std::lock_guard lock(s.mutex);
-  Shadow& kept = s.shadows[created] = std::move(shadow);
+  const Guard guard;
+  Shadow& kept = state().shadows[created] = std::move(shadow);
   // Into the kept shadow, whose address lasts: MPI may write the handle
   // until the request completes.
   PMPI_Comm_idup(parent, &kept.dup, &kept.starting);
 }
 
-std::uint64_t send_shadow(const char* function, std::int64_t count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm, const void* call_site) {
+std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   const void* call_site) {
   if (dest == MPI_PROC_NULL) return 0;
-  auto payload = std::make_unique<Payload>();
-  const Signature sig = signature_of(type, count);
-  payload->bytes = sig.bytes;
-  payload->elements = sig.elements;
-  payload->count = count;
-  payload->hash = sig.hash;
-  payload->untyped = sig.untyped;
-  payload->known = sig.known;
-  payload->multiple_threads = state().multiple_threads;
-  payload->call_site = call_site_of(call_site);
-  std::strncpy(payload->function, function, sizeof(payload->function) - 1);
-  const std::string type_text = datatype_text(type);
-  std::strncpy(payload->type, type_text.c_str(), sizeof(payload->type) - 1);
   State& s = state();
-  const std::lock_guard lock(s.mutex);
-  const auto found = s.shadows.find(comm);
-  if (found == s.shadows.end()) return 0;
-  Shadow& shadow = found->second;
-  if (dest < 0 || dest >= static_cast<int>(shadow.sent_to.size())) return 0;
-  MPI_Request request = MPI_REQUEST_NULL;
-  if (PMPI_Isend(payload.get(), sizeof(Payload), MPI_BYTE, dest, tag, usable_dup(shadow), &request) != MPI_SUCCESS)
-    return 0;
-  ++shadow.sent_to[static_cast<std::size_t>(dest)];
-  const std::uint64_t number = s.next_number++;
-  reap_completed();
-  s.in_flight.push_back({number, request, std::move(payload), comm, dest});
+  Outgoing out;
+  out.type = type_info(type);
+  const Signature sig = type == MPI_DATATYPE_NULL ? Signature{.known = false} : signature_of(*out.type, count);
+  Record& r = out.record;
+  r.count = count;
+  r.bytes = sig.bytes;
+  r.hash = sig.hash;
+  r.call_site = call_site_of(call_site);
+  r.tag = tag;
+  r.function = static_cast<std::uint16_t>(function);
+  r.flags = (sig.untyped ? kUntyped : 0) | (sig.known ? kKnown : 0) | (s.multiple_threads ? kMultipleThreads : 0);
+  std::vector<Mismatch> found;
+  std::uint64_t number = 0;
+  {
+    const Guard guard;
+    Shadow* shadow = find_shadow(comm);
+    if (!shadow || dest < 0 || dest >= static_cast<int>(shadow->outboxes.size())) return 0;
+    number = r.number = s.next_number++;
+    Outbox& box = shadow->outboxes[static_cast<std::size_t>(dest)];
+    if (box.records.empty()) s.filled.emplace_back(shadow, dest);
+    box.records.push_back(std::move(out));
+    if (box.records.size() >= kBatch) {
+      send_batch(*shadow, dest);
+      std::erase(s.filled, std::pair{shadow, dest});
+    }
+    on_tick(found);
+  }
+  report_mismatches(found);
   return number;
 }
 
-void cancel_shadow(std::uint64_t number) {
+void cancelled_send(std::uint64_t number, MPI_Comm comm, int dest, int tag) {
   if (number == 0) return;
   State& s = state();
-  const std::lock_guard lock(s.mutex);
-  for (auto sent = s.in_flight.begin(); sent != s.in_flight.end(); ++sent) {
-    if (sent->number != number) continue;
-    PMPI_Cancel(&sent->request);
-    MPI_Status status;
-    PMPI_Wait(&sent->request, &status);
-    int cancelled = 0;
-    PMPI_Test_cancelled(&status, &cancelled);
-    if (cancelled)
-      if (const auto found = s.shadows.find(sent->comm); found != s.shadows.end())
-        --found->second.sent_to[static_cast<std::size_t>(sent->dest)];
-    s.in_flight.erase(sent);
+  const Guard guard;
+  Shadow* shadow = find_shadow(comm);
+  if (!shadow || dest < 0 || dest >= static_cast<int>(shadow->outboxes.size())) return;
+  Outbox& box = shadow->outboxes[static_cast<std::size_t>(dest)];
+  const auto waiting = std::find_if(box.records.begin(), box.records.end(),
+                                    [&](const Outgoing& out) { return out.record.number == number; });
+  if (waiting != box.records.end()) {
+    box.records.erase(waiting);
     return;
   }
+  // Sent already: its receiver drops it.
+  Outgoing marker;
+  marker.record.number = number;
+  marker.record.tag = tag;
+  marker.record.flags = kCancel;
+  if (box.records.empty()) s.filled.emplace_back(shadow, dest);
+  box.records.push_back(std::move(marker));
 }
 
 void received(const Receive& receive, const MPI_Status& status) {
@@ -386,81 +677,55 @@ void received(const Receive& receive, const MPI_Status& status) {
   PMPI_Test_cancelled(&status, &cancelled);
   if (cancelled) return;
   State& s = state();
-  MPI_Comm dup = MPI_COMM_NULL;
-  int sender = status.MPI_SOURCE;
-  std::string comm_name;
+  Taken taken;
+  taken.compare = s.datatype_check && receive.known_type && !s.multiple_threads && receive.in_order &&
+                  (receive.posted_at || receive_in_order(receive.comm, status.MPI_SOURCE, status.MPI_TAG));
+  if (taken.compare) {
+    int received_bytes = 0;
+    PMPI_Get_count(&status, MPI_BYTE, &received_bytes);
+    taken.compare = received_bytes != MPI_UNDEFINED;
+    taken.received_bytes = received_bytes;
+    taken.function = receive.function;
+    taken.count = receive.count;
+    taken.type = type_info(receive.type);
+    taken.posted_at = receive.posted_at;
+    taken.completed_at = receive.completed_at;
+  }
+  std::vector<Mismatch> found;
   {
-    const std::lock_guard lock(s.mutex);
-    const auto found = s.shadows.find(receive.comm);
-    if (found == s.shadows.end()) return;
-    ++found->second.received;
-    dup = usable_dup(found->second);
-    sender = world_rank_of(found->second.peers, status.MPI_SOURCE);
-    if (s.datatype_check) comm_name = found->second.name;
+    const Guard guard;
+    Shadow* shadow = find_shadow(receive.comm);
+    if (!shadow) return;
+    Stream& stream = shadow->streams[stream_key(status.MPI_SOURCE, status.MPI_TAG)];
+    if (!stream.arrived.empty()) {
+      compare(taken, stream.arrived.front(), *shadow, status.MPI_SOURCE, found);
+      stream.arrived.pop_front();
+    } else {
+      stream.taken.push_back(std::move(taken));
+      // Many receives waiting: their batches are due.
+      if (++shadow->taken_waiting >= kBatch) take_batches(*shadow, found);
+    }
+    on_tick(found);
   }
-  Payload sent;
-  if (PMPI_Recv(&sent, sizeof(Payload), MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, dup, MPI_STATUS_IGNORE) !=
-      MPI_SUCCESS)
-    return;
-  if (!s.datatype_check || !receive.known_type || s.multiple_threads || sent.multiple_threads) return;
-  if (!receive.in_order || (!receive.posted_at && !receive_in_order(receive.comm, status.MPI_SOURCE, status.MPI_TAG)))
-    return;
-  int received_bytes = 0;
-  PMPI_Get_count(&status, MPI_BYTE, &received_bytes);
-  if (received_bytes == MPI_UNDEFINED || received_bytes != sent.bytes) return;  // truncation: MPI's own error
-  const Signature mine = signature_of(receive.type, receive.count, received_bytes);
-  if (!mine.differs_from(signature_of(sent))) return;
-  const std::string receive_type = datatype_text(receive.type);
-  MPI_Count type_size = 0;
-  PMPI_Type_size_x(receive.type, &type_size);
-  const std::string receive_amount = amount_text(receive.type, receive.count);
-  report::Finding finding;
-  finding.check = report::Check::MessageDatatype;
-  finding.summary = {
-      fmt::format("The type signature of a message from rank {} to rank {} (tag {}, {}) differs between send and "
-                  "receive:",
-                  sender, world_rank(), status.MPI_TAG, comm_name),
-      fmt::format("sent as {} x {} ({} B), received as {}.", sent.count, sent.type, sent.bytes,
-                  received_bytes == type_size * receive.count
-                      ? receive_amount
-                      : fmt::format("the first {} B of {}", received_bytes, receive_amount))};
-  const std::string receive_call =
-      fmt::format("{}(count={}, datatype={}, source={}, tag={}, comm={})", receive.function, receive.count,
-                  receive_type, status.MPI_SOURCE, status.MPI_TAG, comm_name);
-  // The first party gets this rank's stack: where the receive completed.
-  if (receive.posted_at) {
-    finding.parties.push_back({{world_rank()}, "completed the receive", "", {}});
-    finding.parties.push_back(
-        {{world_rank()}, "posted it", receive_call, call_site_stack(receive.posted_at)});
-  } else {
-    finding.parties.push_back({{world_rank()}, "received it", receive_call, {}});
-  }
-  finding.parties.push_back({{sender}, "sent it", sent_call_text(sent, world_rank(), status.MPI_TAG, comm_name),
-                             call_site_frames(sent.call_site)});
-  finding.key = fmt::format("datatype {} {} {} {} {}", receive.function, receive_type, sent.type, sent.call_site,
-                            sent.count);
-  report(std::move(finding), /*own_stack=*/true);
+  report_mismatches(found);
 }
 
 void probed(MPI_Message message, MPI_Comm comm) {
   if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC) return;
-  State& s = state();
-  const std::lock_guard lock(s.mutex);
-  s.probed[message] = comm;
+  const Guard guard;
+  state().probed[message] = comm;
 }
 
 void lost_count_of_messages() { state().count_lost.store(true, std::memory_order_relaxed); }
 
 void receive_abandoned(MPI_Comm comm, int source, int tag) {
-  State& s = state();
-  const std::lock_guard lock(s.mutex);
-  if (const auto found = s.shadows.find(comm); found != s.shadows.end())
-    found->second.abandoned.emplace_back(source, tag);
+  const Guard guard;
+  if (Shadow* shadow = find_shadow(comm)) shadow->abandoned.emplace_back(source, tag);
 }
 
 MPI_Comm take_probed(MPI_Message message) {
   State& s = state();
-  const std::lock_guard lock(s.mutex);
+  const Guard guard;
   const auto found = s.probed.find(message);
   if (found == s.probed.end()) return MPI_COMM_NULL;
   const MPI_Comm comm = found->second;
@@ -472,24 +737,26 @@ void communicator_freeing(MPI_Comm comm) {
   State& s = state();
   Shadow shadow;
   {
-    const std::lock_guard lock(s.mutex);
+    const Guard guard;
     const auto found = s.shadows.find(comm);
     if (found == s.shadows.end()) return;
-    usable_dup(found->second);  // before the move: MPI may write the handle until then
-    shadow = std::move(found->second);
-    s.shadows.erase(found);
+    shadow = remove_shadow(found);
   }
   // What each peer sent here: an all-to-all of counts, which means the same
   // on an inter-communicator (whose groups may differ in size) as on an
   // intra-communicator.
-  std::vector<std::int64_t> sent_here(shadow.sent_to.size(), 0);
-  if (!shadow.sent_to.empty())
-    PMPI_Alltoall(shadow.sent_to.data(), 1, MPI_INT64_T, sent_here.data(), 1, MPI_INT64_T, shadow.dup);
-  std::int64_t expected = -shadow.received;
+  std::vector<std::int64_t> sent_here(shadow.records_to.size(), 0);
+  if (!shadow.records_to.empty())
+    PMPI_Alltoall(shadow.records_to.data(), 1, MPI_INT64_T, sent_here.data(), 1, MPI_INT64_T, shadow.dup);
+  std::int64_t expected = 0;
   for (const std::int64_t count : sent_here) expected += count;
-  std::int64_t arrived = 0;
-  const std::vector<PendingMessage> pending = take_pending(expected, {&shadow}, arrived);
-  report_pending(pending, expected - arrived, shadow.name, "MPI_Comm_free");
+  std::vector<Mismatch> found;
+  const std::int64_t missing = take_remaining({&shadow}, expected, found);
+  report_mismatches(found);
+  std::vector<PendingMessage> pending;
+  collect_pending(shadow, pending);
+  report_pending(std::move(pending), missing, shadow.name, "MPI_Comm_free");
+  complete_sent_batches(shadow);
   PMPI_Comm_free(&shadow.dup);
 }
 
@@ -498,35 +765,38 @@ void finish_messages() {
   State& s = state();
   int world_size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  std::vector<std::int64_t> sent_to(static_cast<std::size_t>(world_size), 0);
-  std::int64_t received = 0;
+  std::vector<std::int64_t> records_to(static_cast<std::size_t>(world_size), 0);
   std::vector<Shadow*> live;
   MPI_Comm world_dup = MPI_COMM_NULL;
   {
-    const std::lock_guard lock(s.mutex);
+    const Guard guard;
+    send_filled();
     for (auto& [comm, shadow] : s.shadows) {
-      for (std::size_t i = 0; i < shadow.sent_to.size(); ++i)
-        sent_to[static_cast<std::size_t>(shadow.peers[i])] += shadow.sent_to[i];
-      received += shadow.received;
+      for (std::size_t i = 0; i < shadow.records_to.size(); ++i)
+        records_to[static_cast<std::size_t>(shadow.peers[i])] += shadow.records_to[i];
+      usable_dup(shadow);
       live.push_back(&shadow);
     }
     world_dup = s.shadows.at(MPI_COMM_WORLD).dup;
   }
+  // Every other thread is done with MPI: no lock from here on.
   std::int64_t expected = 0;
-  PMPI_Reduce_scatter_block(sent_to.data(), &expected, 1, MPI_INT64_T, MPI_SUM, world_dup);
-  expected -= received;
-  std::int64_t arrived = 0;
-  const std::vector<PendingMessage> pending = take_pending(expected, live, arrived);
-  report_pending(pending, expected - arrived, "its communicators", "MPI_Finalize");
-  complete_in_flight();
+  PMPI_Reduce_scatter_block(records_to.data(), &expected, 1, MPI_INT64_T, MPI_SUM, world_dup);
+  std::vector<Mismatch> found;
+  const std::int64_t missing = take_remaining(live, expected, found);
+  report_mismatches(found);
+  std::vector<PendingMessage> pending;
+  for (Shadow* shadow : live) collect_pending(*shadow, pending);
+  report_pending(std::move(pending), missing, "its communicators", "MPI_Finalize");
+  for (Shadow* shadow : live) complete_sent_batches(*shadow);
   detail::shadowing = false;
   // The shadows go as the program's communicators do: MPICH keeps a
-  // communicator's memory past MPI_Finalize unless it was freed. A duplicate
-  // still being made by MPI_Comm_idup is left, as waiting for it could hang.
-  const std::lock_guard lock(s.mutex);
+  // communicator's memory past MPI_Finalize unless it was freed.
   for (auto& [comm, shadow] : s.shadows)
-    if (shadow.starting == MPI_REQUEST_NULL && shadow.dup != MPI_COMM_NULL) PMPI_Comm_free(&shadow.dup);
+    if (shadow.dup != MPI_COMM_NULL) PMPI_Comm_free(&shadow.dup);
   s.shadows.clear();
+  s.last_comm = MPI_COMM_NULL;
+  s.last_shadow = nullptr;
 }
 
 }  // namespace mpisentry::checks

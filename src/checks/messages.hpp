@@ -1,11 +1,20 @@
-// GLOBAL:MSG:DATATYPE:MISMATCH and GLOBAL:MSG:PENDING, ITC's way: every
-// message gets one shadow message on a shadow communicator (a duplicate of
-// the program's, made with it), to the same destination with the same tag,
-// carrying the sender's type signature and call site. MPI keeps messages
+// GLOBAL:MSG:DATATYPE:MISMATCH and GLOBAL:MSG:PENDING: the per-message
+// channel. Each sender keeps one record per message (its type signature,
+// call and call site) in an outbox per communicator and destination, and
+// sends the outbox as one batch on a shadow communicator (a duplicate of the
+// program's, made with it) when it holds kBatch records, when the monitor's
+// tick has passed (records wait at most about two DEADLOCK-CHECK-INTERVALs),
+// and when the communicator is freed or MPI finalized. MPI keeps messages
 // from one source with one tag on one communicator in order, so the n-th
-// message a receive takes from (source, tag) pairs with the n-th shadow
-// message from there. What was sent and never received is the shadow
-// messages left over when a communicator is freed or MPI is finalized.
+// message a receiver takes from (source, tag) pairs with the n-th record
+// from there: a receive compares at once when the record is there, else
+// when its batch arrives. What was sent and never received is the records
+// left over when a communicator is freed or MPI is finalized.
+//
+// Below MPI_THREAD_MULTIPLE the program's MPI calls never overlap, and the
+// channel takes no lock; at MULTIPLE one lock guards it, and types are not
+// compared (two threads' messages of one source and tag may pair with each
+// other's records).
 //
 // The wrappers hold check objects around the forwarded call:
 //   (SendCheck(...)).done(PMPI_Send(...))
@@ -20,6 +29,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "api/functions.hpp"
 #include "report/snapshot.hpp"
 
 namespace mpisentry::checks {
@@ -33,14 +43,12 @@ inline bool shadowing() noexcept { return detail::shadowing; }
 // The program's return address of the wrapper it called.
 #define MPISENTRY_CALL_SITE __builtin_return_address(0)
 
-// The frames of a call site of this process's executable (empty elsewhere).
+// The frames of a call site of this process (any module), innermost first.
 std::vector<Frame> call_site_stack(const void* call_site);
 
 // From checks::start (collective over MPI_COMM_WORLD): shadows of
 // MPI_COMM_WORLD and MPI_COMM_SELF when a GLOBAL:MSG check is on.
-// `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE, where two
-// threads' messages of one source and tag may pair with each other's
-// shadows, so its messages' types are not compared.
+// `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE.
 void start_messages(bool datatype_check, bool pending_check, int max_pending, bool multiple_threads);
 
 // After a call made `created` (MPI_COMM_NULL on ranks not in it), on every
@@ -61,48 +69,50 @@ inline void shadow_dup_started(MPI_Comm parent, MPI_Comm created) {
 }
 
 // Before MPI_Comm_free or MPI_Comm_disconnect frees `comm` (collective over
-// it): reports the messages sent on it and never received, frees its shadow.
+// it): the records of its messages reach their receivers, which compare
+// them and report the messages never received; its shadow is freed.
 void communicator_freeing(MPI_Comm comm);
 
-// In MPI_Finalize, on every rank: the messages still pending on any
-// communicator.
+// In MPI_Finalize, on every rank: the same for every communicator left.
 void finish_messages();
 
-// The shadow of one message, `function` having sent it from `call_site`.
-// Returns the shadow's number for cancel_shadow (0: none was sent).
-std::uint64_t send_shadow(const char* function, std::int64_t count, MPI_Datatype type, int dest, int tag,
-                          MPI_Comm comm, const void* call_site);
+// A message that `function` sent from `call_site` (at its start, for a
+// nonblocking send). Returns the record's number for cancelled_send (0:
+// none was kept).
+std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   const void* call_site);
 
-// What a completed receive got: takes its shadow message and compares it
-// with the receive's signature cut to the received bytes. `known_type`
-// false: only the shadow is taken (a receive whose type the wrapper does
+// What a completed receive got: pairs with its record and compares the
+// receive's signature, cut to the received bytes, with the sender's.
+// `known_type` false: only paired (a receive whose type the wrapper does
 // not have).
 struct Receive {
-  const char* function = "";
+  FunctionId function = FunctionId::None;
   std::int64_t count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
   bool known_type = true;
-  const void* posted_at = nullptr;  // a nonblocking receive's call site; nullptr for a blocking one
-  // False when its shadow may be another message's: it completed before a
+  const void* posted_at = nullptr;     // a nonblocking receive's call site; nullptr for a blocking one
+  const void* completed_at = nullptr;  // the call site of the call that completed it
+  // False when its record may be another message's: it completed before a
   // receive posted earlier that could take the same messages, which MPI
-  // matched first (or after such a receive). Only the shadow is taken.
+  // matched first (or after such a receive). Only paired.
   bool in_order = true;
 };
 void received(const Receive& receive, const MPI_Status& status);
 
 // A receive failed in a way that consumed its message or not (an error in
-// its status): the shadow messages no longer tell what is pending, so
+// its status): the records no longer tell what is pending, so
 // GLOBAL:MSG:PENDING says nothing more.
 void lost_count_of_messages();
 
-// The program cancelled the send of shadow `number`: cancels the shadow too,
-// and when that worked the message no longer counts as sent.
-void cancel_shadow(std::uint64_t number);
+// The send of record `number` to comm rank `dest` of `comm` with `tag` was
+// cancelled: the message no longer counts as sent.
+void cancelled_send(std::uint64_t number, MPI_Comm comm, int dest, int tag);
 
 // A receive freed while active on `comm` (from comm rank `source`, or any,
-// with `tag`, or any): the message it takes has a shadow nobody takes, which
-// is not reported as pending.
+// with `tag`, or any): the message it takes has a record nobody pairs,
+// which is not reported as pending.
 void receive_abandoned(MPI_Comm comm, int source, int tag);
 
 // MPI_Mprobe and MPI_Improbe: a message handle's communicator, for the
@@ -110,21 +120,21 @@ void receive_abandoned(MPI_Comm comm, int source, int tag);
 void probed(MPI_Message message, MPI_Comm comm);
 MPI_Comm take_probed(MPI_Message message);
 
-// A blocking send: its shadow once it succeeded.
+// A blocking send: its record once it succeeded.
 class SendCheck {
  public:
-  SendCheck(const char* function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+  SendCheck(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
             const void* call_site)
       : on_(shadowing()), function_(function), count_(count), type_(type), dest_(dest), tag_(tag), comm_(comm),
         call_site_(call_site) {}
   int done(int result) const {
-    if (on_ && result == MPI_SUCCESS) send_shadow(function_, count_, type_, dest_, tag_, comm_, call_site_);
+    if (on_ && result == MPI_SUCCESS) sent(function_, count_, type_, dest_, tag_, comm_, call_site_);
     return result;
   }
 
  private:
   bool on_;
-  const char* function_;
+  FunctionId function_;
   std::int64_t count_;
   MPI_Datatype type_;
   int dest_, tag_;
@@ -136,15 +146,16 @@ class SendCheck {
 // its own when the program ignores it.
 class ReceiveCheck {
  public:
-  ReceiveCheck(const char* function, std::int64_t count, MPI_Datatype type, MPI_Comm comm, MPI_Status*& status)
-      : on_(shadowing()), receive_{function, count, type, comm, true} {
+  ReceiveCheck(FunctionId function, std::int64_t count, MPI_Datatype type, MPI_Comm comm, MPI_Status*& status,
+               const void* call_site)
+      : on_(shadowing()), receive_{function, count, type, comm, true, nullptr, call_site} {
     if (on_ && status == MPI_STATUS_IGNORE) status = &own_;
     status_ = status;
   }
   // MPI_Mrecv: the communicator is the probe's.
-  ReceiveCheck(const char* function, std::int64_t count, MPI_Datatype type, const MPI_Message* message,
-               MPI_Status*& status)
-      : ReceiveCheck(function, count, type, MPI_COMM_NULL, status) {
+  ReceiveCheck(FunctionId function, std::int64_t count, MPI_Datatype type, const MPI_Message* message,
+               MPI_Status*& status, const void* call_site)
+      : ReceiveCheck(function, count, type, MPI_COMM_NULL, status, call_site) {
     if (on_ && message) receive_.comm = take_probed(*message);
   }
   int done(int result) const {
@@ -152,7 +163,7 @@ class ReceiveCheck {
     if (result == MPI_SUCCESS) {
       received(receive_, *status_);
     } else {
-      // A truncated message is consumed (and its status is set): its shadow
+      // A truncated message is consumed (and its status is set): its record
       // too. Other errors leave the status unset.
       int error_class = MPI_SUCCESS;
       PMPI_Error_class(result, &error_class);
@@ -175,11 +186,11 @@ class ReceiveCheck {
 // MPI_Sendrecv and MPI_Sendrecv_replace.
 class SendReceiveCheck {
  public:
-  SendReceiveCheck(const char* function, std::int64_t send_count, MPI_Datatype send_type, int dest, int send_tag,
+  SendReceiveCheck(FunctionId function, std::int64_t send_count, MPI_Datatype send_type, int dest, int send_tag,
                    std::int64_t receive_count, MPI_Datatype receive_type, MPI_Comm comm, MPI_Status*& status,
                    const void* call_site)
       : send_(function, send_count, send_type, dest, send_tag, comm, call_site),
-        receive_(function, receive_count, receive_type, comm, status) {}
+        receive_(function, receive_count, receive_type, comm, status, call_site) {}
   int done(int result) const { return receive_.done(send_.done(result)); }
 
  private:

@@ -1,17 +1,16 @@
 #include "checks/requests.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "checks/findings.hpp"
 #include "checks/messages.hpp"
-#include "stacks/stacks.hpp"
+#include "records/handle_slots.hpp"
 
 namespace mpisentry::checks {
 
@@ -23,42 +22,156 @@ namespace {
 
 enum class Kind : std::uint8_t { Send, Receive, SendReceive, Other };
 
-// Live requests that keep their whole start stack (520 B each, about 0.3 us
-// to take); past this, a request keeps only its call site.
-constexpr int kMaxStacks = 4096;
-std::atomic<int> stacks_held{0};
-
-struct ReleaseStack {
-  void operator()(stacks::RawStack* stack) const {
-    stacks_held.fetch_sub(1, std::memory_order_relaxed);
-    delete stack;
-  }
-};
-
 struct Entry {
-  CallRecord record;  // as started; a matched receive's comm is the probe's
+  CallRecord record;  // as started (its leading used_bytes); a matched receive's comm is the probe's
   Kind kind = Kind::Other;
   bool persistent = false;
   bool active = false;
-  std::uint64_t shadow = 0;    // the active send's shadow message
+  bool unordered = false;    // its record may be another message's (receive_in_order)
+  std::uint64_t sent = 0;    // the active send's record in the message channel
   std::uint64_t sequence = 0;  // start order
-  bool unordered = false;      // its shadow may be another message's (receive_in_order)
   const void* call_site = nullptr;
-  // Where it was started, while a LOCAL:REQUEST check is on (and kMaxStacks allow).
-  std::unique_ptr<stacks::RawStack, ReleaseStack> stack;
+  // The active receives in start order (below MPI_THREAD_MULTIPLE only).
+  Entry* earlier = nullptr;
+  Entry* later = nullptr;
+};
+
+// Live requests by handle: open addressing with linear probing, grown at
+// half full; entries come from a free list and never move.
+class LiveRequests {
+ public:
+  Entry* find(MPI_Request request) const {
+    if (slots_.empty()) return nullptr;
+    const std::uint64_t key = handle_slots::key_of(request);
+    for (std::size_t i = home(key);; i = (i + 1) & mask()) {
+      if (slots_[i].key == key) return slots_[i].entry;
+      if (slots_[i].key == handle_slots::kEmptyKey) return nullptr;
+    }
+  }
+  // The entry for `request`, new or the one it replaces (MPI handed the
+  // handle out again).
+  Entry& insert(MPI_Request request) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    const std::uint64_t key = handle_slots::key_of(request);
+    std::size_t i = home(key);
+    for (; slots_[i].key != handle_slots::kEmptyKey; i = (i + 1) & mask())
+      if (slots_[i].key == key) {
+        *slots_[i].entry = Entry{};
+        return *slots_[i].entry;
+      }
+    slots_[i] = {key, take_entry()};
+    ++used_;
+    return *slots_[i].entry;
+  }
+  void erase(MPI_Request request) {
+    if (slots_.empty()) return;
+    const std::uint64_t key = handle_slots::key_of(request);
+    std::size_t i = home(key);
+    for (; slots_[i].key != key; i = (i + 1) & mask())
+      if (slots_[i].key == handle_slots::kEmptyKey) return;
+    free_.push_back(slots_[i].entry);
+    // Backward shift: the slots after it that probed past it move up.
+    for (std::size_t j = (i + 1) & mask(); slots_[j].key != handle_slots::kEmptyKey; j = (j + 1) & mask()) {
+      const std::size_t want = home(slots_[j].key);
+      if (((j - want) & mask()) >= ((j - i) & mask())) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i] = {};
+    --used_;
+  }
+  template <typename Visit>
+  void for_each(Visit&& visit) {
+    for (Slot& slot : slots_)
+      if (slot.key != handle_slots::kEmptyKey) visit(*slot.entry);
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t key = handle_slots::kEmptyKey;
+    Entry* entry = nullptr;
+  };
+  std::size_t mask() const { return slots_.size() - 1; }
+  std::size_t home(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask();
+  }
+  Entry* take_entry() {
+    if (free_.empty()) {
+      chunks_.push_back(std::make_unique<Entry[]>(kChunk));
+      for (std::size_t i = 0; i < kChunk; ++i) free_.push_back(&chunks_.back()[i]);
+    }
+    Entry* entry = free_.back();
+    free_.pop_back();
+    *entry = Entry{};
+    return entry;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<std::size_t>(64, old.size() * 2), Slot{});
+    for (const Slot& slot : old) {
+      if (slot.key == handle_slots::kEmptyKey) continue;
+      std::size_t i = home(slot.key);
+      while (slots_[i].key != handle_slots::kEmptyKey) i = (i + 1) & mask();
+      slots_[i] = slot;
+    }
+  }
+  static constexpr std::size_t kChunk = 256;
+  std::vector<Slot> slots_;
+  std::size_t used_ = 0;
+  std::vector<Entry*> free_;
+  std::vector<std::unique_ptr<Entry[]>> chunks_;
+};
+
+// At MPI_THREAD_MULTIPLE the requests are spread over shards by handle, each
+// with its lock; below it one shard serves, without locking.
+constexpr std::size_t kShards = 16;
+
+struct Shard {
+  std::mutex mutex;
+  LiveRequests live;
 };
 
 struct State {
   bool not_freed_check = false;
   bool premature_free_check = false;
-  std::mutex mutex;  // guards the rest
-  std::unordered_map<MPI_Request, Entry> live;
-  std::uint64_t next_sequence = 1;
+  bool multiple_threads = false;
+  Shard shards[kShards];
+  std::uint64_t next_sequence = 1;  // below MPI_THREAD_MULTIPLE
+  // The active receives in start order (below MPI_THREAD_MULTIPLE, where
+  // the message checks compare types).
+  Entry* first_receive = nullptr;
+  Entry* last_receive = nullptr;
 };
 
 State& state() {
   static State* const instance = new State;  // never destroyed: wrappers may run during exit
   return *instance;
+}
+
+Shard& shard_of(MPI_Request request) {
+  State& s = state();
+  return s.multiple_threads ? s.shards[handle_slots::home_of<kShards>(handle_slots::key_of(request))] : s.shards[0];
+}
+
+// The shard's lock, taken only where the program's calls may overlap.
+class Guard {
+ public:
+  explicit Guard(Shard& shard) : lock_(shard.mutex, std::defer_lock) {
+    if (state().multiple_threads) lock_.lock();
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
+// Start order: process-wide below MPI_THREAD_MULTIPLE, per thread at it
+// (where nothing compares the starts of two threads).
+std::uint64_t next_sequence() {
+  State& s = state();
+  if (!s.multiple_threads) return s.next_sequence++;
+  thread_local std::uint64_t own = 1;
+  return own++;
 }
 
 bool is_persistent(FunctionId function) { return function_info(function).form == Form::Persistent; }
@@ -92,54 +205,67 @@ bool without_peer(const CallRecord& record) {
   return kind_of(record.shape) != Kind::Other && kind_of(record) == Kind::Other;
 }
 
-std::uint64_t send_shadow_of(const CallRecord& r, const void* call_site) {
-  return send_shadow(function_info(r.function).name, r.count, r.datatype, r.peer, r.tag, r.comm, call_site);
+bool takes_messages(const Entry& entry) {
+  return entry.active && (entry.kind == Kind::Receive || entry.kind == Kind::SendReceive);
 }
 
-// Outside the lock: the new entry, with its stack when a request check wants it.
-Entry make_entry(const CallRecord& record, Kind kind, const void* call_site) {
-  Entry entry;
-  entry.record = record;
-  entry.kind = kind;
-  entry.persistent = is_persistent(record.function);
-  entry.active = !entry.persistent;
-  entry.call_site = call_site;
-  const State& s = state();
-  if ((s.not_freed_check || s.premature_free_check) &&
-      stacks_held.fetch_add(1, std::memory_order_relaxed) < kMaxStacks) {
-    entry.stack.reset(new stacks::RawStack);
-    stacks::capture_current(*entry.stack);
-  } else if (s.not_freed_check || s.premature_free_check) {
-    stacks_held.fetch_sub(1, std::memory_order_relaxed);
-  }
-  if (entry.active && sends(kind) && shadowing()) entry.shadow = send_shadow_of(record, call_site);
-  return entry;
-}
-
-void insert(MPI_Request request, Entry entry) {
+// Below MPI_THREAD_MULTIPLE: the active receives' list, in start order.
+void link_receive(Entry& entry) {
   State& s = state();
-  const std::lock_guard lock(s.mutex);
-  entry.sequence = s.next_sequence++;
-  s.live[request] = std::move(entry);
+  if (s.multiple_threads || !takes_messages(entry)) return;
+  entry.earlier = s.last_receive;
+  entry.later = nullptr;
+  (s.last_receive ? s.last_receive->later : s.first_receive) = &entry;
+  s.last_receive = &entry;
 }
 
-std::vector<Frame> stack_of(const Entry& entry) {
-  return entry.stack ? stacks::symbolize(*entry.stack) : call_site_stack(entry.call_site);
+void unlink_receive(Entry& entry) {
+  State& s = state();
+  if (entry.earlier == nullptr && s.first_receive != &entry) return;  // not linked
+  (entry.earlier ? entry.earlier->later : s.first_receive) = entry.later;
+  (entry.later ? entry.later->earlier : s.last_receive) = entry.earlier;
+  entry.earlier = entry.later = nullptr;
 }
+
+std::uint64_t send_record(const CallRecord& r, const void* call_site) {
+  return sent(r.function, r.count, r.datatype, r.peer, r.tag, r.comm, call_site);
+}
+
+// The new entry for `request`, under its shard's lock.
+void insert(MPI_Request request, const CallRecord& record, Kind kind, const void* call_site) {
+  std::uint64_t sent_record = 0;
+  const bool persistent = is_persistent(record.function);
+  if (!persistent && sends(kind) && shadowing()) sent_record = send_record(record, call_site);
+  Shard& shard = shard_of(request);
+  const Guard guard(shard);
+  if (Entry* replaced = shard.live.find(request)) unlink_receive(*replaced);  // its completion went unseen
+  Entry& entry = shard.live.insert(request);
+  std::memcpy(static_cast<void*>(&entry.record), &record, record.used_bytes());
+  entry.kind = kind;
+  entry.persistent = persistent;
+  entry.active = !persistent;
+  entry.call_site = call_site;
+  entry.sent = sent_record;
+  entry.sequence = next_sequence();
+  link_receive(entry);
+}
+
+std::string started_text(const Entry& entry) { return call_text(entry.record); }
 
 }  // namespace
 
-void start_requests(bool not_freed_check, bool premature_free_check) {
+void start_requests(bool not_freed_check, bool premature_free_check, bool multiple_threads) {
   State& s = state();
   s.not_freed_check = not_freed_check;
   s.premature_free_check = premature_free_check;
+  s.multiple_threads = multiple_threads;
   detail::tracking = not_freed_check || premature_free_check || shadowing();
 }
 
 void started(MPI_Request request, const CallRecord& record, const void* call_site) {
   if (record.shape == CallShape::MatchedReceive) return;  // started_matched
   if (without_peer(record)) return;
-  insert(request, make_entry(record, kind_of(record), call_site));
+  insert(request, record, kind_of(record), call_site);
 }
 
 void started_matched(MPI_Request request, FunctionId function, std::int64_t count, MPI_Datatype type, MPI_Comm comm,
@@ -150,31 +276,40 @@ void started_matched(MPI_Request request, FunctionId function, std::int64_t coun
   record.count = count;
   record.datatype = type;
   record.comm = comm;
-  insert(request, make_entry(record, Kind::Receive, call_site));
+  insert(request, record, Kind::Receive, call_site);
 }
 
 void restarted(int count, const MPI_Request* requests, const void* call_site) {
-  State& s = state();
-  const std::lock_guard lock(s.mutex);
   for (int i = 0; i < count; ++i) {
-    const auto found = s.live.find(requests[i]);
-    if (found == s.live.end() || !found->second.persistent) continue;
-    Entry& entry = found->second;
-    entry.active = true;
-    entry.sequence = s.next_sequence++;
-    if (sends(entry.kind) && shadowing()) entry.shadow = send_shadow_of(entry.record, call_site);
+    Shard& shard = shard_of(requests[i]);
+    CallRecord send;
+    {
+      const Guard guard(shard);
+      Entry* entry = shard.live.find(requests[i]);
+      if (!entry || !entry->persistent) continue;
+      entry->active = true;
+      entry->sequence = next_sequence();
+      link_receive(*entry);
+      if (!sends(entry->kind) || !shadowing()) continue;
+      std::memcpy(static_cast<void*>(&send), &entry->record, entry->record.used_bytes());
+    }
+    const std::uint64_t sent_record = send_record(send, call_site);
+    const Guard guard(shard);
+    if (Entry* entry = shard.live.find(requests[i])) entry->sent = sent_record;
   }
 }
 
 void freeing(MPI_Request request) {
   State& s = state();
+  Shard& shard = shard_of(request);
   Entry entry;
   {
-    const std::lock_guard lock(s.mutex);
-    const auto found = s.live.find(request);
-    if (found == s.live.end()) return;
-    entry = std::move(found->second);
-    s.live.erase(found);
+    const Guard guard(shard);
+    Entry* found = shard.live.find(request);
+    if (!found) return;
+    unlink_receive(*found);
+    entry = *found;
+    shard.live.erase(request);
   }
   if (entry.active && shadowing()) {
     const CallRecord& r = entry.record;
@@ -194,30 +329,26 @@ void freeing(MPI_Request request) {
                          ? "the receive may still write its buffer, and nothing can tell when it has."
                          : "nothing can tell when the operation has completed."};
   finding.parties.push_back({{world_rank()}, "frees it", "MPI_Request_free(request)", {}});
-  finding.parties.push_back({{world_rank()}, "started it", call_text(entry.record), stack_of(entry)});
+  finding.parties.push_back({{world_rank()}, "started it", started_text(entry), call_site_stack(entry.call_site)});
   finding.key = fmt::format("premature free {} {}", started_by, entry.call_site);
   report(std::move(finding), /*own_stack=*/true);
 }
 
 namespace {
 
-bool takes_messages(const Entry& entry) {
-  return entry.active && (entry.kind == Kind::Receive || entry.kind == Kind::SendReceive);
-}
-
-// Marks the pending receives on `comm` started before `before` that could
-// take a message from (source, tag) as unordered; true when there were none.
-// Under the lock.
-bool taint_earlier_receives(State& s, MPI_Comm comm, int source, int tag, std::uint64_t before) {
+// Below MPI_THREAD_MULTIPLE: marks the active receives on `comm` started
+// before `before` that could take a message from (source, tag) as
+// unordered; true when there were none.
+bool taint_earlier_receives(MPI_Comm comm, int source, int tag, std::uint64_t before) {
   bool any = false;
-  for (auto& [handle, entry] : s.live) {
-    if (!takes_messages(entry) || entry.sequence >= before || entry.record.comm != comm) continue;
-    const CallRecord& r = entry.record;
+  for (Entry* entry = state().first_receive; entry && entry->sequence < before; entry = entry->later) {
+    const CallRecord& r = entry->record;
+    if (r.comm != comm) continue;
     const bool matched = r.shape == CallShape::MatchedReceive;
-    const int wanted_source = matched ? MPI_ANY_SOURCE : entry.kind == Kind::SendReceive ? r.source : r.peer;
-    const int wanted_tag = matched ? MPI_ANY_TAG : entry.kind == Kind::SendReceive ? r.recv_tag : r.tag;
+    const int wanted_source = matched ? MPI_ANY_SOURCE : entry->kind == Kind::SendReceive ? r.source : r.peer;
+    const int wanted_tag = matched ? MPI_ANY_TAG : entry->kind == Kind::SendReceive ? r.recv_tag : r.tag;
     if ((wanted_source == MPI_ANY_SOURCE || wanted_source == source) && (wanted_tag == MPI_ANY_TAG || wanted_tag == tag)) {
-      entry.unordered = true;
+      entry->unordered = true;
       any = true;
     }
   }
@@ -227,76 +358,80 @@ bool taint_earlier_receives(State& s, MPI_Comm comm, int source, int tag, std::u
 }  // namespace
 
 bool receive_in_order(MPI_Comm comm, int source, int tag) {
-  State& s = state();
-  const std::lock_guard lock(s.mutex);
-  return taint_earlier_receives(s, comm, source, tag, UINT64_MAX);
+  return taint_earlier_receives(comm, source, tag, UINT64_MAX);
 }
 
 void failed(const MPI_Request* requests, int count) {
-  State& s = state();
   bool receives = false;
-  {
-    const std::lock_guard lock(s.mutex);
-    for (int i = 0; i < count; ++i) {
-      const auto found = s.live.find(requests[i]);
-      if (found == s.live.end()) continue;
-      receives = receives || takes_messages(found->second);
-      s.live.erase(found);
-    }
+  for (int i = 0; i < count; ++i) {
+    Shard& shard = shard_of(requests[i]);
+    const Guard guard(shard);
+    Entry* found = shard.live.find(requests[i]);
+    if (!found) continue;
+    receives = receives || takes_messages(*found);
+    unlink_receive(*found);
+    shard.live.erase(requests[i]);
   }
   if (receives) lost_count_of_messages();
 }
 
-void completed(const MPI_Request* requests, const MPI_Status* statuses, int count, Handle handle) {
+void completed(const MPI_Request* requests, const MPI_Status* statuses, int count, Handle handle,
+               const void* call_site) {
   struct Done {
     std::uint64_t sequence;
     Receive receive;
     const MPI_Status* status;
   };
+  struct Cancelled {
+    std::uint64_t number;
+    MPI_Comm comm;
+    int dest, tag;
+  };
   std::vector<Done> receives;
-  std::vector<std::uint64_t> cancelled_shadows;
-  State& s = state();
-  {
-    const std::lock_guard lock(s.mutex);
-    // In start order, so that a receive of this call never counts one
-    // started before it, completing here too, as still pending.
-    std::vector<std::pair<std::uint64_t, int>> order;
-    for (int i = 0; i < count; ++i) {
-      if (requests[i] == MPI_REQUEST_NULL) continue;
-      if (const auto found = s.live.find(requests[i]); found != s.live.end())
-        order.emplace_back(found->second.sequence, i);
-    }
-    std::sort(order.begin(), order.end());
-    for (const auto& [sequence, i] : order) {
-      const auto found = s.live.find(requests[i]);
-      if (found == s.live.end()) continue;
-      Entry& entry = found->second;
-      // Inactive: a persistent request not started (it completes at once),
-      // or an operation whose completion was seen before, with the request kept.
-      if (entry.active) {
-        const CallRecord& r = entry.record;
-        if (shadowing() && (entry.kind == Kind::Receive || entry.kind == Kind::SendReceive)) {
-          // Receives of this call that started earlier are not pending: they come first below.
-          const bool in_order = !entry.unordered && taint_earlier_receives(s, r.comm, statuses[i].MPI_SOURCE,
-                                                                           statuses[i].MPI_TAG, entry.sequence);
-          receives.push_back({entry.sequence,
-                              {function_info(r.function).name, r.count, r.datatype, r.comm,
-                               entry.kind == Kind::Receive, entry.call_site, in_order},
-                              &statuses[i]});
-        }
-        if (sends(entry.kind) && entry.shadow != 0) {
-          int cancelled = 0;
-          PMPI_Test_cancelled(&statuses[i], &cancelled);
-          if (cancelled) cancelled_shadows.push_back(entry.shadow);
-        }
-        entry.active = false;
-        entry.shadow = 0;
-      }
-      if (handle == Handle::Released && !entry.persistent) s.live.erase(found);
-    }
+  std::vector<Cancelled> cancelled_sends;
+  // In start order, so that a receive of this call never counts one started
+  // before it, completing here too, as still pending.
+  std::vector<std::pair<std::uint64_t, int>> order;
+  for (int i = 0; i < count; ++i) {
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    Shard& shard = shard_of(requests[i]);
+    const Guard guard(shard);
+    if (const Entry* found = shard.live.find(requests[i])) order.emplace_back(found->sequence, i);
   }
-  for (const std::uint64_t shadow : cancelled_shadows) cancel_shadow(shadow);
-  std::sort(receives.begin(), receives.end(), [](const Done& a, const Done& b) { return a.sequence < b.sequence; });
+  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
+  for (const auto& [sequence, i] : order) {
+    Shard& shard = shard_of(requests[i]);
+    const Guard guard(shard);
+    Entry* found = shard.live.find(requests[i]);
+    if (!found) continue;
+    Entry& entry = *found;
+    // Inactive: a persistent request not started (it completes at once),
+    // or an operation whose completion was seen before, with the request kept.
+    if (entry.active) {
+      const CallRecord& r = entry.record;
+      if (shadowing() && takes_messages(entry)) {
+        // Receives of this call that started earlier are not pending: they came first above.
+        const bool in_order = !entry.unordered && (state().multiple_threads ||
+                                                   taint_earlier_receives(r.comm, statuses[i].MPI_SOURCE,
+                                                                          statuses[i].MPI_TAG, entry.sequence));
+        receives.push_back({entry.sequence,
+                            {r.function, r.count, r.datatype, r.comm, entry.kind == Kind::Receive, entry.call_site,
+                             call_site, in_order},
+                            &statuses[i]});
+      }
+      unlink_receive(entry);
+      if (sends(entry.kind) && entry.sent != 0) {
+        int cancelled = 0;
+        PMPI_Test_cancelled(&statuses[i], &cancelled);
+        if (cancelled) cancelled_sends.push_back({entry.sent, r.comm, r.peer, r.tag});
+      }
+      entry.active = false;
+      entry.unordered = false;
+      entry.sent = 0;
+    }
+    if (handle == Handle::Released && !entry.persistent) shard.live.erase(requests[i]);
+  }
+  for (const Cancelled& c : cancelled_sends) cancelled_send(c.number, c.comm, c.dest, c.tag);
   for (const Done& done : receives) received(done.receive, *done.status);
 }
 
@@ -304,11 +439,8 @@ void finish_requests() {
   State& s = state();
   if (!s.not_freed_check) return;
   std::vector<Entry> left;
-  {
-    const std::lock_guard lock(s.mutex);
-    for (auto& [request, entry] : s.live) left.push_back(std::move(entry));
-    s.live.clear();
-  }
+  // Every other thread is done with MPI: no lock.
+  for (Shard& shard : s.shards) shard.live.for_each([&](const Entry& entry) { left.push_back(entry); });
   std::sort(left.begin(), left.end(), [](const Entry& a, const Entry& b) { return a.sequence < b.sequence; });
   for (const Entry& entry : left) {
     const char* started_by = function_info(entry.record.function).name;
@@ -320,7 +452,7 @@ void finish_requests() {
                                           : fmt::format("A request of {} completed (MPI_Request_get_status said so) "
                                                         "but was never freed.",
                                                         started_by)};
-    finding.parties.push_back({{world_rank()}, "started it", call_text(entry.record), stack_of(entry)});
+    finding.parties.push_back({{world_rank()}, "started it", started_text(entry), call_site_stack(entry.call_site)});
     finding.key = fmt::format("not freed {} {}", started_by, entry.call_site);
     report(std::move(finding));
   }
@@ -329,17 +461,17 @@ void finish_requests() {
 void CompleteMany::finish() const {
   switch (mode_) {
     case Mode::All:
-      completed(handles_.data(), statuses_, static_cast<int>(handles_.size()), Handle::Released);
+      completed(handles_.data(), statuses_, static_cast<int>(handles_.size()), Handle::Released, call_site_);
       return;
     case Mode::Any:
       if (*index_ != MPI_UNDEFINED && *index_ >= 0 && *index_ < static_cast<int>(handles_.size()))
-        completed(&handles_[static_cast<std::size_t>(*index_)], statuses_, 1, Handle::Released);
+        completed(&handles_[static_cast<std::size_t>(*index_)], statuses_, 1, Handle::Released, call_site_);
       return;
     case Mode::Some: {
       if (*index_ == MPI_UNDEFINED) return;
       std::vector<MPI_Request> done;
       for (int k = 0; k < *index_; ++k) done.push_back(handles_[static_cast<std::size_t>(indices_[k])]);
-      completed(done.data(), statuses_, static_cast<int>(done.size()), Handle::Released);
+      completed(done.data(), statuses_, static_cast<int>(done.size()), Handle::Released, call_site_);
       return;
     }
   }

@@ -1,13 +1,15 @@
 // Every request the program holds, from its start to its completion or
 // free, for LOCAL:REQUEST:NOT_FREED and LOCAL:REQUEST:PREMATURE_FREE and for
-// the message checks, whose nonblocking receives take their shadow message
-// when they complete. Exact, unlike the deadlock monitor's table
+// the message checks, whose nonblocking receives pair with their message's
+// record when they complete. Exact, unlike the deadlock monitor's table
 // (records/call_record.hpp's RequestTable): kept only while one of these
-// checks is on, under a lock. Why two: the monitor's table is on every
-// nonblocking start's path, so it is lock-free and fixed in size, and may
-// forget a request (the monitor then calls it unknown and claims nothing);
-// these checks must name every leaked request, which takes a lock and memory
-// that the deadlock checks alone should not pay for.
+// checks is on. Why two: the monitor's table is read by another thread, so
+// it is lock-free and fixed in size, and may forget a request (the monitor
+// then calls it unknown and claims nothing); these checks must name every
+// leaked request, which takes memory that grows, and locks at
+// MPI_THREAD_MULTIPLE (below it the program's MPI calls never overlap).
+// A request keeps where it was started as its call site (one word): a whole
+// stack would cost more than the call.
 #pragma once
 
 #include <mpi.h>
@@ -26,7 +28,7 @@ extern bool tracking;  // a GLOBAL:MSG or LOCAL:REQUEST check is on; set at star
 inline bool tracking() noexcept { return detail::tracking; }
 
 // From checks::start.
-void start_requests(bool not_freed_check, bool premature_free_check);
+void start_requests(bool not_freed_check, bool premature_free_check, bool multiple_threads);
 
 // A nonblocking or persistent start succeeded: `started` is its record.
 // Nonblocking sends send their shadow message here.
@@ -47,11 +49,12 @@ void freeing(MPI_Request request);
 enum class Handle { Released, Kept };
 
 // Requests that completed, with their statuses (in the order given; the
-// receives among them are taken in the order they were started). A send
-// whose status says it was cancelled has its shadow cancelled too. An
-// operation completes once: a request kept and then completed again is only
-// released.
-void completed(const MPI_Request* requests, const MPI_Status* statuses, int count, Handle handle);
+// receives among them are taken in the order they were started), in the
+// call made at `call_site`. A send whose status says it was cancelled no
+// longer counts as sent. An operation completes once: a request kept and
+// then completed again is only released.
+void completed(const MPI_Request* requests, const MPI_Status* statuses, int count, Handle handle,
+               const void* call_site);
 
 // A blocking receive on `comm` got a message from (source, tag): false when
 // a nonblocking receive posted before it and still pending could take such
@@ -71,15 +74,17 @@ void finish_requests();
 // keeps the request.
 class CompleteOne {
  public:
-  CompleteOne(const MPI_Request* request, MPI_Status*& status, const int* flag, Handle handle)
-      : on_(tracking()), flag_(flag), handle_(handle) {
+  CompleteOne(const MPI_Request* request, MPI_Status*& status, const int* flag, Handle handle,
+              const void* call_site)
+      : on_(tracking()), flag_(flag), handle_(handle), call_site_(call_site) {
     if (!on_) return;
     request_ = request ? *request : MPI_REQUEST_NULL;
     if (status == MPI_STATUS_IGNORE) status = &own_;
     status_ = status;
   }
   int done(int result) const {
-    if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_)) completed(&request_, status_, 1, handle_);
+    if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_))
+      completed(&request_, status_, 1, handle_, call_site_);
     if (on_ && result != MPI_SUCCESS) failed(&request_, 1);
     return result;
   }
@@ -88,6 +93,7 @@ class CompleteOne {
   bool on_;
   const int* flag_;
   Handle handle_;
+  const void* call_site_;
   MPI_Request request_ = MPI_REQUEST_NULL;
   MPI_Status* status_ = nullptr;
   MPI_Status own_;
@@ -102,8 +108,9 @@ class CompleteMany {
   // All: `flag` (nullptr for Waitall). Any: `index` and `flag`. Some:
   // `outcount` and `indices`.
   CompleteMany(Mode mode, int count, const MPI_Request* requests, MPI_Status*& statuses, const int* flag,
-               const int* index_or_outcount, const int* indices)
-      : on_(tracking()), mode_(mode), flag_(flag), index_(index_or_outcount), indices_(indices) {
+               const int* index_or_outcount, const int* indices, const void* call_site)
+      : on_(tracking()), mode_(mode), flag_(flag), index_(index_or_outcount), indices_(indices),
+        call_site_(call_site) {
     if (!on_) return;
     if (requests && count > 0) handles_.assign(requests, requests + count);
     if (statuses == MPI_STATUSES_IGNORE) {
@@ -125,6 +132,7 @@ class CompleteMany {
   const int* flag_;
   const int* index_;
   const int* indices_;
+  const void* call_site_;
   std::vector<MPI_Request> handles_;
   std::vector<MPI_Status> own_;
   MPI_Status* statuses_ = nullptr;

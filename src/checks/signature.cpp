@@ -1,16 +1,18 @@
 #include "checks/signature.hpp"
 
+#include <atomic>
+#include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "records/handle_slots.hpp"
 
 namespace mpisentry::checks {
 namespace {
 
-struct Run {
-  MPI_Datatype type;
-  std::int64_t count;
-};
+using Run = TypeInfo::Run;
 
 // Past this many runs a signature's hash covers only its first runs and its
 // size: differences further on go unseen, none is ever made up.
@@ -37,11 +39,16 @@ const Pair kPairs[] = {
     {MPI_2INTEGER, MPI_INTEGER, MPI_INTEGER},
 };
 
+std::int64_t size_of(MPI_Datatype type) {
+  MPI_Count size = 0;
+  return PMPI_Type_size_x(type, &size) == MPI_SUCCESS ? static_cast<std::int64_t>(size) : 0;
+}
+
 void append(std::vector<Run>& out, MPI_Datatype type) {
   if (!out.empty() && out.back().type == type)
     ++out.back().count;
   else
-    out.push_back({type, 1});
+    out.push_back({type, 1, size_of(type)});
 }
 
 // The runs of one element of `type`, appended to `out`; false when the type
@@ -74,7 +81,7 @@ bool flatten(MPI_Datatype type, std::vector<Run>& out, int depth = 0) {
       if (!out.empty() && out.back().type == one[0].type)
         out.back().count += one[0].count * times;
       else
-        out.push_back({one[0].type, one[0].count * times});
+        out.push_back({one[0].type, one[0].count * times, one[0].type_size});
       return true;
     }
     if (static_cast<std::int64_t>(out.size() + one.size()) * times > kMaxHashedRuns) return false;
@@ -134,85 +141,155 @@ std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
   return hash * 0xff51afd7ed558ccdULL;
 }
 
-std::int64_t size_of(MPI_Datatype type) {
-  MPI_Count size = 0;
-  return PMPI_Type_size_x(type, &size) == MPI_SUCCESS ? static_cast<std::int64_t>(size) : 0;
+bool is_named(MPI_Datatype type) {
+  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
+  return PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) == MPI_SUCCESS &&
+         combiner == MPI_COMBINER_NAMED;
+}
+
+std::string text_of(MPI_Datatype type, const TypeInfo& info, bool named) {
+  if (type == MPI_DATATYPE_NULL) return "MPI_DATATYPE_NULL";
+  if (named) {
+    char name[MPI_MAX_OBJECT_NAME] = {};
+    int length = 0;
+    if (PMPI_Type_get_name(type, name, &length) == MPI_SUCCESS && length > 0)
+      return std::string(name, static_cast<std::size_t>(length));
+  }
+  if (info.known && info.element.size() <= 3) {
+    std::vector<std::string> parts;
+    for (const Run& run : info.element)
+      parts.push_back(fmt::format("{} x {}", run.count, type_info(run.type)->text));
+    return fmt::format("a derived datatype ({})", fmt::join(parts, ", "));
+  }
+  return fmt::format("a derived datatype ({} B)", info.size);
+}
+
+// Reads `type` from MPI. `named`: a predefined type, never freed.
+TypeInfo* read_type(MPI_Datatype type, bool& named) {
+  auto* info = new TypeInfo;
+  named = type != MPI_DATATYPE_NULL && is_named(type);
+  if (type != MPI_DATATYPE_NULL) {
+    info->known = flatten(type, info->element);
+    info->size = size_of(type);
+  }
+  info->text = text_of(type, *info, named);
+  return info;
+}
+
+// The cache: lock-free lookups by handle, changes under the mutex.
+struct Slot {
+  std::atomic<std::uint64_t> key{handle_slots::kEmptyKey};
+  TypeRef info;  // written before `key` is published, reset after it is removed
+};
+constexpr std::size_t kSlots = 4096;
+
+struct Cache {
+  std::mutex mutex;
+  Slot slots[kSlots];
+};
+
+Cache& cache() {
+  static Cache* const instance = new Cache;  // never destroyed: wrappers may run during exit
+  return *instance;
 }
 
 }  // namespace
 
-Signature signature_of(MPI_Datatype type, std::int64_t count, std::int64_t max_bytes) {
+TypeRef type_info(MPI_Datatype type) {
+  Cache& c = cache();
+  const std::uint64_t key = handle_slots::key_of(type);
+  if (const Slot* slot = handle_slots::find(c.slots, key)) return slot->info;
+  bool named = false;
+  TypeInfo* read = read_type(type, named);
+  // A predefined type's reference owns nothing: copies count nothing.
+  TypeRef info = named ? TypeRef(TypeRef(), read) : TypeRef(read);
+  const std::lock_guard lock(c.mutex);
+  if (const Slot* slot = handle_slots::find(c.slots, key)) return slot->info;  // another thread read it first
+  if (Slot* slot = handle_slots::claim(c.slots, key)) {
+    slot->info = info;
+    slot->key.store(key, std::memory_order_release);
+  }
+  return info;  // with no room near its home, not kept: read again next time
+}
+
+void type_freed(MPI_Datatype type) {
+  Cache& c = cache();
+  const std::uint64_t key = handle_slots::key_of(type);
+  const std::lock_guard lock(c.mutex);
+  if (Slot* slot = handle_slots::find(c.slots, key)) {
+    slot->key.store(handle_slots::kRemovedKey, std::memory_order_release);
+    slot->info.reset();
+  }
+}
+
+Signature signature_of(const TypeInfo& type, std::int64_t count, std::int64_t max_bytes) {
   Signature s;
-  if (type == MPI_DATATYPE_NULL || count < 0) {
+  if (count < 0) {
     s.known = false;
     return s;
   }
-  std::vector<Run> element;
-  if (!flatten(type, element)) {
+  if (!type.known) {
     s.known = false;
-    s.bytes = size_of(type) * count;
+    s.bytes = type.size * count;
     return s;
   }
   const std::int64_t limit = max_bytes >= 0 ? max_bytes : INT64_MAX;
   // The runs of `count` elements, merged across element boundaries, fed to the hash.
-  Run pending{MPI_DATATYPE_NULL, 0};
+  Run pending{MPI_DATATYPE_NULL, 0, 0};
   std::int64_t runs = 0;
-  const auto emit = [&](MPI_Datatype run_type, std::int64_t run_count) {
-    if (run_count == 0) return;
-    s.untyped = s.untyped || is_untyped(run_type);
-    if (pending.type == run_type) {
-      pending.count += run_count;
+  const auto emit = [&](const Run& run) {
+    if (run.count == 0) return;
+    s.untyped = s.untyped || is_untyped(run.type);
+    if (pending.type == run.type) {
+      pending.count += run.count;
       return;
     }
     if (pending.count > 0 && runs++ < kMaxHashedRuns)
-      s.hash = mix(mix(s.hash, static_cast<std::uint64_t>(static_cast<std::uint32_t>(pending.type))), static_cast<std::uint64_t>(pending.count));
-    pending = {run_type, run_count};
+      s.hash = mix(mix(s.hash, static_cast<std::uint64_t>(static_cast<std::uint32_t>(pending.type))),
+                   static_cast<std::uint64_t>(pending.count));
+    pending = run;
   };
-  const auto add = [&](MPI_Datatype run_type, std::int64_t run_count) {
+  const auto add = [&](const Run& whole) {
     // Whole basic elements only: a receive cut short ends on an element.
-    const std::int64_t size = size_of(run_type);
-    if (size > 0 && s.bytes + size * run_count > limit) run_count = (limit - s.bytes) / size;
-    if (run_count <= 0) return false;
-    emit(run_type, run_count);
-    s.bytes += size * run_count;
-    s.elements += run_count;
+    Run run = whole;
+    if (run.type_size > 0 && s.bytes + run.type_size * run.count > limit) run.count = (limit - s.bytes) / run.type_size;
+    if (run.count <= 0) return false;
+    emit(run);
+    s.bytes += run.type_size * run.count;
+    s.elements += run.count;
     return s.bytes < limit;
   };
-  if (element.size() == 1) {
-    add(element[0].type, element[0].count * count);
+  if (type.element.size() == 1) {
+    const Run& only = type.element.front();
+    add({only.type, only.count * count, only.type_size});
   } else {
     for (std::int64_t i = 0; i < count && runs < kMaxHashedRuns; ++i) {
       bool more = true;
-      for (const Run& run : element)
-        if (!(more = add(run.type, run.count))) break;
+      for (const Run& run : type.element)
+        if (!(more = add(run))) break;
       if (!more) break;
     }
-    if (runs >= kMaxHashedRuns && max_bytes < 0) s.bytes = size_of(type) * count;
+    if (runs >= kMaxHashedRuns && max_bytes < 0) s.bytes = type.size * count;
   }
-  emit(MPI_DATATYPE_NULL, 1);  // flushes the last run
+  emit({MPI_DATATYPE_NULL, 1, 0});  // flushes the last run
   return s;
 }
 
-std::string datatype_text(MPI_Datatype type) {
-  if (type == MPI_DATATYPE_NULL) return "MPI_DATATYPE_NULL";
-  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
-  if (PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) == MPI_SUCCESS &&
-      combiner == MPI_COMBINER_NAMED) {
-    char name[MPI_MAX_OBJECT_NAME] = {};
-    int length = 0;
-    if (PMPI_Type_get_name(type, name, &length) == MPI_SUCCESS && length > 0) return std::string(name, static_cast<std::size_t>(length));
+Signature signature_of(MPI_Datatype type, std::int64_t count, std::int64_t max_bytes) {
+  if (type == MPI_DATATYPE_NULL || count < 0) {
+    Signature s;
+    s.known = false;
+    return s;
   }
-  std::vector<Run> runs;
-  if (flatten(type, runs) && runs.size() <= 3) {
-    std::vector<std::string> parts;
-    for (const Run& run : runs) parts.push_back(fmt::format("{} x {}", run.count, datatype_text(run.type)));
-    return fmt::format("a derived datatype ({})", fmt::join(parts, ", "));
-  }
-  return fmt::format("a derived datatype ({} B)", size_of(type));
+  return signature_of(*type_info(type), count, max_bytes);
 }
 
-std::string amount_text(MPI_Datatype type, std::int64_t count) {
-  return fmt::format("{} x {} ({} B)", count, datatype_text(type), size_of(type) * count);
+std::string datatype_text(MPI_Datatype type) { return type_info(type)->text; }
+
+std::string amount_text(const TypeInfo& type, std::int64_t count) {
+  return fmt::format("{} x {} ({} B)", count, type.text, type.size * count);
 }
+
+std::string amount_text(MPI_Datatype type, std::int64_t count) { return amount_text(*type_info(type), count); }
 
 }  // namespace mpisentry::checks

@@ -8,7 +8,9 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace mpisentry::checks {
 
@@ -29,8 +31,35 @@ struct Signature {
   }
 };
 
-// The signature of `count` elements of `type`. With `max_bytes` >= 0 only
+// What the checks need of a datatype, read from MPI once per datatype
+// (MPI_Type_get_envelope and _contents cost about as much as a message) and
+// kept until MPI_Type_free.
+struct TypeInfo {
+  struct Run {
+    MPI_Datatype type;  // a basic type
+    std::int64_t count;
+    std::int64_t type_size;  // its bytes
+  };
+  std::vector<Run> element;  // the basic types of one element, runs merged
+  std::int64_t size = 0;     // bytes of one element
+  bool known = false;        // the type could be read (see Signature::known)
+  std::string text;          // datatype_text()
+};
+// Shared, so that a record may outlive MPI_Type_free of its type; predefined
+// types are never freed and their references count nothing.
+using TypeRef = std::shared_ptr<const TypeInfo>;
+
+// `type` as the checks see it, from the cache. Thread-safe; a datatype that
+// another thread frees meanwhile is the program's error.
+TypeRef type_info(MPI_Datatype type);
+
+// From the MPI_Type_free wrapper, before the call: MPI may hand the handle
+// out again for another type.
+void type_freed(MPI_Datatype type);
+
+// The signature of `count` elements of a type. With `max_bytes` >= 0 only
 // its first max_bytes bytes (a receive that got a shorter message).
+Signature signature_of(const TypeInfo& type, std::int64_t count, std::int64_t max_bytes = -1);
 Signature signature_of(MPI_Datatype type, std::int64_t count, std::int64_t max_bytes = -1);
 
 // "MPI_INT", or "a derived datatype (4 x MPI_INT)" for a short one,
@@ -39,5 +68,6 @@ std::string datatype_text(MPI_Datatype type);
 
 // "4 x MPI_INT (16 B)"
 std::string amount_text(MPI_Datatype type, std::int64_t count);
+std::string amount_text(const TypeInfo& type, std::int64_t count);
 
 }  // namespace mpisentry::checks

@@ -10,6 +10,7 @@
 #include "checks/findings.hpp"
 #include "checks/messages.hpp"
 #include "checks/requests.hpp"
+#include "checks/signature.hpp"
 #include "records/call_record.hpp"
 #include "records/communicators.hpp"
 #include "interceptors/delay_injection.hpp"
@@ -298,6 +299,13 @@ MPISENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[]) {
   if (result == MPI_SUCCESS && checks::tracking())
     checks::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
   return result;
+}
+
+// The checks keep what they read of a datatype until it is freed: MPI may
+// hand the handle out again for another type.
+MPISENTRY_API int MPI_Type_free(MPI_Datatype* datatype) {
+  if (datatype) checks::type_freed(*datatype);
+  return PMPI_Type_free(datatype);
 }
 
 MPISENTRY_API int MPI_Request_free(MPI_Request* request) {

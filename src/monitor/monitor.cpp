@@ -35,6 +35,7 @@
 #include "monitor/wait_graph.hpp"
 #include "records/call_text.hpp"
 #include "records/lifecycle.hpp"
+#include "records/tick.hpp"
 #include "report/report.hpp"
 #include "report/sink.hpp"
 #include "stacks/stacks.hpp"
@@ -253,6 +254,7 @@ class Monitor {
       next_tick = std::max(next_tick + tick, Clock::now());
       next_tick -= next_tick.time_since_epoch() % tick;
       sleep_until(next_tick);
+      tick::advance();
 
       // Every tick times the rank's own calls; the ranks talk only when a
       // verdict may be due, to agree on stopping, or when this rank has news

@@ -194,6 +194,9 @@ MPISENTRY_API int MPI_Finalize(void) {
   monitor::stop();
   checking = false;
   checks::finish();
+  // Messages compared only now (their records came with the last batches)
+  // may have reached CHECK-MAX-ERRORS: the job ends before MPI does.
+  checks::stop_at_error_limit();
   const int result = PMPI_Finalize();
   self.leave(true);
   return result;
