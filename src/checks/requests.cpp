@@ -49,16 +49,13 @@ class LiveRequests {
     }
   }
   // The entry for `request`, new or the one it replaces (MPI handed the
-  // handle out again).
+  // handle out again); the caller sets every field.
   Entry& insert(MPI_Request request) {
     if (2 * (used_ + 1) > slots_.size()) grow();
     const std::uint64_t key = handle_slots::key_of(request);
     std::size_t i = home(key);
     for (; slots_[i].key != handle_slots::kEmptyKey; i = (i + 1) & mask())
-      if (slots_[i].key == key) {
-        *slots_[i].entry = Entry{};
-        return *slots_[i].entry;
-      }
+      if (slots_[i].key == key) return *slots_[i].entry;
     slots_[i] = {key, take_entry()};
     ++used_;
     return *slots_[i].entry;
@@ -103,8 +100,8 @@ class LiveRequests {
     }
     Entry* entry = free_.back();
     free_.pop_back();
-    *entry = Entry{};
-    return entry;
+    return entry;  // the caller sets every field
+
   }
   void grow() {
     std::vector<Slot> old = std::move(slots_);
@@ -244,9 +241,11 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   entry.kind = kind;
   entry.persistent = persistent;
   entry.active = !persistent;
-  entry.call_site = call_site;
+  entry.unordered = false;
   entry.sent = sent_record;
   entry.sequence = next_sequence();
+  entry.call_site = call_site;
+  entry.earlier = entry.later = nullptr;
   link_receive(entry);
 }
 
@@ -378,7 +377,6 @@ void failed(const MPI_Request* requests, int count) {
 void completed(const MPI_Request* requests, const MPI_Status* statuses, int count, Handle handle,
                const void* call_site) {
   struct Done {
-    std::uint64_t sequence;
     Receive receive;
     const MPI_Status* status;
   };
@@ -389,33 +387,22 @@ void completed(const MPI_Request* requests, const MPI_Status* statuses, int coun
   };
   std::vector<Done> receives;
   std::vector<Cancelled> cancelled_sends;
-  // In start order, so that a receive of this call never counts one started
-  // before it, completing here too, as still pending.
-  std::vector<std::pair<std::uint64_t, int>> order;
-  for (int i = 0; i < count; ++i) {
-    if (requests[i] == MPI_REQUEST_NULL) continue;
-    Shard& shard = shard_of(requests[i]);
-    const Guard guard(shard);
-    if (const Entry* found = shard.live.find(requests[i])) order.emplace_back(found->sequence, i);
-  }
-  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
-  for (const auto& [sequence, i] : order) {
+  const auto complete = [&](int i) {
     Shard& shard = shard_of(requests[i]);
     const Guard guard(shard);
     Entry* found = shard.live.find(requests[i]);
-    if (!found) continue;
+    if (!found) return;
     Entry& entry = *found;
     // Inactive: a persistent request not started (it completes at once),
     // or an operation whose completion was seen before, with the request kept.
     if (entry.active) {
       const CallRecord& r = entry.record;
       if (shadowing() && takes_messages(entry)) {
-        // Receives of this call that started earlier are not pending: they came first above.
+        // Receives of this call that started earlier are not pending: they came first.
         const bool in_order = !entry.unordered && (state().multiple_threads ||
                                                    taint_earlier_receives(r.comm, statuses[i].MPI_SOURCE,
                                                                           statuses[i].MPI_TAG, entry.sequence));
-        receives.push_back({entry.sequence,
-                            {r.function, r.count, r.datatype, r.comm, entry.kind == Kind::Receive, entry.call_site,
+        receives.push_back({{r.function, r.count, r.datatype, r.comm, entry.kind == Kind::Receive, entry.call_site,
                              call_site, in_order},
                             &statuses[i]});
       }
@@ -430,6 +417,21 @@ void completed(const MPI_Request* requests, const MPI_Status* statuses, int coun
       entry.sent = 0;
     }
     if (handle == Handle::Released && !entry.persistent) shard.live.erase(requests[i]);
+  };
+  if (state().multiple_threads) {
+    // Nothing compares the starts of two threads: in the order given.
+    for (int i = 0; i < count; ++i)
+      if (requests[i] != MPI_REQUEST_NULL) complete(i);
+  } else {
+    // In start order, so that a receive of this call never counts one
+    // started before it, completing here too, as still pending.
+    std::vector<std::pair<std::uint64_t, int>> order;
+    for (int i = 0; i < count; ++i) {
+      if (requests[i] == MPI_REQUEST_NULL) continue;
+      if (const Entry* found = shard_of(requests[i]).live.find(requests[i])) order.emplace_back(found->sequence, i);
+    }
+    if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
+    for (const auto& [sequence, i] : order) complete(i);
   }
   for (const Cancelled& c : cancelled_sends) cancelled_send(c.number, c.comm, c.dest, c.tag);
   for (const Done& done : receives) received(done.receive, *done.status);

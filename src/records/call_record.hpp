@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -96,6 +97,34 @@ struct CallRecord {
   std::size_t used_bytes() const noexcept;
 };
 static_assert(std::is_trivially_copyable_v<CallRecord>);
+
+// Inline: every wrapper's store and copy asks it.
+inline std::size_t CallRecord::used_bytes() const noexcept {
+  constexpr std::size_t common = offsetof(CallRecord, requests);
+  switch (shape) {
+    case CallShape::None:
+    case CallShape::Send:
+    case CallShape::Receive:
+    case CallShape::Probe:
+    case CallShape::MatchedReceive:
+    case CallShape::Opaque:
+    case CallShape::Finalize: return offsetof(CallRecord, source);
+    case CallShape::SendReceive: return offsetof(CallRecord, request_count);
+    case CallShape::Requests:
+      return common + static_cast<std::size_t>(std::clamp(request_count, 0, kCopiedRequests)) * sizeof(MPI_Request);
+    case CallShape::FileCollective:
+    case CallShape::FileAccess: return common + sizeof(FileFields);
+    case CallShape::Window:
+      return common + offsetof(WindowFields, group) +
+             static_cast<std::size_t>(std::clamp(window.group_size, 0, kCopiedRequests)) * sizeof(int);
+    case CallShape::Collective:
+    case CallShape::Rooted:
+    case CallShape::Neighborhood:
+    case CallShape::Connection: return common;
+  }
+  return common;
+}
+
 
 // A CallRecord that one thread writes and another reads without tearing
 // (a seqlock over atomic words, stored with release and loaded with acquire:
