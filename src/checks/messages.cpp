@@ -21,6 +21,7 @@
 #include "checks/findings.hpp"
 #include "checks/requests.hpp"
 #include "checks/signature.hpp"
+#include "checks/stable_map.hpp"
 #include "log/log.hpp"
 #include "records/communicators.hpp"
 #include "records/tick.hpp"
@@ -115,7 +116,7 @@ struct Shadow {
   std::vector<std::int64_t> records_to;    // records sent in batches, by destination rank
   std::deque<BatchInFlight> in_flight;
   // Receiver's side.
-  std::unordered_map<std::uint64_t, Stream> streams;  // by (source rank, tag)
+  StableMap<Stream> streams;  // by stream_key
   std::int64_t records_arrived = 0;
   std::size_t taken_waiting = 0;  // receives waiting for their records
   std::vector<std::string> texts;  // datatype texts of arrived records, each once
@@ -229,8 +230,19 @@ Shadow* find_shadow(MPI_Comm comm) {
   return s.last_shadow;
 }
 
+// A stream's key: comm rank `source` (never negative) and `tag`, with the
+// top bit set so that no key is StableMap's kNoKey.
 std::uint64_t stream_key(int source, int tag) {
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(source)) << 32) | static_cast<std::uint32_t>(tag);
+  return (std::uint64_t{1} << 63) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(source)) << 32) |
+         static_cast<std::uint32_t>(tag);
+}
+
+int source_of(std::uint64_t stream_key) { return static_cast<int>((stream_key >> 32) & 0x7fffffff); }
+
+// Under the lock: the stream of (source, tag), made when new.
+Stream& stream_of(Shadow& shadow, int source, int tag) {
+  bool added = false;
+  return shadow.streams.get(stream_key(source, tag), added);  // a new one from the free list is empty: streams stay
 }
 
 // Under the lock: completed batches leave the front of the queue.
@@ -325,8 +337,8 @@ void compare(const Taken& taken, const Arrived& sent, Shadow& shadow, int source
 
 // Under the lock: one arrived record of comm rank `source`, paired with the
 // receive that waited for it, if any.
-void arrive(Shadow& shadow, int source, const Record& record, const char* type_text, std::vector<Mismatch>& found) {
-  Stream& stream = shadow.streams[stream_key(source, record.tag)];
+void arrive(Shadow& shadow, int source, const Record& record, std::uint32_t type_text, std::vector<Mismatch>& found) {
+  Stream& stream = stream_of(shadow, source, record.tag);
   if (record.flags & kCancel) {
     // The cancelled send's record came in an earlier batch or this one
     // (one sender's batches arrive in order): no receive took it.
@@ -335,7 +347,7 @@ void arrive(Shadow& shadow, int source, const Record& record, const char* type_t
     if (cancelled != stream.arrived.end()) stream.arrived.erase(cancelled);
     return;
   }
-  const Arrived arrived{record, intern_text(shadow, type_text)};
+  const Arrived arrived{record, type_text};
   if (stream.taken.empty()) {
     stream.arrived.push_back(arrived);
     return;
@@ -367,11 +379,18 @@ void take_batches(Shadow& shadow, std::vector<Mismatch>& found) {
       log::debug("a batch of message records from comm rank {} is malformed: ignored", status.MPI_SOURCE);
       continue;
     }
+    // Each text of the batch interned once: (its offset, its index).
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> interned;
     for (std::uint32_t i = 0; i < header.records; ++i) {
       Record record;
       std::memcpy(&record, bytes.data() + sizeof(header) + i * sizeof(Record), sizeof(Record));
       if (record.type_text >= header.text_bytes) record.type_text = header.text_bytes - 1;
-      arrive(shadow, status.MPI_SOURCE, record, bytes.data() + texts_at + record.type_text, found);
+      auto known = std::find_if(interned.begin(), interned.end(),
+                                [&](const auto& entry) { return entry.first == record.type_text; });
+      if (known == interned.end())
+        known = interned.insert(interned.end(),
+                                {record.type_text, intern_text(shadow, bytes.data() + texts_at + record.type_text)});
+      arrive(shadow, status.MPI_SOURCE, record, known->second, found);
     }
     shadow.records_arrived += header.records;
   }
@@ -463,13 +482,14 @@ std::int64_t take_remaining(const std::vector<Shadow*>& shadows, std::int64_t ex
 // The records of `shadow` that no receive took, but those a receive freed
 // while active may have taken.
 void collect_pending(Shadow& shadow, std::vector<PendingMessage>& pending) {
-  for (auto& [key, stream] : shadow.streams)
+  shadow.streams.for_each([&](std::uint64_t key, Stream& stream) {
     for (const Arrived& arrived : stream.arrived) {
-      const int source = static_cast<int>(static_cast<std::uint32_t>(key >> 32));
+      const int source = source_of(key);
       if (taken_by_abandoned(shadow, source, arrived.record.tag)) continue;
       pending.push_back({world_rank_of(shadow.peers, source), shadow.rank, &shadow, arrived.record,
                          shadow.texts[arrived.type_text]});
     }
+  });
 }
 
 // One report of the messages sent to this rank on `where` and never
@@ -696,7 +716,7 @@ void received(const Receive& receive, const MPI_Status& status) {
     const Guard guard;
     Shadow* shadow = find_shadow(receive.comm);
     if (!shadow) return;
-    Stream& stream = shadow->streams[stream_key(status.MPI_SOURCE, status.MPI_TAG)];
+    Stream& stream = stream_of(*shadow, status.MPI_SOURCE, status.MPI_TAG);
     if (!stream.arrived.empty()) {
       compare(taken, stream.arrived.front(), *shadow, status.MPI_SOURCE, found);
       stream.arrived.pop_front();

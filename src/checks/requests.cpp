@@ -10,6 +10,7 @@
 
 #include "checks/findings.hpp"
 #include "checks/messages.hpp"
+#include "checks/stable_map.hpp"
 #include "records/handle_slots.hpp"
 
 namespace mpisentry::checks {
@@ -36,89 +37,10 @@ struct Entry {
   Entry* later = nullptr;
 };
 
-// Live requests by handle: open addressing with linear probing, grown at
-// half full; entries come from a free list and never move.
-class LiveRequests {
- public:
-  Entry* find(MPI_Request request) const {
-    if (slots_.empty()) return nullptr;
-    const std::uint64_t key = handle_slots::key_of(request);
-    for (std::size_t i = home(key);; i = (i + 1) & mask()) {
-      if (slots_[i].key == key) return slots_[i].entry;
-      if (slots_[i].key == handle_slots::kEmptyKey) return nullptr;
-    }
-  }
-  // The entry for `request`, new or the one it replaces (MPI handed the
-  // handle out again); the caller sets every field.
-  Entry& insert(MPI_Request request) {
-    if (2 * (used_ + 1) > slots_.size()) grow();
-    const std::uint64_t key = handle_slots::key_of(request);
-    std::size_t i = home(key);
-    for (; slots_[i].key != handle_slots::kEmptyKey; i = (i + 1) & mask())
-      if (slots_[i].key == key) return *slots_[i].entry;
-    slots_[i] = {key, take_entry()};
-    ++used_;
-    return *slots_[i].entry;
-  }
-  void erase(MPI_Request request) {
-    if (slots_.empty()) return;
-    const std::uint64_t key = handle_slots::key_of(request);
-    std::size_t i = home(key);
-    for (; slots_[i].key != key; i = (i + 1) & mask())
-      if (slots_[i].key == handle_slots::kEmptyKey) return;
-    free_.push_back(slots_[i].entry);
-    // Backward shift: the slots after it that probed past it move up.
-    for (std::size_t j = (i + 1) & mask(); slots_[j].key != handle_slots::kEmptyKey; j = (j + 1) & mask()) {
-      const std::size_t want = home(slots_[j].key);
-      if (((j - want) & mask()) >= ((j - i) & mask())) {
-        slots_[i] = slots_[j];
-        i = j;
-      }
-    }
-    slots_[i] = {};
-    --used_;
-  }
-  template <typename Visit>
-  void for_each(Visit&& visit) {
-    for (Slot& slot : slots_)
-      if (slot.key != handle_slots::kEmptyKey) visit(*slot.entry);
-  }
+// Live requests by handle (handle_slots::key_of).
+using LiveRequests = StableMap<Entry>;
 
- private:
-  struct Slot {
-    std::uint64_t key = handle_slots::kEmptyKey;
-    Entry* entry = nullptr;
-  };
-  std::size_t mask() const { return slots_.size() - 1; }
-  std::size_t home(std::uint64_t key) const {
-    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask();
-  }
-  Entry* take_entry() {
-    if (free_.empty()) {
-      chunks_.push_back(std::make_unique<Entry[]>(kChunk));
-      for (std::size_t i = 0; i < kChunk; ++i) free_.push_back(&chunks_.back()[i]);
-    }
-    Entry* entry = free_.back();
-    free_.pop_back();
-    return entry;  // the caller sets every field
-
-  }
-  void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(std::max<std::size_t>(64, old.size() * 2), Slot{});
-    for (const Slot& slot : old) {
-      if (slot.key == handle_slots::kEmptyKey) continue;
-      std::size_t i = home(slot.key);
-      while (slots_[i].key != handle_slots::kEmptyKey) i = (i + 1) & mask();
-      slots_[i] = slot;
-    }
-  }
-  static constexpr std::size_t kChunk = 256;
-  std::vector<Slot> slots_;
-  std::size_t used_ = 0;
-  std::vector<Entry*> free_;
-  std::vector<std::unique_ptr<Entry[]>> chunks_;
-};
+std::uint64_t key_of(MPI_Request request) { return handle_slots::key_of(request); }
 
 // At MPI_THREAD_MULTIPLE the requests are spread over shards by handle, each
 // with its lock; below it one shard serves, without locking.
@@ -148,7 +70,7 @@ State& state() {
 
 Shard& shard_of(MPI_Request request) {
   State& s = state();
-  return s.multiple_threads ? s.shards[handle_slots::home_of<kShards>(handle_slots::key_of(request))] : s.shards[0];
+  return s.multiple_threads ? s.shards[handle_slots::home_of<kShards>(key_of(request))] : s.shards[0];
 }
 
 // The shard's lock, taken only where the program's calls may overlap.
@@ -235,8 +157,9 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   if (!persistent && sends(kind) && shadowing()) sent_record = send_record(record, call_site);
   Shard& shard = shard_of(request);
   const Guard guard(shard);
-  if (Entry* replaced = shard.live.find(request)) unlink_receive(*replaced);  // its completion went unseen
-  Entry& entry = shard.live.insert(request);
+  bool added = false;
+  Entry& entry = shard.live.get(key_of(request), added);
+  if (!added) unlink_receive(entry);  // MPI handed the handle out again: its completion went unseen
   std::memcpy(static_cast<void*>(&entry.record), &record, record.used_bytes());
   entry.kind = kind;
   entry.persistent = persistent;
@@ -284,7 +207,7 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
     CallRecord send;
     {
       const Guard guard(shard);
-      Entry* entry = shard.live.find(requests[i]);
+      Entry* entry = shard.live.find(key_of(requests[i]));
       if (!entry || !entry->persistent) continue;
       entry->active = true;
       entry->sequence = next_sequence();
@@ -294,7 +217,7 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
     }
     const std::uint64_t sent_record = send_record(send, call_site);
     const Guard guard(shard);
-    if (Entry* entry = shard.live.find(requests[i])) entry->sent = sent_record;
+    if (Entry* entry = shard.live.find(key_of(requests[i]))) entry->sent = sent_record;
   }
 }
 
@@ -304,11 +227,11 @@ void freeing(MPI_Request request) {
   Entry entry;
   {
     const Guard guard(shard);
-    Entry* found = shard.live.find(request);
+    Entry* found = shard.live.find(key_of(request));
     if (!found) return;
     unlink_receive(*found);
     entry = *found;
-    shard.live.erase(request);
+    shard.live.erase(key_of(request));
   }
   if (entry.active && shadowing()) {
     const CallRecord& r = entry.record;
@@ -365,11 +288,11 @@ void failed(const MPI_Request* requests, int count) {
   for (int i = 0; i < count; ++i) {
     Shard& shard = shard_of(requests[i]);
     const Guard guard(shard);
-    Entry* found = shard.live.find(requests[i]);
+    Entry* found = shard.live.find(key_of(requests[i]));
     if (!found) continue;
     receives = receives || takes_messages(*found);
     unlink_receive(*found);
-    shard.live.erase(requests[i]);
+    shard.live.erase(key_of(requests[i]));
   }
   if (receives) lost_count_of_messages();
 }
@@ -387,12 +310,8 @@ void completed(const MPI_Request* requests, const MPI_Status* statuses, int coun
   };
   std::vector<Done> receives;
   std::vector<Cancelled> cancelled_sends;
-  const auto complete = [&](int i) {
-    Shard& shard = shard_of(requests[i]);
-    const Guard guard(shard);
-    Entry* found = shard.live.find(requests[i]);
-    if (!found) return;
-    Entry& entry = *found;
+  // Under the shard's lock.
+  const auto complete = [&](int i, Shard& shard, Entry& entry) {
     // Inactive: a persistent request not started (it completes at once),
     // or an operation whose completion was seen before, with the request kept.
     if (entry.active) {
@@ -416,22 +335,33 @@ void completed(const MPI_Request* requests, const MPI_Status* statuses, int coun
       entry.unordered = false;
       entry.sent = 0;
     }
-    if (handle == Handle::Released && !entry.persistent) shard.live.erase(requests[i]);
+    if (handle == Handle::Released && !entry.persistent) shard.live.erase(key_of(requests[i]));
   };
   if (state().multiple_threads) {
     // Nothing compares the starts of two threads: in the order given.
-    for (int i = 0; i < count; ++i)
-      if (requests[i] != MPI_REQUEST_NULL) complete(i);
+    for (int i = 0; i < count; ++i) {
+      if (requests[i] == MPI_REQUEST_NULL) continue;
+      Shard& shard = shard_of(requests[i]);
+      const Guard guard(shard);
+      if (Entry* entry = shard.live.find(key_of(requests[i]))) complete(i, shard, *entry);
+    }
   } else {
     // In start order, so that a receive of this call never counts one
     // started before it, completing here too, as still pending.
-    std::vector<std::pair<std::uint64_t, int>> order;
-    for (int i = 0; i < count; ++i) {
-      if (requests[i] == MPI_REQUEST_NULL) continue;
-      if (const Entry* found = shard_of(requests[i]).live.find(requests[i])) order.emplace_back(found->sequence, i);
-    }
+    struct Started {
+      std::uint64_t sequence;
+      int index;
+      Entry* entry;
+      bool operator<(const Started& other) const { return sequence < other.sequence; }
+    };
+    Shard& shard = state().shards[0];
+    std::vector<Started> order;
+    order.reserve(static_cast<std::size_t>(std::max(count, 0)));
+    for (int i = 0; i < count; ++i)
+      if (requests[i] != MPI_REQUEST_NULL)
+        if (Entry* entry = shard.live.find(key_of(requests[i]))) order.push_back({entry->sequence, i, entry});
     if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
-    for (const auto& [sequence, i] : order) complete(i);
+    for (const Started& started : order) complete(started.index, shard, *started.entry);
   }
   for (const Cancelled& c : cancelled_sends) cancelled_send(c.number, c.comm, c.dest, c.tag);
   for (const Done& done : receives) received(done.receive, *done.status);
@@ -442,7 +372,7 @@ void finish_requests() {
   if (!s.not_freed_check) return;
   std::vector<Entry> left;
   // Every other thread is done with MPI: no lock.
-  for (Shard& shard : s.shards) shard.live.for_each([&](const Entry& entry) { left.push_back(entry); });
+  for (Shard& shard : s.shards) shard.live.for_each([&](std::uint64_t, const Entry& entry) { left.push_back(entry); });
   std::sort(left.begin(), left.end(), [](const Entry& a, const Entry& b) { return a.sequence < b.sequence; });
   for (const Entry& entry : left) {
     const char* started_by = function_info(entry.record.function).name;

@@ -195,10 +195,22 @@ Cache& cache() {
 
 }  // namespace
 
+// The thread's last predefined type: a message mostly has the type of the
+// one before it, and a predefined type is never freed.
+thread_local MPI_Datatype last_type __attribute__((tls_model("initial-exec"))) = MPI_DATATYPE_NULL;
+thread_local const TypeInfo* last_info __attribute__((tls_model("initial-exec"))) = nullptr;
+
 TypeRef type_info(MPI_Datatype type) {
+  if (last_info && type == last_type) return TypeRef(TypeRef(), last_info);
   Cache& c = cache();
   const std::uint64_t key = handle_slots::key_of(type);
-  if (const Slot* slot = handle_slots::find(c.slots, key)) return slot->info;
+  if (const Slot* slot = handle_slots::find(c.slots, key)) {
+    if (slot->info.use_count() == 0) {  // predefined: owns nothing
+      last_type = type;
+      last_info = slot->info.get();
+    }
+    return slot->info;
+  }
   bool named = false;
   TypeInfo* read = read_type(type, named);
   // A predefined type's reference owns nothing: copies count nothing.
@@ -231,6 +243,19 @@ Signature signature_of(const TypeInfo& type, std::int64_t count, std::int64_t ma
   if (!type.known) {
     s.known = false;
     s.bytes = type.size * count;
+    return s;
+  }
+  if (type.element.size() == 1 && max_bytes < 0) {
+    // One run of one basic type, as the general path below would hash it:
+    // every message of a basic type takes this way.
+    const Run& only = type.element.front();
+    s.elements = only.count * count;
+    s.bytes = only.type_size * s.elements;
+    if (s.elements > 0) {
+      s.untyped = is_untyped(only.type);
+      s.hash = mix(mix(0, static_cast<std::uint64_t>(static_cast<std::uint32_t>(only.type))),
+                   static_cast<std::uint64_t>(s.elements));
+    }
     return s;
   }
   const std::int64_t limit = max_bytes >= 0 ? max_bytes : INT64_MAX;
