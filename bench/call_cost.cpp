@@ -6,10 +6,12 @@
 //
 // call_cost THREADS: the same from THREADS threads at once
 // (MPI_THREAD_MULTIPLE), each on tags of its own and timing itself; the
-// results are the median over the threads, named call_*_threads.
+// results are the median over the threads, named call_*_threads. The
+// threads start the second kind of call together.
 #include <mpi.h>
 
 #include <array>
+#include <barrier>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -29,9 +31,10 @@ struct CallCosts {
 };
 
 // Times both kinds of call on tags [first_tag, first_tag + kWindow) with
-// `median_of(blocks, operation)`.
-template <class MedianOf>
-CallCosts measure_calls(int first_tag, MedianOf&& median_of) {
+// `median_of(blocks, operation)`; `between()` runs between the two, so that
+// threads time each kind while the others make the same calls.
+template <class MedianOf, class Between>
+CallCosts measure_calls(int first_tag, MedianOf&& median_of, Between&& between) {
   std::array<double, kWindow> sent{}, received{};
   std::array<MPI_Request, 2 * kWindow> requests{};
   const double window = median_of(bench::Blocks{.warmup = 20, .per_block = 20, .seconds = 0.4}, [&] {
@@ -41,6 +44,7 @@ CallCosts measure_calls(int first_tag, MedianOf&& median_of) {
     }
     MPI_Waitall(2 * kWindow, requests.data(), MPI_STATUSES_IGNORE);
   });
+  between();
   const double probe = median_of(bench::Blocks{.warmup = 2, .per_block = 10000, .seconds = 0.3}, [first_tag] {
     int found = 0;
     MPI_Iprobe(0, first_tag, MPI_COMM_WORLD, &found, MPI_STATUS_IGNORE);
@@ -49,9 +53,12 @@ CallCosts measure_calls(int first_tag, MedianOf&& median_of) {
 }
 
 void measure_one_thread() {
-  const CallCosts costs = measure_calls(0, [](const bench::Blocks& blocks, auto&& operation) {
-    return bench::median_seconds_per_operation(blocks, operation);
-  });
+  const CallCosts costs = measure_calls(
+      0,
+      [](const bench::Blocks& blocks, auto&& operation) {
+        return bench::median_seconds_per_operation(blocks, operation);
+      },
+      [] {});
   bench::print_result("call_nonblocking", costs.nonblocking);
   bench::print_result("call_iprobe", costs.iprobe);
 }
@@ -59,11 +66,15 @@ void measure_one_thread() {
 void measure_threads(int thread_count) {
   std::vector<CallCosts> costs(thread_count);
   std::vector<std::thread> threads;
+  std::barrier phases(thread_count);
   for (int t = 0; t < thread_count; ++t)
-    threads.emplace_back([t, &costs] {
-      costs[t] = measure_calls(t * kWindow, [](const bench::Blocks& blocks, auto&& operation) {
-        return bench::median_seconds_per_operation_in_thread(blocks, operation);
-      });
+    threads.emplace_back([t, &costs, &phases] {
+      costs[t] = measure_calls(
+          t * kWindow,
+          [](const bench::Blocks& blocks, auto&& operation) {
+            return bench::median_seconds_per_operation_in_thread(blocks, operation);
+          },
+          [&phases] { phases.arrive_and_wait(); });
     });
   for (std::thread& thread : threads) thread.join();
   std::vector<double> nonblocking, iprobe;

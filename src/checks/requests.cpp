@@ -309,6 +309,7 @@ void completed(const MPI_Request* requests, const MPI_Status* statuses, int coun
     int dest, tag;
   };
   std::vector<Done> receives;
+  receives.reserve(static_cast<std::size_t>(std::max(count, 0)));
   std::vector<Cancelled> cancelled_sends;
   // Under the shard's lock.
   const auto complete = [&](int i, Shard& shard, Entry& entry) {
@@ -390,19 +391,39 @@ void finish_requests() {
   }
 }
 
+namespace {
+
+// The thread's free buffers (a pointer, so that the TLS slot is trivial).
+thread_local std::vector<void*>* free_buffers __attribute__((tls_model("initial-exec"))) = nullptr;
+
+}  // namespace
+
+void ScratchBuffer::take() {
+  if (!free_buffers) free_buffers = new std::vector<void*>;  // kept for the thread's life: a few KiB
+  if (free_buffers->empty()) {
+    bytes_ = new Bytes;
+    bytes_->resize(8);
+  } else {
+    bytes_ = static_cast<Bytes*>(free_buffers->back());
+    free_buffers->pop_back();
+  }
+}
+
+void ScratchBuffer::give_back() { free_buffers->push_back(bytes_); }
+
 void CompleteMany::finish() const {
   switch (mode_) {
     case Mode::All:
-      completed(handles_.data(), statuses_, static_cast<int>(handles_.size()), Handle::Released, call_site_);
+      completed(handles_, statuses_, count_, Handle::Released, call_site_);
       return;
     case Mode::Any:
-      if (*index_ != MPI_UNDEFINED && *index_ >= 0 && *index_ < static_cast<int>(handles_.size()))
-        completed(&handles_[static_cast<std::size_t>(*index_)], statuses_, 1, Handle::Released, call_site_);
+      if (*index_ != MPI_UNDEFINED && *index_ >= 0 && *index_ < count_)
+        completed(&handles_[*index_], statuses_, 1, Handle::Released, call_site_);
       return;
     case Mode::Some: {
       if (*index_ == MPI_UNDEFINED) return;
       std::vector<MPI_Request> done;
-      for (int k = 0; k < *index_; ++k) done.push_back(handles_[static_cast<std::size_t>(indices_[k])]);
+      for (int k = 0; k < *index_; ++k) done.push_back(handles_[indices_[k]]);
       completed(done.data(), statuses_, static_cast<int>(done.size()), Handle::Released, call_site_);
       return;
     }

@@ -14,6 +14,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -99,6 +100,42 @@ class CompleteOne {
   MPI_Status own_;
 };
 
+// Buffers of one thread's calls, reused: a Waitall of many requests would
+// otherwise allocate and clear its copies on every call. A call nested in
+// another (a generalized request's callback that calls MPI) gets a buffer
+// of its own.
+class ScratchBuffer {
+ public:
+  ScratchBuffer() = default;  // takes nothing until get()
+  ~ScratchBuffer() {
+    if (bytes_) give_back();
+  }
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+  // At least `size` elements of T, left as the last user left them.
+  template <typename T>
+  T* get(std::size_t size) {
+    if (!bytes_) take();
+    bytes_->resize(std::max(bytes_->size(), size * sizeof(T)));
+    return reinterpret_cast<T*>(bytes_->data());
+  }
+
+ private:
+  // Aligned for MPI_Request and MPI_Status.
+  struct alignas(8) Chunk {
+    unsigned char bytes[8];
+  };
+  struct Bytes {
+    std::vector<Chunk> chunks;
+    void resize(std::size_t bytes) { chunks.resize((bytes + 7) / 8); }
+    std::size_t size() const { return chunks.size() * 8; }
+    unsigned char* data() { return chunks.front().bytes; }
+  };
+  void take();
+  void give_back();
+  Bytes* bytes_ = nullptr;
+};
+
 // Waitall and Testall, Waitany and Testany, Waitsome and Testsome: the
 // handles are copied before the call, which may set them to
 // MPI_REQUEST_NULL.
@@ -112,16 +149,18 @@ class CompleteMany {
       : on_(tracking()), mode_(mode), flag_(flag), index_(index_or_outcount), indices_(indices),
         call_site_(call_site) {
     if (!on_) return;
-    if (requests && count > 0) handles_.assign(requests, requests + count);
-    if (statuses == MPI_STATUSES_IGNORE) {
-      own_.resize(mode == Mode::Any ? 1 : handles_.size() + 1);
-      statuses = own_.data();
-    }
+    count_ = requests && count > 0 ? count : 0;
+    handles_ = handles_buffer_.get<MPI_Request>(static_cast<std::size_t>(count_) + 1);
+    std::copy_n(requests, count_, handles_);
+    if (statuses == MPI_STATUSES_IGNORE)
+      statuses = statuses_buffer_.get<MPI_Status>(mode == Mode::Any ? 1 : static_cast<std::size_t>(count_) + 1);
     statuses_ = statuses;
   }
+  CompleteMany(const CompleteMany&) = delete;
+  CompleteMany& operator=(const CompleteMany&) = delete;
   int done(int result) const {
     if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_)) finish();
-    if (on_ && result != MPI_SUCCESS) failed(handles_.data(), static_cast<int>(handles_.size()));
+    if (on_ && result != MPI_SUCCESS) failed(handles_, count_);
     return result;
   }
 
@@ -133,8 +172,9 @@ class CompleteMany {
   const int* index_;
   const int* indices_;
   const void* call_site_;
-  std::vector<MPI_Request> handles_;
-  std::vector<MPI_Status> own_;
+  ScratchBuffer handles_buffer_, statuses_buffer_;
+  int count_ = 0;
+  MPI_Request* handles_ = nullptr;
   MPI_Status* statuses_ = nullptr;
 };
 

@@ -85,6 +85,33 @@ TEST_CASE("msg_datatype: receives of the same type signature are not reported", 
                                {shape, "good"}));
 }
 
+TEST_CASE("msg_stream: a mismatch is found while the program runs, from a full batch of records or at the tick",
+          "[messages][datatype]") {
+  // many: message 150 of 200, whose record comes in the third batch of 64;
+  // few: message 2 of 3, whose record only the monitor's tick sends.
+  const std::string messages = GENERATE("many", "few");
+  INFO("messages " << messages);
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(msg_stream);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {messages, "bad"});
+  CHECK(result.failed());
+  check_reported(result, {R"(^\[1\] ERROR: GLOBAL:MSG:DATATYPE:MISMATCH: error$)",
+                          R"(sent as 4 x MPI_INT \(16 B\), received as 2 x MPI_DOUBLE \(16 B\)\.)",
+                          R"(rank 1 received it:)",
+                          frame_pattern("receive_one", program.source, marked_line(program, "receives"))});
+  // Found during the 2 s of ping-pong, which CHECK-MAX-ERRORS 1 ended.
+  CHECK(result.out.find("ping-pong over") == std::string::npos);
+}
+
+TEST_CASE("msg_stream: a long stream of matching messages is not reported", "[messages][datatype][clean]") {
+  const std::string messages = GENERATE("many", "few");
+  INFO("messages " << messages);
+  Workspace workspace;
+  const JobResult plain =
+      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(msg_stream), kAllChecks, {messages, "good"});
+  CHECK(plain.out == "ping-pong over\n");
+}
+
 TEST_CASE("msg_datatype: 2 x MPI_2INT received as 2 x MPI_DOUBLE is a GLOBAL:MSG:DATATYPE:MISMATCH",
           "[messages][datatype]") {
   Workspace workspace;

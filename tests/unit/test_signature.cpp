@@ -104,3 +104,23 @@ TEST_CASE("signature: 2 x MPI_2INT is 4 x MPI_INT, not 4 x MPI_FLOAT nor 2 x MPI
   CHECK(same(signature_of(contiguous, 1), signature_of(MPI_INT, 4)));
   free_type(contiguous);
 }
+
+TEST_CASE("signature: a freed datatype's handle, handed out again, is read again", "[signature]") {
+  with_mpi();
+  // MPICH hands a freed handle to the next type made: the cache must not
+  // answer with the old type's signature.
+  MPI_Datatype four_ints = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(4, MPI_INT, &four_ints);
+  MPI_Type_commit(&four_ints);
+  const MPI_Datatype old_handle = four_ints;
+  CHECK(same(signature_of(four_ints, 1), signature_of(MPI_INT, 4)));
+  free_type(four_ints);
+  MPI_Datatype two_doubles = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(2, MPI_DOUBLE, &two_doubles);
+  MPI_Type_commit(&two_doubles);
+  INFO("the same handle again: " << (two_doubles == old_handle));
+  CHECK(same(signature_of(two_doubles, 1), signature_of(MPI_DOUBLE, 2)));
+  CHECK(signature_of(two_doubles, 1).differs_from(signature_of(MPI_INT, 4)));
+  CHECK(mpisentry::checks::datatype_text(two_doubles) == "a derived datatype (2 x MPI_DOUBLE)");
+  free_type(two_doubles);
+}
