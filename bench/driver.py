@@ -265,7 +265,12 @@ def overhead_variants(library: str) -> list[Variant]:
             Variant("with --check-all", {**checker, "MPISENTRY_CHECK": CHECK_ALL}, ", checker with --check-all",
                     over="with"),
             Variant("with the LOCAL checks", {**checker, "MPISENTRY_CHECK": "LOCAL:** ON"},
-                    ", checker with CHECK LOCAL:** ON", over="with")]
+                    ", checker with CHECK LOCAL:** ON", over="with"),
+            # Each family alone: which of them may be on by default.
+            Variant("with the collective checks", {**checker, "MPISENTRY_CHECK": "GLOBAL:COLLECTIVE:** ON"},
+                    ", checker with CHECK GLOBAL:COLLECTIVE:** ON", over="with"),
+            Variant("with the message checks", {**checker, "MPISENTRY_CHECK": "GLOBAL:MSG:** ON"},
+                    ", checker with CHECK GLOBAL:MSG:** ON", over="with")]
 
 
 def measure_overhead(runner: Runner, programs: str, variants: list[Variant], rounds: int) -> list[str]:

@@ -119,6 +119,7 @@ struct Shadow {
   StableMap<Stream> streams;  // by stream_key
   std::int64_t records_arrived = 0;
   std::size_t taken_waiting = 0;  // receives waiting for their records
+  std::size_t take_at = kBatch;   // taken_waiting at which batches are taken next
   std::vector<std::string> texts;  // datatype texts of arrived records, each once
   std::unordered_map<std::string, std::uint32_t> text_index;
   // Receives freed while active, as (source, tag), wildcards kept: the
@@ -242,7 +243,7 @@ int source_of(std::uint64_t stream_key) { return static_cast<int>((stream_key >>
 // Under the lock: the stream of (source, tag), made when new.
 Stream& stream_of(Shadow& shadow, int source, int tag) {
   bool added = false;
-  return shadow.streams.get(stream_key(source, tag), added);  // a new one from the free list is empty: streams stay
+  return shadow.streams.get(stream_key(source, tag), added);  // streams are never erased: a new one is empty
 }
 
 // Under the lock: completed batches leave the front of the queue.
@@ -722,8 +723,12 @@ void received(const Receive& receive, const MPI_Status& status) {
       stream.arrived.pop_front();
     } else {
       stream.taken.push_back(std::move(taken));
-      // Many receives waiting: their batches are due.
-      if (++shadow->taken_waiting >= kBatch) take_batches(*shadow, found);
+      // Many receives waiting: their batches are due. Not again before as
+      // many more wait, so that a late sender costs no probe a receive.
+      if (++shadow->taken_waiting >= shadow->take_at) {
+        take_batches(*shadow, found);
+        shadow->take_at = shadow->taken_waiting + kBatch;
+      }
     }
     on_tick(found);
   }
