@@ -160,7 +160,7 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   bool added = false;
   Entry& entry = shard.live.get(key_of(request), added);
   if (!added) unlink_receive(entry);  // MPI handed the handle out again: its completion went unseen
-  std::memcpy(static_cast<void*>(&entry.record), &record, record.used_bytes());
+  copy_used(entry.record, record);
   entry.kind = kind;
   entry.persistent = persistent;
   entry.active = !persistent;
@@ -213,7 +213,7 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
       entry->sequence = next_sequence();
       link_receive(*entry);
       if (!sends(entry->kind) || !shadowing()) continue;
-      std::memcpy(static_cast<void*>(&send), &entry->record, entry->record.used_bytes());
+      copy_used(send, entry->record);
     }
     const std::uint64_t sent_record = send_record(send, call_site);
     const Guard guard(shard);

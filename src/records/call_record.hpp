@@ -126,6 +126,17 @@ inline std::size_t CallRecord::used_bytes() const noexcept {
 }
 
 
+// Copies the fields `from` uses (used_bytes) into `to`: the common part at a
+// fixed size, which the compiler turns into a few moves (a copy of a size
+// known only at run time became a rep movs, dearer than the call).
+inline void copy_used(CallRecord& to, const CallRecord& from) noexcept {
+  constexpr std::size_t common = offsetof(CallRecord, requests);
+  std::memcpy(static_cast<void*>(&to), &from, common);
+  const std::size_t used = from.used_bytes();
+  if (used > common)
+    std::memcpy(reinterpret_cast<char*>(&to) + common, reinterpret_cast<const char*>(&from) + common, used - common);
+}
+
 // A CallRecord that one thread writes and another reads without tearing
 // (a seqlock over atomic words, stored with release and loaded with acquire:
 // readers retry, writers never wait).
