@@ -256,60 +256,6 @@ void reap_sent_batches(Shadow& shadow) {
   }
 }
 
-// Under the lock: the outbox for `dest` goes as one batch.
-void send_batch(Shadow& shadow, int dest) {
-  Outbox& box = shadow.outboxes[static_cast<std::size_t>(dest)];
-  if (box.records.empty()) return;
-  // Each datatype's text once per batch; a batch mostly has one or two.
-  std::vector<std::pair<const TypeInfo*, std::uint32_t>> offsets;
-  std::string texts;
-  auto bytes = std::make_unique<std::vector<char>>(sizeof(BatchHeader) + box.records.size() * sizeof(Record));
-  for (std::size_t i = 0; i < box.records.size(); ++i) {
-    Outgoing& out = box.records[i];
-    if (out.type) {
-      const auto known = std::find_if(offsets.begin(), offsets.end(),
-                                      [&](const auto& entry) { return entry.first == out.type.get(); });
-      if (known != offsets.end()) {
-        out.record.type_text = known->second;
-      } else {
-        out.record.type_text = static_cast<std::uint32_t>(texts.size());
-        offsets.emplace_back(out.type.get(), out.record.type_text);
-        texts.append(out.type->text).push_back('\0');
-      }
-    }
-    std::memcpy(bytes->data() + sizeof(BatchHeader) + i * sizeof(Record), &out.record, sizeof(Record));
-  }
-  if (texts.empty()) texts.push_back('\0');  // a record without a type (a cancel) points here
-  BatchHeader header;
-  header.records = static_cast<std::uint32_t>(box.records.size());
-  header.text_bytes = static_cast<std::uint32_t>(texts.size());
-  std::memcpy(bytes->data(), &header, sizeof(header));
-  bytes->insert(bytes->end(), texts.begin(), texts.end());
-  BatchInFlight batch;
-  batch.bytes = std::move(bytes);
-  if (PMPI_Isend(batch.bytes->data(), static_cast<int>(batch.bytes->size()), MPI_BYTE, dest, kBatchTag,
-                 usable_dup(shadow), &batch.request) == MPI_SUCCESS) {
-    shadow.records_to[static_cast<std::size_t>(dest)] += header.records;
-    reap_sent_batches(shadow);
-    shadow.in_flight.push_back(std::move(batch));
-  }
-  box.records.clear();
-}
-
-// Under the lock: every outbox that holds records goes, or those of `only`.
-void send_filled(const Shadow* only = nullptr) {
-  State& s = state();
-  auto keep = s.filled.begin();
-  for (const auto& [shadow, dest] : s.filled) {
-    if (only && shadow != only) {
-      *keep++ = {shadow, dest};
-      continue;
-    }
-    send_batch(*shadow, dest);
-  }
-  s.filled.erase(keep, s.filled.end());
-}
-
 std::uint32_t intern_text(Shadow& shadow, const char* text) {
   const auto [found, added] = shadow.text_index.try_emplace(text, static_cast<std::uint32_t>(shadow.texts.size()));
   if (added) shadow.texts.emplace_back(text);
@@ -361,6 +307,73 @@ void arrive(Shadow& shadow, int source, const Record& record, std::uint32_t type
   --shadow.taken_waiting;
 }
 
+// Under the lock: the outbox for `dest` goes as one batch; to this rank
+// itself it goes straight into the streams (a batch to itself waited in
+// MPI's queue of unexpected messages, and with threads every MPI_Iprobe of
+// the program cost several times as much meanwhile).
+void send_batch(Shadow& shadow, int dest, std::vector<Mismatch>& found) {
+  Outbox& box = shadow.outboxes[static_cast<std::size_t>(dest)];
+  if (box.records.empty()) return;
+  int inter = 0;
+  if (dest == shadow.rank && PMPI_Comm_test_inter(usable_dup(shadow), &inter) == MPI_SUCCESS && !inter) {
+    for (const Outgoing& out : box.records)
+      arrive(shadow, dest, out.record, out.type ? intern_text(shadow, out.type->text.c_str()) : intern_text(shadow, ""),
+             found);
+    shadow.records_to[static_cast<std::size_t>(dest)] += static_cast<std::int64_t>(box.records.size());
+    shadow.records_arrived += static_cast<std::int64_t>(box.records.size());
+    box.records.clear();
+    return;
+  }
+  // Each datatype's text once per batch; a batch mostly has one or two.
+  std::vector<std::pair<const TypeInfo*, std::uint32_t>> offsets;
+  std::string texts;
+  auto bytes = std::make_unique<std::vector<char>>(sizeof(BatchHeader) + box.records.size() * sizeof(Record));
+  for (std::size_t i = 0; i < box.records.size(); ++i) {
+    Outgoing& out = box.records[i];
+    if (out.type) {
+      const auto known = std::find_if(offsets.begin(), offsets.end(),
+                                      [&](const auto& entry) { return entry.first == out.type.get(); });
+      if (known != offsets.end()) {
+        out.record.type_text = known->second;
+      } else {
+        out.record.type_text = static_cast<std::uint32_t>(texts.size());
+        offsets.emplace_back(out.type.get(), out.record.type_text);
+        texts.append(out.type->text).push_back('\0');
+      }
+    }
+    std::memcpy(bytes->data() + sizeof(BatchHeader) + i * sizeof(Record), &out.record, sizeof(Record));
+  }
+  if (texts.empty()) texts.push_back('\0');  // a record without a type (a cancel) points here
+  BatchHeader header;
+  header.records = static_cast<std::uint32_t>(box.records.size());
+  header.text_bytes = static_cast<std::uint32_t>(texts.size());
+  std::memcpy(bytes->data(), &header, sizeof(header));
+  bytes->insert(bytes->end(), texts.begin(), texts.end());
+  BatchInFlight batch;
+  batch.bytes = std::move(bytes);
+  if (PMPI_Isend(batch.bytes->data(), static_cast<int>(batch.bytes->size()), MPI_BYTE, dest, kBatchTag,
+                 usable_dup(shadow), &batch.request) == MPI_SUCCESS) {
+    shadow.records_to[static_cast<std::size_t>(dest)] += header.records;
+    reap_sent_batches(shadow);
+    shadow.in_flight.push_back(std::move(batch));
+  }
+  box.records.clear();
+}
+
+// Under the lock: every outbox that holds records goes, or those of `only`.
+void send_filled(std::vector<Mismatch>& found, const Shadow* only = nullptr) {
+  State& s = state();
+  auto keep = s.filled.begin();
+  for (const auto& [shadow, dest] : s.filled) {
+    if (only && shadow != only) {
+      *keep++ = {shadow, dest};
+      continue;
+    }
+    send_batch(*shadow, dest, found);
+  }
+  s.filled.erase(keep, s.filled.end());
+}
+
 // Under the lock: every batch that has arrived on `shadow`.
 void take_batches(Shadow& shadow, std::vector<Mismatch>& found) {
   std::vector<char> bytes;
@@ -407,7 +420,7 @@ void on_tick(std::vector<Mismatch>& found) {
   const std::uint32_t now = tick::now();
   if (now == s.tick) return;
   s.tick = now;
-  send_filled();
+  send_filled(found);
   for (auto& [comm, shadow] : s.shadows)
     if (shadow.starting == MPI_REQUEST_NULL) take_batches(shadow, found);
 }
@@ -585,9 +598,9 @@ Shadow make_shadow(MPI_Comm comm) {
 }
 
 // Under the lock: `comm`'s shadow, out of the table.
-Shadow remove_shadow(std::unordered_map<MPI_Comm, Shadow>::iterator found) {
+Shadow remove_shadow(std::unordered_map<MPI_Comm, Shadow>::iterator found, std::vector<Mismatch>& mismatches) {
   State& s = state();
-  send_filled(&found->second);
+  send_filled(mismatches, &found->second);
   usable_dup(found->second);  // before the move: MPI may write the handle until then
   Shadow shadow = std::move(found->second);
   s.shadows.erase(found);
@@ -664,7 +677,7 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
     if (box.records.empty()) s.filled.emplace_back(shadow, dest);
     box.records.push_back(std::move(out));
     if (box.records.size() >= kBatch) {
-      send_batch(*shadow, dest);
+      send_batch(*shadow, dest, found);
       std::erase(s.filled, std::pair{shadow, dest});
     }
     on_tick(found);
@@ -764,11 +777,12 @@ MPI_Comm take_probed(MPI_Message message) {
 void communicator_freeing(MPI_Comm comm) {
   State& s = state();
   Shadow shadow;
+  std::vector<Mismatch> found;
   {
     const Guard guard;
-    const auto found = s.shadows.find(comm);
-    if (found == s.shadows.end()) return;
-    shadow = remove_shadow(found);
+    const auto kept = s.shadows.find(comm);
+    if (kept == s.shadows.end()) return;
+    shadow = remove_shadow(kept, found);
   }
   // What each peer sent here: an all-to-all of counts, which means the same
   // on an inter-communicator (whose groups may differ in size) as on an
@@ -778,7 +792,6 @@ void communicator_freeing(MPI_Comm comm) {
     PMPI_Alltoall(shadow.records_to.data(), 1, MPI_INT64_T, sent_here.data(), 1, MPI_INT64_T, shadow.dup);
   std::int64_t expected = 0;
   for (const std::int64_t count : sent_here) expected += count;
-  std::vector<Mismatch> found;
   const std::int64_t missing = take_remaining({&shadow}, expected, found);
   report_mismatches(found);
   std::vector<PendingMessage> pending;
@@ -796,9 +809,10 @@ void finish_messages() {
   std::vector<std::int64_t> records_to(static_cast<std::size_t>(world_size), 0);
   std::vector<Shadow*> live;
   MPI_Comm world_dup = MPI_COMM_NULL;
+  std::vector<Mismatch> found;
   {
     const Guard guard;
-    send_filled();
+    send_filled(found);
     for (auto& [comm, shadow] : s.shadows) {
       for (std::size_t i = 0; i < shadow.records_to.size(); ++i)
         records_to[static_cast<std::size_t>(shadow.peers[i])] += shadow.records_to[i];
@@ -810,7 +824,6 @@ void finish_messages() {
   // Every other thread is done with MPI: no lock from here on.
   std::int64_t expected = 0;
   PMPI_Reduce_scatter_block(records_to.data(), &expected, 1, MPI_INT64_T, MPI_SUM, world_dup);
-  std::vector<Mismatch> found;
   const std::int64_t missing = take_remaining(live, expected, found);
   report_mismatches(found);
   std::vector<PendingMessage> pending;
