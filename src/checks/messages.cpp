@@ -22,6 +22,7 @@
 #include "checks/requests.hpp"
 #include "checks/signature.hpp"
 #include "checks/stable_map.hpp"
+#include "checks/thread_lock.hpp"
 #include "log/log.hpp"
 #include "records/communicators.hpp"
 #include "records/tick.hpp"
@@ -167,15 +168,10 @@ State& state() {
   return *instance;
 }
 
-// The channel's lock, taken only where the program's calls may overlap.
-class Guard {
+// The channel's lock.
+class Guard : LockIfMultiple {
  public:
-  Guard() : lock_(state().mutex, std::defer_lock) {
-    if (state().multiple_threads) lock_.lock();
-  }
-
- private:
-  std::unique_lock<std::mutex> lock_;
+  Guard() : LockIfMultiple(state().mutex, state().multiple_threads) {}
 };
 
 int locate_executable(dl_phdr_info* info, size_t, void* data) {

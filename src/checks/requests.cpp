@@ -11,6 +11,7 @@
 #include "checks/findings.hpp"
 #include "checks/messages.hpp"
 #include "checks/stable_map.hpp"
+#include "checks/thread_lock.hpp"
 #include "records/handle_slots.hpp"
 
 namespace mpisentry::checks {
@@ -73,15 +74,10 @@ Shard& shard_of(MPI_Request request) {
   return s.multiple_threads ? s.shards[handle_slots::home_of<kShards>(key_of(request))] : s.shards[0];
 }
 
-// The shard's lock, taken only where the program's calls may overlap.
-class Guard {
+// The shard's lock.
+class Guard : LockIfMultiple {
  public:
-  explicit Guard(Shard& shard) : lock_(shard.mutex, std::defer_lock) {
-    if (state().multiple_threads) lock_.lock();
-  }
-
- private:
-  std::unique_lock<std::mutex> lock_;
+  explicit Guard(Shard& shard) : LockIfMultiple(shard.mutex, state().multiple_threads) {}
 };
 
 // Start order: process-wide below MPI_THREAD_MULTIPLE, per thread at it
