@@ -305,7 +305,6 @@ void completed(const MPI_Request* requests, const MPI_Status* statuses, int coun
     int dest, tag;
   };
   std::vector<Done> receives;
-  receives.reserve(static_cast<std::size_t>(std::max(count, 0)));
   std::vector<Cancelled> cancelled_sends;
   // Under the shard's lock.
   const auto complete = [&](int i, Shard& shard, Entry& entry) {
@@ -318,6 +317,7 @@ void completed(const MPI_Request* requests, const MPI_Status* statuses, int coun
         const bool in_order = !entry.unordered && (state().multiple_threads ||
                                                    taint_earlier_receives(r.comm, statuses[i].MPI_SOURCE,
                                                                           statuses[i].MPI_TAG, entry.sequence));
+        if (receives.empty()) receives.reserve(static_cast<std::size_t>(count));  // not for a call without receives
         receives.push_back({{r.function, r.count, r.datatype, r.comm, entry.kind == Kind::Receive, entry.call_site,
                              call_site, in_order},
                             &statuses[i]});
