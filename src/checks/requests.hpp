@@ -32,7 +32,7 @@ inline bool tracking() noexcept { return detail::tracking; }
 void start_requests(bool not_freed_check, bool premature_free_check, bool multiple_threads);
 
 // A nonblocking or persistent start succeeded: `started` is its record.
-// Nonblocking sends send their shadow message here.
+// Nonblocking sends hand their message's record to the message channel here.
 void started(MPI_Request request, const CallRecord& started, const void* call_site);
 // MPI_Imrecv, whose record lacks the communicator (the probe's).
 void started_matched(MPI_Request request, FunctionId function, std::int64_t count, MPI_Datatype type, MPI_Comm comm,
