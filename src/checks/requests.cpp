@@ -279,9 +279,39 @@ bool receive_in_order(MPI_Comm comm, int source, int tag) {
   return taint_earlier_receives(comm, source, tag, UINT64_MAX);
 }
 
-void failed(const MPI_Request* requests, int count) {
+struct HeldRequests::Held {
+  std::uint64_t key;  // kNoKey: the table had no entry
+  bool completed;
+  Entry entry;
+};
+
+void HeldRequests::hold(const MPI_Request* requests, int count, Handle handle) {
+  if (!state().multiple_threads || handle == Handle::Kept || count <= 0) return;
+  held_ = buffer_.get<Held>(static_cast<std::size_t>(count));
+  count_ = count;
+  for (int i = 0; i < count; ++i) {
+    Held& held = held_[i];
+    held.key = LiveRequests::kNoKey;
+    held.completed = false;
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    Shard& shard = shard_of(requests[i]);
+    const Guard guard(shard);
+    if (const Entry* entry = shard.live.find(key_of(requests[i]))) {
+      held.key = key_of(requests[i]);
+      held.entry = *entry;
+      shard.live.erase(held.key);
+    }
+  }
+}
+
+void failed(const MPI_Request* requests, int count, const HeldRequests& held) {
   bool receives = false;
   for (int i = 0; i < count; ++i) {
+    if (held.held()) {
+      const HeldRequests::Held& h = held.held()[i];
+      receives = receives || (h.key != LiveRequests::kNoKey && takes_messages(h.entry));
+      continue;
+    }
     Shard& shard = shard_of(requests[i]);
     const Guard guard(shard);
     Entry* found = shard.live.find(key_of(requests[i]));
@@ -293,8 +323,8 @@ void failed(const MPI_Request* requests, int count) {
   if (receives) lost_count_of_messages();
 }
 
-void completed(const MPI_Request* requests, const MPI_Status* statuses, int count, Handle handle,
-               const void* call_site) {
+void completed(const MPI_Request* requests, const int* indices, int count, const MPI_Status* statuses, Handle handle,
+               const void* call_site, const HeldRequests& held) {
   struct Done {
     Receive receive;
     const MPI_Status* status;
@@ -306,8 +336,10 @@ void completed(const MPI_Request* requests, const MPI_Status* statuses, int coun
   };
   std::vector<Done> receives;
   std::vector<Cancelled> cancelled_sends;
-  // Under the shard's lock.
-  const auto complete = [&](int i, Shard& shard, Entry& entry) {
+  const auto request_of = [&](int k) { return requests[indices ? indices[k] : k]; };
+  // Under the shard's lock, or on a held entry; true when the entry leaves
+  // the table.
+  const auto complete = [&](int k, Entry& entry) {
     // Inactive: a persistent request not started (it completes at once),
     // or an operation whose completion was seen before, with the request kept.
     if (entry.active) {
@@ -315,50 +347,69 @@ void completed(const MPI_Request* requests, const MPI_Status* statuses, int coun
       if (shadowing() && takes_messages(entry)) {
         // Receives of this call that started earlier are not pending: they came first.
         const bool in_order = !entry.unordered && (state().multiple_threads ||
-                                                   taint_earlier_receives(r.comm, statuses[i].MPI_SOURCE,
-                                                                          statuses[i].MPI_TAG, entry.sequence));
+                                                   taint_earlier_receives(r.comm, statuses[k].MPI_SOURCE,
+                                                                          statuses[k].MPI_TAG, entry.sequence));
         if (receives.empty()) receives.reserve(static_cast<std::size_t>(count));  // not for a call without receives
         receives.push_back({{r.function, r.count, r.datatype, r.comm, entry.kind == Kind::Receive, entry.call_site,
                              call_site, in_order},
-                            &statuses[i]});
+                            &statuses[k]});
       }
       unlink_receive(entry);
       if (sends(entry.kind) && entry.sent != 0) {
         int cancelled = 0;
-        PMPI_Test_cancelled(&statuses[i], &cancelled);
+        PMPI_Test_cancelled(&statuses[k], &cancelled);
         if (cancelled) cancelled_sends.push_back({entry.sent, r.comm, r.peer, r.tag});
       }
       entry.active = false;
       entry.unordered = false;
       entry.sent = 0;
     }
-    if (handle == Handle::Released && !entry.persistent) shard.live.erase(key_of(requests[i]));
+    return handle == Handle::Released && !entry.persistent;
   };
-  if (state().multiple_threads) {
-    // Nothing compares the starts of two threads: in the order given.
-    for (int i = 0; i < count; ++i) {
-      if (requests[i] == MPI_REQUEST_NULL) continue;
-      Shard& shard = shard_of(requests[i]);
+  if (held.held()) {
+    // Nothing compares the starts of two threads: in the order given. The
+    // entries not released go back.
+    HeldRequests::Held* all = held.held();
+    for (int k = 0; k < count; ++k) {
+      HeldRequests::Held& h = all[indices ? indices[k] : k];
+      if (h.key != LiveRequests::kNoKey) h.completed = complete(k, h.entry);
+    }
+    for (int i = 0; i < held.count(); ++i) {
+      const HeldRequests::Held& h = all[i];
+      if (h.key == LiveRequests::kNoKey || h.completed) continue;
+      Shard& shard = state().shards[handle_slots::home_of<kShards>(h.key)];
       const Guard guard(shard);
-      if (Entry* entry = shard.live.find(key_of(requests[i]))) complete(i, shard, *entry);
+      bool added = false;
+      Entry& entry = shard.live.get(h.key, added);
+      if (added) entry = h.entry;  // else MPI handed the handle out again: this request is gone
+    }
+  } else if (state().multiple_threads) {
+    for (int k = 0; k < count; ++k) {
+      const MPI_Request request = request_of(k);
+      if (request == MPI_REQUEST_NULL) continue;
+      Shard& shard = shard_of(request);
+      const Guard guard(shard);
+      if (Entry* entry = shard.live.find(key_of(request)); entry && complete(k, *entry))
+        shard.live.erase(key_of(request));
     }
   } else {
     // In start order, so that a receive of this call never counts one
     // started before it, completing here too, as still pending.
     struct Started {
       std::uint64_t sequence;
-      int index;
+      int k;
       Entry* entry;
       bool operator<(const Started& other) const { return sequence < other.sequence; }
     };
     Shard& shard = state().shards[0];
     std::vector<Started> order;
     order.reserve(static_cast<std::size_t>(std::max(count, 0)));
-    for (int i = 0; i < count; ++i)
-      if (requests[i] != MPI_REQUEST_NULL)
-        if (Entry* entry = shard.live.find(key_of(requests[i]))) order.push_back({entry->sequence, i, entry});
+    for (int k = 0; k < count; ++k)
+      if (request_of(k) != MPI_REQUEST_NULL)
+        if (Entry* entry = shard.live.find(key_of(request_of(k)))) order.push_back({entry->sequence, k, entry});
     if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
-    for (const Started& started : order) complete(started.index, shard, *started.entry);
+    for (const Started& started : order)
+      if (complete(started.k, *started.entry)) shard.live.erase(key_of(request_of(started.k)));
   }
   for (const Cancelled& c : cancelled_sends) cancelled_send(c.number, c.comm, c.dest, c.tag);
   for (const Done& done : receives) received(done.receive, *done.status);
@@ -408,21 +459,20 @@ void ScratchBuffer::take() {
 void ScratchBuffer::give_back() { free_buffers->push_back(bytes_); }
 
 void CompleteMany::finish() const {
+  const bool any_completed = flag_ == nullptr || *flag_;
   switch (mode_) {
     case Mode::All:
-      completed(handles_, statuses_, count_, Handle::Released, call_site_);
+      completed(handles_, nullptr, any_completed ? count_ : 0, statuses_, Handle::Released, call_site_, held_);
       return;
-    case Mode::Any:
-      if (*index_ != MPI_UNDEFINED && *index_ >= 0 && *index_ < count_)
-        completed(&handles_[*index_], statuses_, 1, Handle::Released, call_site_);
-      return;
-    case Mode::Some: {
-      if (*index_ == MPI_UNDEFINED) return;
-      std::vector<MPI_Request> done;
-      for (int k = 0; k < *index_; ++k) done.push_back(handles_[indices_[k]]);
-      completed(done.data(), statuses_, static_cast<int>(done.size()), Handle::Released, call_site_);
+    case Mode::Any: {
+      const bool one = any_completed && *index_ != MPI_UNDEFINED && *index_ >= 0 && *index_ < count_;
+      completed(handles_, index_, one ? 1 : 0, statuses_, Handle::Released, call_site_, held_);
       return;
     }
+    case Mode::Some:
+      completed(handles_, indices_, *index_ == MPI_UNDEFINED ? 0 : *index_, statuses_, Handle::Released, call_site_,
+                held_);
+      return;
   }
 }
 

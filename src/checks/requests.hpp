@@ -49,57 +49,6 @@ void freeing(MPI_Request request);
 // no premature free.
 enum class Handle { Released, Kept };
 
-// Requests that completed, with their statuses (in the order given; the
-// receives among them are taken in the order they were started), in the
-// call made at `call_site`. A send whose status says it was cancelled no
-// longer counts as sent. An operation completes once: a request kept and
-// then completed again is only released.
-void completed(const MPI_Request* requests, const MPI_Status* statuses, int count, Handle handle,
-               const void* call_site);
-
-// A blocking receive on `comm` got a message from (source, tag): false when
-// a nonblocking receive posted before it and still pending could take such
-// messages (MPI matched that one first, so the shadows pair the other way
-// round); that receive's shadow is then not compared either.
-bool receive_in_order(MPI_Comm comm, int source, int tag);
-
-// A Wait/Test call on `requests` returned an error: which of them
-// completed, and how, is not known; they are no longer tracked (not
-// reported as not freed) and GLOBAL:MSG:PENDING stops (lost_count_of_messages).
-void failed(const MPI_Request* requests, int count);
-
-// In MPI_Finalize: every request never completed or freed.
-void finish_requests();
-
-// Wait and Test (flag: nullptr for Wait), and MPI_Request_get_status, which
-// keeps the request.
-class CompleteOne {
- public:
-  CompleteOne(const MPI_Request* request, MPI_Status*& status, const int* flag, Handle handle,
-              const void* call_site)
-      : on_(tracking()), flag_(flag), handle_(handle), call_site_(call_site) {
-    if (!on_) return;
-    request_ = request ? *request : MPI_REQUEST_NULL;
-    if (status == MPI_STATUS_IGNORE) status = &own_;
-    status_ = status;
-  }
-  int done(int result) const {
-    if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_))
-      completed(&request_, status_, 1, handle_, call_site_);
-    if (on_ && result != MPI_SUCCESS) failed(&request_, 1);
-    return result;
-  }
-
- private:
-  bool on_;
-  const int* flag_;
-  Handle handle_;
-  const void* call_site_;
-  MPI_Request request_ = MPI_REQUEST_NULL;
-  MPI_Status* status_ = nullptr;
-  MPI_Status own_;
-};
-
 // Buffers of one thread's calls, reused: a Waitall of many requests would
 // otherwise allocate and clear its copies on every call. A call nested in
 // another (a generalized request's callback that calls MPI) gets a buffer
@@ -121,7 +70,7 @@ class ScratchBuffer {
   }
 
  private:
-  // Aligned for MPI_Request and MPI_Status.
+  // Aligned for MPI_Request, MPI_Status and the table's entries.
   struct alignas(8) Chunk {
     unsigned char bytes[8];
   };
@@ -134,6 +83,78 @@ class ScratchBuffer {
   void take();
   void give_back();
   Bytes* bytes_ = nullptr;
+};
+
+// The entries of a Wait or Test call's requests, taken out of the table
+// before the call at MPI_THREAD_MULTIPLE: MPI frees a completed request's
+// handle inside the call, and another thread's start may get the same handle
+// and enter it before this thread's wrapper looks the handle up. Below that
+// level, and for a call that keeps its handles, nothing is held.
+class HeldRequests {
+ public:
+  void hold(const MPI_Request* requests, int count, Handle handle);
+  struct Held;
+  Held* held() const { return held_; }  // null: none held
+  int count() const { return count_; }
+
+ private:
+  ScratchBuffer buffer_;
+  Held* held_ = nullptr;
+  int count_ = 0;
+};
+
+// The requests of a call that completed: the k-th is requests[indices[k]]
+// (requests[k] without indices) and its status statuses[k]. Receives among
+// them are taken in the order they were started. A send whose status says
+// it was cancelled no longer counts as sent. An operation completes once: a
+// request kept and then completed again is only released. Entries held and
+// not completed go back to the table.
+void completed(const MPI_Request* requests, const int* indices, int count, const MPI_Status* statuses, Handle handle,
+               const void* call_site, const HeldRequests& held);
+
+// A blocking receive on `comm` got a message from (source, tag): false when
+// a nonblocking receive posted before it and still pending could take such
+// messages (MPI matched that one first, so the shadows pair the other way
+// round); that receive's shadow is then not compared either.
+bool receive_in_order(MPI_Comm comm, int source, int tag);
+
+// A Wait/Test call on `requests` returned an error: which of them
+// completed, and how, is not known; they are no longer tracked (not
+// reported as not freed) and GLOBAL:MSG:PENDING stops (lost_count_of_messages).
+void failed(const MPI_Request* requests, int count, const HeldRequests& held);
+
+// In MPI_Finalize: every request never completed or freed.
+void finish_requests();
+
+// Wait and Test (flag: nullptr for Wait), and MPI_Request_get_status, which
+// keeps the request.
+class CompleteOne {
+ public:
+  CompleteOne(const MPI_Request* request, MPI_Status*& status, const int* flag, Handle handle,
+              const void* call_site)
+      : on_(tracking()), flag_(flag), handle_(handle), call_site_(call_site) {
+    if (!on_) return;
+    request_ = request ? *request : MPI_REQUEST_NULL;
+    if (status == MPI_STATUS_IGNORE) status = &own_;
+    status_ = status;
+    held_.hold(&request_, 1, handle);
+  }
+  int done(int result) const {
+    if (on_ && result == MPI_SUCCESS)
+      completed(&request_, nullptr, flag_ == nullptr || *flag_ ? 1 : 0, status_, handle_, call_site_, held_);
+    if (on_ && result != MPI_SUCCESS) failed(&request_, 1, held_);
+    return result;
+  }
+
+ private:
+  bool on_;
+  const int* flag_;
+  Handle handle_;
+  const void* call_site_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  MPI_Status* status_ = nullptr;
+  MPI_Status own_;
+  HeldRequests held_;
 };
 
 // Waitall and Testall, Waitany and Testany, Waitsome and Testsome: the
@@ -155,12 +176,13 @@ class CompleteMany {
     if (statuses == MPI_STATUSES_IGNORE)
       statuses = statuses_buffer_.get<MPI_Status>(mode == Mode::Any ? 1 : static_cast<std::size_t>(count_) + 1);
     statuses_ = statuses;
+    held_.hold(handles_, count_, Handle::Released);
   }
   CompleteMany(const CompleteMany&) = delete;
   CompleteMany& operator=(const CompleteMany&) = delete;
   int done(int result) const {
-    if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_)) finish();
-    if (on_ && result != MPI_SUCCESS) failed(handles_, count_);
+    if (on_ && result == MPI_SUCCESS) finish();
+    if (on_ && result != MPI_SUCCESS) failed(handles_, count_, held_);
     return result;
   }
 
@@ -176,6 +198,7 @@ class CompleteMany {
   int count_ = 0;
   MPI_Request* handles_ = nullptr;
   MPI_Status* statuses_ = nullptr;
+  HeldRequests held_;
 };
 
 // MPI_Imrecv: the message handle is read before the call clears it.
