@@ -69,10 +69,12 @@ State& state() {
   return *instance;
 }
 
-Shard& shard_of(MPI_Request request) {
+Shard& shard_of_key(std::uint64_t key) {
   State& s = state();
-  return s.multiple_threads ? s.shards[handle_slots::home_of<kShards>(key_of(request))] : s.shards[0];
+  return s.multiple_threads ? s.shards[handle_slots::home_of<kShards>(key)] : s.shards[0];
 }
+
+Shard& shard_of(MPI_Request request) { return shard_of_key(key_of(request)); }
 
 // The shard's lock.
 class Guard : LockIfMultiple {
@@ -377,7 +379,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
     for (int i = 0; i < held.count(); ++i) {
       const HeldRequests::Held& h = all[i];
       if (h.key == LiveRequests::kNoKey || h.completed) continue;
-      Shard& shard = state().shards[handle_slots::home_of<kShards>(h.key)];
+      Shard& shard = shard_of_key(h.key);
       const Guard guard(shard);
       bool added = false;
       Entry& entry = shard.live.get(h.key, added);
