@@ -52,6 +52,15 @@ struct Shard {
   LiveRequests live;
 };
 
+// A receive completing in a call, below MPI_THREAD_MULTIPLE: the k-th
+// request the call completed.
+struct StartedReceive {
+  std::uint64_t sequence;
+  int k;
+  Entry* entry;
+  bool operator<(const StartedReceive& other) const { return sequence < other.sequence; }
+};
+
 struct State {
   bool not_freed_check = false;
   bool premature_free_check = false;
@@ -62,6 +71,7 @@ struct State {
   // the message checks compare types).
   Entry* first_receive = nullptr;
   Entry* last_receive = nullptr;
+  std::vector<StartedReceive> receives_started;  // completed()'s, reused: below that level no two calls overlap
 };
 
 State& state() {
@@ -395,22 +405,25 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
         shard.live.erase(key_of(request));
     }
   } else {
-    // In start order, so that a receive of this call never counts one
-    // started before it, completing here too, as still pending.
-    struct Started {
-      std::uint64_t sequence;
-      int k;
-      Entry* entry;
-      bool operator<(const Started& other) const { return sequence < other.sequence; }
-    };
+    // Receives in start order, so that a receive of this call never counts
+    // one started before it, completing here too, as still pending; the
+    // rest in the order given (nothing else looks at the order).
+    std::vector<StartedReceive>& receives_started = state().receives_started;
+    receives_started.clear();
     Shard& shard = state().shards[0];
-    std::vector<Started> order;
-    order.reserve(static_cast<std::size_t>(std::max(count, 0)));
-    for (int k = 0; k < count; ++k)
-      if (request_of(k) != MPI_REQUEST_NULL)
-        if (Entry* entry = shard.live.find(key_of(request_of(k)))) order.push_back({entry->sequence, k, entry});
-    if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
-    for (const Started& started : order)
+    for (int k = 0; k < count; ++k) {
+      const MPI_Request request = request_of(k);
+      if (request == MPI_REQUEST_NULL) continue;
+      Entry* entry = shard.live.find(key_of(request));
+      if (!entry) continue;
+      if (takes_messages(*entry))
+        receives_started.push_back({entry->sequence, k, entry});
+      else if (complete(k, *entry))
+        shard.live.erase(key_of(request));
+    }
+    if (!std::is_sorted(receives_started.begin(), receives_started.end()))
+      std::sort(receives_started.begin(), receives_started.end());
+    for (const StartedReceive& started : receives_started)
       if (complete(started.k, *started.entry)) shard.live.erase(key_of(request_of(started.k)));
   }
   for (const Cancelled& c : cancelled_sends) cancelled_send(c.number, c.comm, c.dest, c.tag);
