@@ -153,7 +153,7 @@ struct State {
   std::atomic<bool> count_lost{false};  // lost_count_of_messages()
   int max_pending = 20;
   std::uintptr_t exe_base = 0, exe_low = 0, exe_high = 0;  // the executable's load bias and mapped range
-  std::mutex mutex;  // guards the rest at MPI_THREAD_MULTIPLE (Guard)
+  SpinMutex mutex;  // guards the rest at MPI_THREAD_MULTIPLE (Guard)
   std::unordered_map<MPI_Comm, Shadow> shadows;
   MPI_Comm last_comm = MPI_COMM_NULL;  // the shadow found last, for the next lookup
   Shadow* last_shadow = nullptr;

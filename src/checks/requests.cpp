@@ -48,7 +48,7 @@ std::uint64_t key_of(MPI_Request request) { return handle_slots::key_of(request)
 constexpr std::size_t kShards = 16;
 
 struct Shard {
-  std::mutex mutex;
+  SpinMutex mutex;
   LiveRequests live;
 };
 
