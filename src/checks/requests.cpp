@@ -293,18 +293,18 @@ bool receive_in_order(MPI_Comm comm, int source, int tag) {
 
 struct HeldRequests::Held {
   std::uint64_t key;  // kNoKey: the table had no entry
-  bool completed;
+  bool released;      // completed and its handle freed: it does not go back
   Entry entry;
 };
 
-void HeldRequests::hold(const MPI_Request* requests, int count, Handle handle) {
-  if (!state().multiple_threads || handle == Handle::Kept || count <= 0) return;
+void HeldRequests::hold(const MPI_Request* requests, int count) {
+  if (!state().multiple_threads || count <= 0) return;
   held_ = buffer_.get<Held>(static_cast<std::size_t>(count));
   count_ = count;
   for (int i = 0; i < count; ++i) {
     Held& held = held_[i];
     held.key = LiveRequests::kNoKey;
-    held.completed = false;
+    held.released = false;
     if (requests[i] == MPI_REQUEST_NULL) continue;
     Shard& shard = shard_of(requests[i]);
     const Guard guard(shard);
@@ -384,27 +384,19 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
     HeldRequests::Held* all = held.held();
     for (int k = 0; k < count; ++k) {
       HeldRequests::Held& h = all[indices ? indices[k] : k];
-      if (h.key != LiveRequests::kNoKey) h.completed = complete(k, h.entry);
+      if (h.key != LiveRequests::kNoKey) h.released = complete(k, h.entry);
     }
     for (int i = 0; i < held.count(); ++i) {
       const HeldRequests::Held& h = all[i];
-      if (h.key == LiveRequests::kNoKey || h.completed) continue;
+      if (h.key == LiveRequests::kNoKey || h.released) continue;
       Shard& shard = shard_of_key(h.key);
       const Guard guard(shard);
       bool added = false;
       Entry& entry = shard.live.get(h.key, added);
       if (added) entry = h.entry;  // else MPI handed the handle out again: this request is gone
     }
-  } else if (state().multiple_threads) {
-    for (int k = 0; k < count; ++k) {
-      const MPI_Request request = request_of(k);
-      if (request == MPI_REQUEST_NULL) continue;
-      Shard& shard = shard_of(request);
-      const Guard guard(shard);
-      if (Entry* entry = shard.live.find(key_of(request)); entry && complete(k, *entry))
-        shard.live.erase(key_of(request));
-    }
   } else {
+    // Below MPI_THREAD_MULTIPLE (at it, a call with requests holds them).
     // Receives in start order, so that a receive of this call never counts
     // one started before it, completing here too, as still pending; the
     // rest in the order given (nothing else looks at the order).

@@ -89,10 +89,10 @@ class ScratchBuffer {
 // before the call at MPI_THREAD_MULTIPLE: MPI frees a completed request's
 // handle inside the call, and another thread's start may get the same handle
 // and enter it before this thread's wrapper looks the handle up. Below that
-// level, and for a call that keeps its handles, nothing is held.
+// level nothing is held.
 class HeldRequests {
  public:
-  void hold(const MPI_Request* requests, int count, Handle handle);
+  void hold(const MPI_Request* requests, int count);
   struct Held;
   Held* held() const { return held_; }  // null: none held
   int count() const { return count_; }
@@ -137,11 +137,13 @@ class CompleteOne {
     request_ = request ? *request : MPI_REQUEST_NULL;
     if (status == MPI_STATUS_IGNORE) status = &own_;
     status_ = status;
-    held_.hold(&request_, 1, handle);
+    held_.hold(&request_, 1);
   }
   int done(int result) const {
-    if (on_ && result == MPI_SUCCESS)
-      completed(&request_, nullptr, flag_ == nullptr || *flag_ ? 1 : 0, status_, handle_, call_site_, held_);
+    // Held entries go back even when nothing completed.
+    const int count = flag_ == nullptr || *flag_ ? 1 : 0;
+    if (on_ && result == MPI_SUCCESS && (count > 0 || held_.held()))
+      completed(&request_, nullptr, count, status_, handle_, call_site_, held_);
     if (on_ && result != MPI_SUCCESS) failed(&request_, 1, held_);
     return result;
   }
@@ -176,12 +178,13 @@ class CompleteMany {
     if (statuses == MPI_STATUSES_IGNORE)
       statuses = statuses_buffer_.get<MPI_Status>(mode == Mode::Any ? 1 : static_cast<std::size_t>(count_) + 1);
     statuses_ = statuses;
-    held_.hold(handles_, count_, Handle::Released);
+    held_.hold(handles_, count_);
   }
   CompleteMany(const CompleteMany&) = delete;
   CompleteMany& operator=(const CompleteMany&) = delete;
   int done(int result) const {
-    if (on_ && result == MPI_SUCCESS) finish();
+    // Held entries go back even when nothing completed.
+    if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_ || held_.held())) finish();
     if (on_ && result != MPI_SUCCESS) failed(handles_, count_, held_);
     return result;
   }
