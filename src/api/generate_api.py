@@ -371,11 +371,63 @@ class Function:
         }
         return calls[hook]()
 
+    # The recorded or replayed outcome (interceptors/outcomes.hpp) around the call's body, for the
+    # Wait, Test and Iprobe calls.
+    COMPLETIONS = {"wait", "test", "any", "some"}
+
+    def outcome(self):
+        return self.entry.get("outcome")
+
+    def outcome_wrapped(self, body, indent):
+        outcome = self.outcome()
+        lambda_ = f"[&] {{ return {body}; }}"
+        if outcome == "poll":
+            return (f"poll_outcome(self, mode.patient_waits, {self.id()}, {self.args('source', 'flag', 'status')},\n"
+                    f"{indent}  {lambda_})")
+        if outcome not in self.COMPLETIONS:
+            return body
+        a = self.arg
+        kind = {"wait": "Test", "test": "Test", "any": "Any", "some": "Some"}[outcome]
+        if self.has("requests"):
+            count, requests = a("count"), a("requests")
+        else:
+            count, requests = "1", self.request_variable()
+        statuses = a("statuses|status")
+        layout = ("PerCompleted" if outcome == "some" else "PerRequest") if self.has("statuses") else "One"
+        outputs = ", ".join(a(role + "|=nullptr") for role in ("flag", "index", "outcount", "indices"))
+        call = (f"Completion{{{self.id()}, {'false' if outcome == 'wait' else 'true'}, races::Kind::{kind}, {count}, "
+                f"{requests}, {statuses}, Completion::Layout::{layout}, {outputs}}}")
+        return f"outcomes::completion_outcome(self, mode.patient_waits, {call},\n{indent}  {lambda_})"
+
+    def request_variable(self):
+        """A variable holding the address of the one request (MPI_Request_get_status takes the handle itself)."""
+        address = self.request_address()
+        return "request_address" if address.startswith("&") else address
+
+    def outcome_lines(self, start):
+        """What the wrapper says before the call's record, and after its call, for its outcome."""
+        outcome = self.outcome()
+        site = "MPISENTRY_CALL_SITE"
+        if outcome in ("receive", "probe"):
+            kind = "races::Kind::" + ("Receive" if outcome == "receive" else "Probe")
+            status = "" if start else ", " + self.arg("status")
+            after = f"outcome.started(result, *{self.arg('request')});" if start else "outcome.done(result);"
+            return ([f"races::SourceOutcome outcome({kind}, {self.id()}, {self.arg('source')}{status}, {site});"],
+                    [after])
+        if outcome == "persistent_receive":
+            return [f"races::persistent_wildcard({self.arg('source')});"], []
+        if outcome in self.COMPLETIONS and not self.has("requests") and self.request_variable() == "request_address":
+            return [f"MPI_Request* request_address = {self.request_address()};"], []
+        if outcome not in (None, "poll") and outcome not in self.COMPLETIONS:
+            raise SpecError(f"MPI_{self.name}: unknown outcome {outcome} ({SPEC_HELP})")
+        return [], []
+
     def forward_text(self, indent):
-        """The forwarded call, with the check object around it, one alternative a line."""
+        """The forwarded call, with the outcome and the check object around it, one alternative a line."""
         alternatives = []
         tested = self.tested()
         if tested is not None:
+            tested = self.outcome_wrapped(tested, indent)
             check = self.check()
             return tested if check is None else f"{check}.done(\n{indent}{tested})"
         patient = self.patient()
@@ -386,11 +438,12 @@ class Function:
         plain = self.pmpi()
         check = self.check()
         if not alternatives:
+            plain = self.outcome_wrapped(plain, indent)
             return plain if check is None else f"{check}.done({plain})"
         lines = [f"{alternatives[0][0]} ? {alternatives[0][1]}"]
         lines += [f": {condition} ? {call}" for condition, call in alternatives[1:]]
         lines += [f": {plain}"]
-        body = ("\n" + indent).join(lines)
+        body = self.outcome_wrapped(("\n" + indent).join(lines), indent)
         if check is None:
             return body
         return f"{check}.done(\n{indent}{body})"
@@ -425,6 +478,8 @@ def wrapper_text(fn, spec_name, spec_line):
              f"MPISENTRY_API int MPI_{fn.name}({params}) {{",
              "  delay_injection::around_call(true);"]
     forward = fn.forward_text(" " * 6)
+    before, after = fn.outcome_lines(p["wrapper"] == "start")
+    lines += ["  " + line for line in before]
     if p["wrapper"] == "waiting":
         lines += [f"  CallRecord record = {p['describe']};"]
         if p["converted"] != "false":
@@ -438,6 +493,7 @@ def wrapper_text(fn, spec_name, spec_line):
                       "    checks::call_failed(record, result);"]
         else:
             lines += ["  if (result != MPI_SUCCESS) checks::call_failed(record, result);"]
+        lines += ["  " + line for line in after]
         if p["polls"]:
             lines += [f"  self.leave(result == MPI_SUCCESS && ({p['completed']}));"]
         else:
@@ -459,8 +515,9 @@ def wrapper_text(fn, spec_name, spec_line):
                   f"    CallRecord record = {p['describe']};",
                   f"    record.function = {fn.id()};",
                   "    checks::call_failed(record, result);",
-                  "  }",
-                  "  this_thread_state().count_start();"]
+                  "  }"]
+        lines += ["  " + line for line in after]
+        lines += ["  this_thread_state().count_start();"]
     lines += ["  checks::stop_at_error_limit();",
               "  delay_injection::around_call(false);",
               "  return result;",

@@ -139,6 +139,12 @@ std::string_view name_of(Duration Settings::*member) {
   return {};
 }
 
+std::string_view name_of(std::string Settings::*member) {
+  for (const Key& key : keys())
+    if (const auto* path = std::get_if<std::string Settings::*>(&key.member); path && *path == member) return key.name;
+  return {};
+}
+
 std::string_view name_of(int Settings::*member) {
   for (const Key& key : keys())
     if (const auto* signal = std::get_if<SignalMember>(&key.member); signal && signal->member == member) return key.name;
@@ -261,6 +267,13 @@ void check_consistency(LoadResult& into) {
     add_error(into, where(dump),
               std::string(dump) + " and " + std::string(name_of(&Settings::stack_signal)) + " are both " +
                   format_signal(settings.dump_signal, "off") + ": they must differ");
+  }
+  if (!settings.record_dir.empty() && !settings.replay_dir.empty()) {
+    const std::string_view record = name_of(&Settings::record_dir);
+    const std::string_view replay = name_of(&Settings::replay_dir);
+    add_error(into, where(replay),
+              std::string(record) + " " + quoted(settings.record_dir) + " (" + where(record) + ") and " +
+                  std::string(replay) + " " + quoted(settings.replay_dir) + " are both set: a run records or replays");
   }
 }
 

@@ -15,10 +15,12 @@
 #include "records/communicators.hpp"
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
+#include "interceptors/outcomes.hpp"
 #include "interceptors/patient_wait.hpp"
 #include "interceptors/tested_wait.hpp"
 #include "records/thread_state.hpp"
 #include "records/windows.hpp"
+#include "races/races.hpp"
 
 #define MPISENTRY_API extern "C" __attribute__((visibility("default")))
 

@@ -21,6 +21,7 @@
 #include "monitor/handshake.hpp"
 #include "monitor/in_process.hpp"
 #include "monitor/monitor.hpp"
+#include "races/races.hpp"
 #include "records/call_record.hpp"
 #include "records/call_text.hpp"
 #include "records/communicators.hpp"
@@ -134,17 +135,32 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   requests().set_concurrent_writers(multiple_threads);
   if (provided) *provided = program_thread_level;
 
-  const config::LoadResult loaded = read_settings(world_rank);
+  config::LoadResult loaded = read_settings(world_rank);
+  // A recording that cannot be written or replayed ends the run in the
+  // handshake too: the program has run none of its MPI calls yet.
+  if (loaded.ok())
+    if (const auto problem = races::start({loaded.settings.record_dir, loaded.settings.replay_dir, world_rank, world_size}))
+      loaded.errors.push_back({problem->file, problem->message});
   MPI_Comm monitor_comm = shake_hands(world_rank, loaded);
   const config::Settings& settings = keep(loaded.settings);
 
   const monitor::ReportPaths& report_paths = monitor::create(settings, program_thread_level, monitor_comm);
   // The dump signal first, so that an automatic stack signal keeps clear of it.
-  signals::install({world_rank, monitor::write_signal_dump, settings.check_exit_signal, settings.dump_signal,
-                    monitor::wake_fd()});
+  // A crash leaves the recording of what led to it.
+  signals::install({world_rank,
+                    [](const signals::Ending& ending, const stacks::RawStack& stack) {
+                      races::flush();
+                      monitor::write_signal_dump(ending, stack);
+                    },
+                    settings.check_exit_signal, settings.dump_signal, monitor::wake_fd()});
   signals::install_stack_signal(settings.stack_signal);
   lifecycle::watch_forks();
-  on_exit([](int status, void*) { exit_status = status; }, nullptr);
+  on_exit(
+      [](int status, void*) {
+        exit_status = status;
+        races::flush();
+      },
+      nullptr);
   monitor::start_thread();
   checking = true;
   if (world_rank == 0 && monitor::checks_deadlocks())
@@ -183,6 +199,7 @@ MPISENTRY_API int MPI_Query_thread(int* provided) {
 
 MPISENTRY_API int MPI_Abort(MPI_Comm comm, int errorcode) {
   lifecycle::note_abort();
+  races::flush();
   return PMPI_Abort(comm, errorcode);
 }
 
@@ -197,6 +214,7 @@ MPISENTRY_API int MPI_Finalize(void) {
   // Messages compared only now (their records came with the last batches)
   // may have reached CHECK-MAX-ERRORS: the job ends before MPI does.
   checks::stop_at_error_limit();
+  races::finish();
   const int result = PMPI_Finalize();
   self.leave(true);
   return result;

@@ -1,0 +1,78 @@
+#include "interceptors/outcomes.hpp"
+
+namespace mpisentry::outcomes {
+
+std::vector<int> completed_indices(const Completion& call) {
+  if (call.flag && !*call.flag) return {};
+  if (call.index) return *call.index == MPI_UNDEFINED ? std::vector<int>{} : std::vector<int>{*call.index};
+  if (call.outcount) {
+    if (*call.outcount == MPI_UNDEFINED) return {};
+    return std::vector<int>(call.indices, call.indices + *call.outcount);
+  }
+  std::vector<int> all(call.layout == Completion::Layout::One ? 1 : static_cast<std::size_t>(call.count));
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  return all;
+}
+
+races::Event event_of(const Completion& call) {
+  races::Event event{call.kind, races::kNothing, {}};
+  if (call.flag && !*call.flag) return event;
+  if (call.index) {
+    event.value = *call.index == MPI_UNDEFINED ? races::kUndefined : *call.index;
+  } else if (call.outcount) {
+    if (*call.outcount == MPI_UNDEFINED) {
+      event.value = races::kUndefined;
+    } else if (*call.outcount > 0) {
+      event.value = *call.outcount;
+      event.indices.assign(call.indices, call.indices + *call.outcount);
+    }
+  } else {
+    event.value = 1;
+  }
+  return event;
+}
+
+void make_statuses_real(Completion& call, std::vector<MPI_Status>& own) {
+  if (call.layout == Completion::Layout::One) {
+    if (call.statuses != MPI_STATUS_IGNORE) return;
+    own.resize(1);
+  } else {
+    if (call.statuses != MPI_STATUSES_IGNORE) return;
+    own.resize(static_cast<std::size_t>(std::max(call.count, 1)));
+  }
+  call.statuses = own.data();
+}
+
+const MPI_Status& status_of(const Completion& call, int index, int k) {
+  switch (call.layout) {
+    case Completion::Layout::One: return call.statuses[0];
+    case Completion::Layout::PerRequest: return call.statuses[index];
+    case Completion::Layout::PerCompleted: break;
+  }
+  return call.statuses[k];
+}
+
+void check_recorded_index(const Completion& call, int index) {
+  if (index >= call.count)
+    races::diverged(call.function, fmt::format("the recorded run completed request {} of its array, and this call "
+                                               "has {} requests",
+                                               index, call.count));
+  if (call.requests[index] == MPI_REQUEST_NULL)
+    races::diverged(call.function, fmt::format("request {} of its array is MPI_REQUEST_NULL, and the recorded run "
+                                               "completed it there",
+                                               index));
+}
+
+NarrowedRequests::NarrowedRequests(Completion& call, const std::vector<int>& chosen)
+    : call_(call), program_array_(call.requests), chosen_(chosen),
+      narrowed_(static_cast<std::size_t>(call.count), MPI_REQUEST_NULL) {
+  for (const int index : chosen_) narrowed_[static_cast<std::size_t>(index)] = program_array_[index];
+  call_.requests = narrowed_.data();
+}
+
+NarrowedRequests::~NarrowedRequests() {
+  for (const int index : chosen_) program_array_[index] = narrowed_[static_cast<std::size_t>(index)];
+  call_.requests = program_array_;
+}
+
+}  // namespace mpisentry::outcomes

@@ -1,0 +1,351 @@
+#include "races/races.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "log/log.hpp"
+#include "stacks/stacks.hpp"
+
+namespace mpisentry::races {
+
+namespace detail {
+bool recording = false;
+bool replaying = false;
+}  // namespace detail
+
+namespace {
+
+// Guards everything below: taken by the program's threads at their
+// recorded calls, by the monitor's tick and by the crash dump.
+std::mutex mutex;
+int world_rank = 0;
+std::string path;  // this rank's file
+
+// Recording.
+int fd = -1;
+std::uint64_t bytes_written = 0;
+Writer writer;
+// Where receives and probes from MPI_ANY_SOURCE were made, for the summary.
+struct Place {
+  Kind kind;
+  std::uint64_t count = 0;
+  std::set<int> sources;
+};
+std::map<const void*, Place> places;
+// Nonblocking receives from MPI_ANY_SOURCE not yet complete, by handle.
+struct Pending {
+  std::uint64_t number;
+  const void* call_site;
+};
+std::unordered_map<MPI_Request, Pending> receives;
+std::atomic<std::size_t> receives_pending{0};
+
+// Replaying.
+Recording replay;
+std::size_t next_run = 0;      // the run the next event comes from
+std::uint64_t used_of_run = 0;  // its events already replayed
+std::uint64_t replayed_events = 0;
+bool said_recording_ended = false;
+
+std::string rank_file(const std::string& dir, int rank) { return fmt::format("{}/rank-{}.record", dir, rank); }
+
+// The rank's command line, as the recording keeps it.
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  for (char& c : text)
+    if (c == '\0' || c == '\n') c = ' ';
+  return text;
+}
+
+[[noreturn]] void stop(const std::string& message) {
+  log::error("{}", message);
+  PMPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);  // not reached: MPI_Abort ends the job
+}
+
+void write_all(const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t wrote = ::write(fd, text.data() + done, text.size() - done);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
+      log::error("cannot write the recording {}: {}; recording stops", path, std::strerror(errno));
+      ::close(fd);
+      fd = -1;
+      return;
+    }
+    done += static_cast<std::size_t>(wrote);
+  }
+  bytes_written += done;
+}
+
+std::optional<Problem> start_recording(const std::string& dir, int world_size) {
+  path = rank_file(dir, world_rank);
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+    return Problem{dir, fmt::format("cannot create the recording directory: {}", std::strerror(errno))};
+  fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Problem{path, fmt::format("cannot write the recording: {}", std::strerror(errno))};
+  write_all(Writer::header_text({world_rank, world_size, command_line()}));
+  detail::recording = true;
+  return std::nullopt;
+}
+
+std::optional<Problem> start_replay(const std::string& dir, int world_size) {
+  path = rank_file(dir, world_rank);
+  struct stat status {};
+  if (::stat(dir.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
+    return Problem{dir, "cannot replay: no such directory"};
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Problem{path, fmt::format("cannot replay: no such file; the recording in {} is not of a job of {} ranks",
+                                     dir, world_size)};
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    replay = parse(text.str());
+  } catch (const std::invalid_argument& bad) {
+    return Problem{path, fmt::format("cannot replay: {}", bad.what())};
+  }
+  const Header& header = replay.header;
+  if (header.rank != world_rank || header.ranks != world_size)
+    return Problem{path, fmt::format("cannot replay: recorded by rank {} of {} ranks; this is rank {} of {}",
+                                     header.rank, header.ranks, world_rank, world_size)};
+  if (const std::string command = command_line(); header.command != command)
+    return Problem{path, fmt::format("cannot replay: recorded running `{}`; this rank runs `{}`", header.command,
+                                     command)};
+  detail::replaying = true;
+  return std::nullopt;
+}
+
+// The place of a call site as the summary names it.
+std::string place_text(const void* call_site) {
+  stacks::RawStack raw;
+  raw.pcs[0] = const_cast<void*>(call_site);
+  raw.depth = 1;
+  const std::vector<Frame> frames = stacks::symbolize_every_frame(raw);
+  if (frames.empty() || frames.front().file.empty()) return fmt::format("{} ({})", call_site, frames.empty() ? "??" : frames.front().function);
+  const Frame& frame = frames.front();
+  return fmt::format("{}:{} ({})", frame.file, frame.line, frame.function);
+}
+
+// What this rank recorded; nothing when it made no timing-dependent call.
+void print_summary(std::uint64_t events) {
+  if (events == 0) return;
+  log::info("recorded {} outcomes of calls that depend on timing in {} ({} bytes)", events, path, bytes_written);
+  std::uint64_t total = 0;
+  for (const auto& [site, place] : places) total += place.count;
+  if (total == 0) return;
+  log::info("  {} of them receives and probes from MPI_ANY_SOURCE, at {} places (a race where more than one sender "
+            "could match; most are intended):",
+            total, places.size());
+  constexpr std::size_t kShown = 10;
+  std::size_t shown = 0;
+  for (const auto& [site, place] : places) {
+    if (shown++ == kShown) {
+      log::info("  and {} more places", places.size() - kShown);
+      break;
+    }
+    log::info("  {}: {} {} from rank{} {}", place_text(site), place.count,
+              place.kind == Kind::Probe ? "probes" : "receives", place.sources.size() > 1 ? "s" : "",
+              fmt::join(place.sources, ", "));
+  }
+}
+
+void fill(std::uint64_t number, int source, const void* call_site, Kind kind) {
+  writer.fill(number, source);
+  Place& place = places.try_emplace(call_site, Place{kind, 0, {}}).first->second;
+  ++place.count;
+  place.sources.insert(source);
+}
+
+bool cancelled(const MPI_Status& status) {
+  int flag = 0;
+  PMPI_Test_cancelled(&status, &flag);
+  return flag != 0;
+}
+
+}  // namespace
+
+std::optional<Problem> start(const Setup& setup) {
+  world_rank = setup.world_rank;
+  // The settings' check makes sure only one is set.
+  if (!setup.record_dir.empty()) return start_recording(setup.record_dir, setup.world_size);
+  if (!setup.replay_dir.empty()) return start_replay(setup.replay_dir, setup.world_size);
+  return std::nullopt;
+}
+
+void flush() {
+  if (!recording()) return;
+  // The crashed thread may hold the lock: try for a while, never wait.
+  std::unique_lock lock(mutex, std::defer_lock);
+  for (int tries = 0; !lock.try_lock(); ++tries) {
+    if (tries == 50) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (fd >= 0 && !writer.empty()) write_all(writer.take());
+}
+
+void finish() {
+  if (recording()) {
+    {
+      const std::lock_guard lock(mutex);
+      detail::recording = false;
+      if (fd < 0) return;
+      write_all(writer.take() + "end\n");
+      ::close(fd);
+      fd = -1;
+    }
+    print_summary(writer.events());
+  }
+  if (replaying()) {
+    const std::lock_guard lock(mutex);
+    detail::replaying = false;
+    if (next_run < replay.runs.size())
+      log::error("replay of {}: the program reached MPI_Finalize with recorded events left, the next event {} `{}` "
+                 "({}): it ran otherwise than the recorded run",
+                 path, replayed_events, event_text(replay.runs[next_run].event),
+                 calls_of(replay.runs[next_run].event.kind));
+  }
+}
+
+std::optional<Event> replayed(Kind kind, FunctionId function) {
+  std::unique_lock lock(mutex);
+  if (next_run == replay.runs.size()) {
+    if (replay.complete) {
+      lock.unlock();
+      stop(fmt::format("replay of {}: {} is event {} whose outcome the recording would have, but the recorded run "
+                       "reached MPI_Finalize after {} events: this run went otherwise (other arguments, input or "
+                       "ranks?)",
+                       path, function_info(function).name, replayed_events, replayed_events));
+    }
+    if (!said_recording_ended) {
+      said_recording_ended = true;
+      log::warn("replay of {}: the recorded run ended after {} events (it hung, crashed or was stopped); {} and "
+                "later calls run unforced",
+                path, replayed_events, function_info(function).name);
+    }
+    return std::nullopt;
+  }
+  const Run& run = replay.runs[next_run];
+  if (run.event.kind != kind) {
+    lock.unlock();
+    diverged(function, fmt::format("the recording has `{}` ({})", event_text(run.event), calls_of(run.event.kind)));
+  }
+  ++replayed_events;
+  if (++used_of_run == run.count) {
+    ++next_run;
+    used_of_run = 0;
+  }
+  return run.event;
+}
+
+void diverged(FunctionId function, const std::string& problem) {
+  std::uint64_t event = 0;
+  {
+    const std::lock_guard lock(mutex);
+    event = replayed_events;
+  }
+  stop(fmt::format("replay of {} diverged at event {}: the program called {}, but {}: this run went otherwise than "
+                   "the recorded one (other arguments, input or ranks?)",
+                   path, event, function_info(function).name, problem));
+}
+
+void record(const Event& event) {
+  const std::lock_guard lock(mutex);
+  writer.append(event);
+}
+
+void SourceOutcome::begin(Kind kind, FunctionId function, int& source, MPI_Status** status, const void* call_site) {
+  if (replaying()) {
+    if (const std::optional<Event> event = replayed(kind, function); event && event->value >= 0) source = event->value;
+    return;
+  }
+  {
+    const std::lock_guard lock(mutex);
+    number_ = writer.append({kind, kUnknown, {}});
+  }
+  numbered_ = true;
+  call_site_ = call_site;
+  kind_ = kind;
+  if (status) {
+    if (*status == MPI_STATUS_IGNORE) *status = &own_;
+    status_ = *status;
+  }
+}
+
+void SourceOutcome::received(int result) const {
+  if (result != MPI_SUCCESS || cancelled(*status_)) return;
+  const std::lock_guard lock(mutex);
+  fill(number_, status_->MPI_SOURCE, call_site_, kind_);
+}
+
+void SourceOutcome::receive_started(MPI_Request request) const {
+  const std::lock_guard lock(mutex);
+  receives[request] = {number_, call_site_};
+  receives_pending.fetch_add(1, std::memory_order_relaxed);
+}
+
+void persistent_wildcard(int source) {
+  static std::once_flag said;
+  if (on() && source == MPI_ANY_SOURCE)
+    std::call_once(said, [] {
+      log::warn("MPI_Recv_init from MPI_ANY_SOURCE: the messages its starts take are neither recorded nor replayed, "
+                "so a replay may take others there");
+    });
+}
+
+bool CompletingReceives::pending() { return receives_pending.load(std::memory_order_relaxed) != 0; }
+
+void CompletingReceives::hold(int count, const MPI_Request* requests) {
+  if (requests == nullptr) return;
+  const std::lock_guard lock(mutex);
+  for (int i = 0; i < count; ++i) {
+    const auto found = receives.find(requests[i]);
+    if (found == receives.end()) continue;
+    held_.push_back({i, requests[i], found->second.number, found->second.call_site, false});
+    receives.erase(found);
+    receives_pending.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void CompletingReceives::completed(int index, const MPI_Status& status) {
+  for (Held& held : held_) {
+    if (held.index != index) continue;
+    held.completed = true;
+    if (cancelled(status)) return;
+    const std::lock_guard lock(mutex);
+    fill(held.number, status.MPI_SOURCE, held.call_site, Kind::Receive);
+    return;
+  }
+}
+
+void CompletingReceives::finish(bool call_succeeded) {
+  if (held_.empty()) return;
+  const std::lock_guard lock(mutex);
+  for (const Held& held : held_) {
+    if (held.completed || !call_succeeded) continue;
+    receives[held.request] = {held.number, held.call_site};
+    receives_pending.fetch_add(1, std::memory_order_relaxed);
+  }
+  held_.clear();
+}
+
+}  // namespace mpisentry::races

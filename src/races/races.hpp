@@ -1,0 +1,156 @@
+// Message races: a run's MPI calls whose outcome depends on timing (which
+// sender a receive from MPI_ANY_SOURCE takes, which request a Waitany
+// returns, whether an Iprobe or a Test finds something) are recorded with
+// RECORD, and forced as recorded with REPLAY, so that a hang or a
+// wrong result that one run in a hundred shows comes back every time.
+//
+// Each rank writes its own file (recording.hpp), rank-R.record in the
+// directory, as the run goes: the monitor's tick writes what came since
+// the last one, and so do MPI_Abort, exit and a crash, so that a run that
+// hung or crashed leaves the recording of what led there. A receive from
+// MPI_ANY_SOURCE is replayed by receiving from the recorded source (MPI
+// keeps one sender's messages in order, so it is the same message); a
+// Waitany, Waitsome or Test by waiting for the requests it completed,
+// hiding the others; a call that found nothing, by answering so without
+// calling MPI.
+//
+// Replay is exact for ranks whose timing-dependent calls come in one order
+// (one thread makes them, or threads take turns the same way); a rank that
+// calls otherwise than recorded stops the job with a message naming the
+// call and the recorded event. With neither directory set, the wrappers
+// test one flag.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/functions.hpp"
+#include "races/recording.hpp"
+
+namespace mpisentry::races {
+
+namespace detail {
+extern bool recording;  // set in MPI_Init, then read only
+extern bool replaying;
+}  // namespace detail
+
+inline bool recording() noexcept { return detail::recording; }
+inline bool replaying() noexcept { return detail::replaying; }
+inline bool on() noexcept { return detail::recording || detail::replaying; }
+
+struct Setup {
+  std::string record_dir;  // RECORD
+  std::string replay_dir;  // REPLAY
+  int world_rank = 0;
+  int world_size = 1;
+};
+
+// From MPI_Init, on every rank: opens its file. A recording that cannot be
+// written or read, or that is not this job's (another rank count or
+// command line), is a problem the start-up handshake ends the job with.
+struct Problem {
+  std::string file;
+  std::string message;
+};
+std::optional<Problem> start(const Setup& setup);
+
+// Writes what was recorded since the last call. From the monitor's tick,
+// MPI_Abort, exit and the crash dump: never waits for a thread that holds
+// the recording (it may be the crashed one).
+void flush();
+
+// In MPI_Finalize: recording, writes the rest and "end", and prints where
+// receives and probes from MPI_ANY_SOURCE were and which senders they took;
+// replaying, stops the job when recorded events are left.
+void finish();
+
+// The next recorded event, for a call of `function` (an outcome of `kind`).
+// Stops the job when the recording has another kind next, or no more
+// events although the recorded run went on to MPI_Finalize. nullopt when the
+// recorded run ended before (it hung or crashed there): the call runs as is.
+std::optional<Event> replayed(Kind kind, FunctionId function);
+
+// Stops the job: a call of `function` cannot have its recorded outcome
+// (`problem` says why, e.g. the recorded index is past its array).
+[[noreturn]] void diverged(FunctionId function, const std::string& problem);
+
+// Records `event`.
+void record(const Event& event);
+
+// A receive or a blocking probe (kind Receive or Probe). From MPI_ANY_SOURCE,
+// recording: numbered now, its source set when it completes (done() for a
+// blocking call, the completing call for a nonblocking one); replaying:
+// `source` becomes the recorded sender. Made before the call's record, so
+// that the checker sees the source it runs with.
+class SourceOutcome {
+ public:
+  SourceOutcome(Kind kind, FunctionId function, int& source, MPI_Status*& status, const void* call_site) {
+    if (on() && source == MPI_ANY_SOURCE) begin(kind, function, source, &status, call_site);
+  }
+  // A nonblocking start: no status.
+  SourceOutcome(Kind kind, FunctionId function, int& source, const void* call_site) {
+    if (on() && source == MPI_ANY_SOURCE) begin(kind, function, source, nullptr, call_site);
+  }
+  SourceOutcome(const SourceOutcome&) = delete;
+  SourceOutcome& operator=(const SourceOutcome&) = delete;
+  // After a blocking call.
+  void done(int result) const {
+    if (numbered_) received(result);
+  }
+  // After a nonblocking start.
+  void started(int result, MPI_Request request) const {
+    if (numbered_ && result == MPI_SUCCESS) receive_started(request);
+  }
+
+ private:
+  void begin(Kind kind, FunctionId function, int& source, MPI_Status** status, const void* call_site);
+  void received(int result) const;
+  void receive_started(MPI_Request request) const;
+  bool numbered_ = false;
+  Kind kind_ = Kind::Receive;
+  std::uint64_t number_ = 0;
+  const void* call_site_ = nullptr;
+  MPI_Status* status_ = nullptr;
+  MPI_Status own_;
+};
+
+// A persistent receive from MPI_ANY_SOURCE (MPI_Recv_init): its source
+// cannot be forced at each start; says so once per rank.
+void persistent_wildcard(int source);
+
+// The nonblocking receives from MPI_ANY_SOURCE among a Wait or Test call's
+// requests, taken out of the table before the call (MPI frees a completed
+// request's handle, and another thread may get it), while recording.
+class CompletingReceives {
+ public:
+  CompletingReceives(int count, const MPI_Request* requests) {
+    if (recording() && pending()) hold(count, requests);
+  }
+  CompletingReceives(const CompletingReceives&) = delete;
+  CompletingReceives& operator=(const CompletingReceives&) = delete;
+  // Whether any is held: then the call needs real statuses.
+  bool any() const { return !held_.empty(); }
+  // requests[index] completed with `status`.
+  void completed(int index, const MPI_Status& status);
+  // The call returned: those not completed go back; all are dropped when it
+  // failed (which completed is not known, and their handles may be reused).
+  void finish(bool call_succeeded);
+
+ private:
+  static bool pending();
+  void hold(int count, const MPI_Request* requests);
+  struct Held {
+    int index;
+    MPI_Request request;
+    std::uint64_t number;
+    const void* call_site;
+    bool completed;
+  };
+  std::vector<Held> held_;
+};
+
+}  // namespace mpisentry::races

@@ -1,0 +1,213 @@
+#include "races/recording.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace mpisentry::races {
+namespace {
+
+constexpr std::string_view kMagic = "mpisentry-record";
+
+std::string value_text(const Event& event) {
+  switch (event.value) {
+    case kNothing: return "-";
+    case kUndefined: return "u";
+    case kUnknown: return "?";
+    default: break;
+  }
+  if (event.kind == Kind::Test) return "+";
+  if (event.kind != Kind::Some) return std::to_string(event.value);
+  std::string text;
+  for (const int index : event.indices) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(index);
+  }
+  return text;
+}
+
+[[noreturn]] void bad_line(std::size_t line, std::string_view text, std::string_view problem) {
+  throw std::invalid_argument(fmt::format("line {} (\"{}\"): {}", line, text, problem));
+}
+
+// A number of [min, max] that is all of `text`.
+template <typename Int>
+bool read_number(std::string_view text, Int min, Int max, Int& out) {
+  const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return status == std::errc{} && end == text.data() + text.size() && out >= min && out <= max;
+}
+
+bool is_kind(char letter) {
+  return letter == 'R' || letter == 'P' || letter == 'I' || letter == 'T' || letter == 'A' || letter == 'S';
+}
+
+// The value of an event line of `kind` ("3", "-", "0,3"...).
+Event read_event(Kind kind, std::string_view value, std::size_t line, std::string_view text) {
+  Event event{kind, kNothing, {}};
+  const bool nothing_allowed = kind != Kind::Receive && kind != Kind::Probe;
+  if (value == "-" && nothing_allowed) return event;
+  if (value == "u" && (kind == Kind::Any || kind == Kind::Some)) {
+    event.value = kUndefined;
+    return event;
+  }
+  if (value == "?" && (kind == Kind::Receive || kind == Kind::Probe)) {
+    event.value = kUnknown;
+    return event;
+  }
+  if (kind == Kind::Test) {
+    if (value != "+") bad_line(line, text, "a T event is - or +");
+    event.value = 1;
+    return event;
+  }
+  if (kind == Kind::Some) {
+    std::size_t start = 0;
+    while (start <= value.size()) {
+      const std::size_t comma = std::min(value.find(',', start), value.size());
+      int index = 0;
+      if (!read_number(value.substr(start, comma - start), 0, 1 << 30, index))
+        bad_line(line, text, "an S event is -, u or indices separated by commas");
+      event.indices.push_back(index);
+      start = comma + 1;
+    }
+    event.value = static_cast<int>(event.indices.size());
+    return event;
+  }
+  if (!read_number(value, 0, 1 << 30, event.value))
+    bad_line(line, text, fmt::format("{} is not a {}", value, kind == Kind::Any ? "request index" : "rank"));
+  return event;
+}
+
+}  // namespace
+
+std::string_view calls_of(Kind kind) {
+  switch (kind) {
+    case Kind::Receive: return "a receive from MPI_ANY_SOURCE";
+    case Kind::Probe: return "an MPI_Probe or MPI_Mprobe from MPI_ANY_SOURCE";
+    case Kind::Poll: return "an MPI_Iprobe or MPI_Improbe";
+    case Kind::Test: return "an MPI_Test, MPI_Testall or MPI_Request_get_status";
+    case Kind::Any: return "an MPI_Waitany or MPI_Testany";
+    case Kind::Some: return "an MPI_Waitsome or MPI_Testsome";
+  }
+  return "?";
+}
+
+std::string event_text(const Event& event) {
+  return fmt::format("{} {}", static_cast<char>(event.kind), value_text(event));
+}
+
+std::string Writer::header_text(const Header& header) {
+  return fmt::format("{} {}\nrank {} of {}\ncommand {}\n", kMagic, kFormatVersion, header.rank, header.ranks,
+                     header.command);
+}
+
+std::uint64_t Writer::append(const Event& event) {
+  const std::uint64_t number = events_++;
+  if (!lines_.empty() && event.value != kUnknown && lines_.back().run.event == event) {
+    ++lines_.back().run.count;
+    return number;
+  }
+  lines_.push_back({{event, 1}, number});
+  return number;
+}
+
+void Writer::fill(std::uint64_t number, int source) {
+  const auto line = std::partition_point(lines_.begin(), lines_.end(),
+                                         [&](const Line& l) { return l.first + l.run.count <= number; });
+  if (line != lines_.end() && line->first == number) {
+    line->run.event.value = source;
+    return;
+  }
+  fills_.push_back({number, source});
+}
+
+std::string Writer::take() {
+  std::string text;
+  for (const Line& line : lines_) {
+    text += event_text(line.run.event);
+    if (line.run.count > 1) text += fmt::format(" *{}", line.run.count);
+    text += '\n';
+  }
+  for (const Fill& fill : fills_) text += fmt::format("= {} {}\n", fill.number, fill.source);
+  lines_.clear();
+  fills_.clear();
+  return text;
+}
+
+Recording parse(std::string_view text) {
+  Recording recording;
+  // A last line cut while it was written is not the run's.
+  if (const std::size_t end = text.rfind('\n'); end != text.size() - 1)
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(0, end + 1);
+  std::vector<std::uint64_t> firsts;  // each run's first event number
+  std::uint64_t events = 0;
+  std::size_t line_number = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t newline = text.find('\n', start);
+    const std::string_view line = text.substr(start, newline - start);
+    start = newline + 1;
+    ++line_number;
+    if (line_number == 1) {
+      int version = 0;
+      if (line.substr(0, kMagic.size() + 1) != fmt::format("{} ", kMagic))
+        bad_line(1, line, "not an mpisentry recording (it starts with \"mpisentry-record\")");
+      if (!read_number(line.substr(kMagic.size() + 1), 1, 1 << 20, version) || version != kFormatVersion)
+        bad_line(1, line, fmt::format("this mpisentry reads version {} only", kFormatVersion));
+      continue;
+    }
+    if (line_number == 2) {
+      const std::size_t of = line.find(" of ");
+      if (line.substr(0, 5) != "rank " || of == std::string_view::npos ||
+          !read_number(line.substr(5, of - 5), 0, 1 << 30, recording.header.rank) ||
+          !read_number(line.substr(of + 4), 1, 1 << 30, recording.header.ranks) ||
+          recording.header.rank >= recording.header.ranks)
+        bad_line(2, line, "expected \"rank R of N\"");
+      continue;
+    }
+    if (line_number == 3) {
+      if (line.substr(0, 8) != "command ") bad_line(3, line, "expected \"command\" and the command line");
+      recording.header.command = line.substr(8);
+      continue;
+    }
+    if (recording.complete) bad_line(line_number, line, "a line after \"end\"");
+    if (line == "end") {
+      recording.complete = true;
+      continue;
+    }
+    if (line.size() < 3 || line[1] != ' ') bad_line(line_number, line, "expected an event: a letter, a space, a value");
+    if (line[0] == '=') {
+      const std::string_view rest = line.substr(2);
+      const std::size_t space = rest.find(' ');
+      std::uint64_t number = 0;
+      int source = 0;
+      if (space == std::string_view::npos || !read_number(rest.substr(0, space), std::uint64_t{0}, events, number) ||
+          number == events || !read_number(rest.substr(space + 1), 0, 1 << 30, source))
+        bad_line(line_number, line, "expected \"= EVENT SOURCE\" about an event before it");
+      const std::size_t run = std::upper_bound(firsts.begin(), firsts.end(), number) - firsts.begin() - 1;
+      Event& target = recording.runs[run].event;
+      if (target.value != kUnknown)
+        bad_line(line_number, line, fmt::format("event {} is not a receive or probe whose source was unknown", number));
+      target.value = source;
+      continue;
+    }
+    if (!is_kind(line[0])) bad_line(line_number, line, "unknown event letter (R, P, I, T, A, S, = or end)");
+    std::string_view value = line.substr(2);
+    std::uint64_t count = 1;
+    if (const std::size_t star = value.find(" *"); star != std::string_view::npos) {
+      if (!read_number(value.substr(star + 2), std::uint64_t{2}, std::uint64_t{1} << 62, count))
+        bad_line(line_number, line, "\"*N\" repeats an event N >= 2 times");
+      value = value.substr(0, star);
+    }
+    const Event event = read_event(static_cast<Kind>(line[0]), value, line_number, line);
+    if (count > 1 && event.value == kUnknown) bad_line(line_number, line, "an unknown receive is never repeated");
+    firsts.push_back(events);
+    recording.runs.push_back({event, count});
+    events += count;
+  }
+  if (line_number < 3) throw std::invalid_argument("the recording ends inside its 3 header lines");
+  return recording;
+}
+
+}  // namespace mpisentry::races
