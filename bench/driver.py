@@ -46,7 +46,7 @@ READER_TIMEOUT_S = 10  # for the output once the job has ended
 
 
 # The groups of rows, in the order they run; --only picks some.
-GROUPS = ["overhead", "detection", "cpu", "exchange", "dump"]
+GROUPS = ["overhead", "races", "detection", "cpu", "exchange", "dump"]
 
 
 class JobFailed(Exception):
@@ -273,6 +273,22 @@ def overhead_variants(library: str) -> list[Variant]:
                     ", checker with CHECK GLOBAL:MSG:** ON", over="with")]
 
 
+def run_variant(runner: Runner, programs: str, kernel: Kernel, variant: Variant, failures: list[str]) -> dict[str, float]:
+    """One run of the kernel as the variant: its results, also added to the variant's runs (nan: failed)."""
+    try:
+        # Pinned (most kernels): unpinned ranks migrate between the cores, and a run's latency then
+        # lands on one of two levels 4x apart, which hides any cost of the checker.
+        job = runner.run(kernel.ranks, [f"{programs}/{kernel.program}", *kernel.args], variant.env,
+                         pinned=kernel.pinned)
+        values = results_of(job.stdout)
+    except JobFailed as failure:
+        failures.append(str(failure))
+        values = {}
+    for metric in kernel.metrics:
+        variant.runs.setdefault(metric.key, []).append(values.get(metric.key, math.nan))
+    return values
+
+
 def measure_overhead(runner: Runner, programs: str, variants: list[Variant], rounds: int) -> list[str]:
     failures = []
     for round_number in range(rounds):
@@ -282,17 +298,7 @@ def measure_overhead(runner: Runner, programs: str, variants: list[Variant], rou
             for variant in order:
                 runner.progress(f"round {round_number + 1}/{rounds}: {' '.join([kernel.program, *kernel.args])} "
                                 f"{variant.name}")
-                try:
-                    # Pinned (most kernels): unpinned ranks migrate between the cores, and a run's latency then
-                    # lands on one of two levels 4x apart, which hides any cost of the checker.
-                    job = runner.run(kernel.ranks, [f"{programs}/{kernel.program}", *kernel.args], variant.env,
-                                     pinned=kernel.pinned)
-                    values = results_of(job.stdout)
-                except JobFailed as failure:
-                    failures.append(str(failure))
-                    values = {}
-                for metric in kernel.metrics:
-                    variant.runs.setdefault(metric.key, []).append(values.get(metric.key, math.nan))
+                run_variant(runner, programs, kernel, variant, failures)
     return failures
 
 
@@ -335,6 +341,77 @@ def target_cells(target: float | None, cost: float, measured: bool) -> list[str]
 
 def verdict(met: bool, measured: bool) -> str:
     return "n/a" if not measured else "met" if met else "**missed**"
+
+
+# ---------------------------------------------------------------- RECORD and REPLAY
+
+# Each kernel's targets for RECORD over the checker without it (issue 24): race-free programs 5 %, the race-heavy
+# master-worker 15 % (Meehan measured 13 % on his TSP).
+RACE_KERNELS = [
+    (Kernel("pingpong", 2, KERNELS[0].metrics), 1.05),
+    (Kernel("stencil", 4, KERNELS[3].metrics), 1.05),
+    (Kernel("master_worker", 3, [Metric("master_worker_task", "master-worker, 2 workers, every result from "
+                                        "MPI_ANY_SOURCE: one task of ~20 us", "us", 1e6, 2, None)]), 1.15),
+]
+# What a trace of every receive would write a receive: one "R s" line of the recording's own format.
+TRACE_BYTES_PER_RECEIVE = 4
+
+
+def measure_races(runner: Runner, programs: str, library: str, rounds: int) -> tuple[list[list[str]], list[str]]:
+    """RECORD and REPLAY over the checker without them, interleaved; each round's replay replays the recording
+    its round made just before."""
+    checker = {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0"}
+    recording = os.path.join(runner.work, "recording")
+    failures: list[str] = []
+    rows: list[list[str]] = []
+    sizes: dict[int, int] = {}
+    counts: dict[str, float] = {}
+    for kernel, record_target in RACE_KERNELS:
+        variants = [Variant("without", {}), Variant("with", checker),
+                    Variant("record", {**checker, "MPISENTRY_RECORD": recording}),
+                    Variant("replay", {**checker, "MPISENTRY_REPLAY": recording})]
+        for round_number in range(rounds):
+            # The order turns every round; a replay follows its recording.
+            units = [[variants[0]], [variants[1]], variants[2:]]
+            turned = units[round_number % 3:] + units[:round_number % 3]
+            for variant in [v for unit in turned for v in unit]:
+                runner.progress(f"races round {round_number + 1}/{rounds}: {kernel.program} {variant.name}")
+                if variant.name == "record":
+                    shutil.rmtree(recording, ignore_errors=True)
+                values = run_variant(runner, programs, kernel, variant, failures)
+                if variant.name == "record" and kernel.program == "master_worker" and values:
+                    sizes = {rank: os.path.getsize(os.path.join(recording, f"rank-{rank}.record"))
+                             for rank in range(kernel.ranks)}
+                    counts = values
+        by_name = {variant.name: variant for variant in variants}
+        for metric in kernel.metrics:
+            base = lambda key: [b for b, _ in paired(by_name["with"], by_name[key], metric.key)]
+            for name, target in (("record", record_target), ("replay", None)):
+                pairs = paired(by_name["with"], by_name[name], metric.key)
+                ratios = [o / w for w, o in pairs]
+                over_bare = [c / w for w, c in paired(by_name["without"], by_name["with"], metric.key)]
+                shown = lambda values: spread(values, metric.scale, metric.digits)
+                rows.append([f"{name.upper()}: {metric.label} ({metric.unit}); cells: the checker alone, the checker "
+                             f"with {name.upper()} (the checker alone / without it: {spread(over_bare, 1, 3)})",
+                             shown(base(name)), shown([o for _, o in pairs]),
+                             spread(ratios, 1, 3),
+                             *(target_cells(target, statistics.median(ratios) if ratios else math.nan, bool(ratios))
+                               if target else ["none: the issue asks for the figure", "-"])])
+    if sizes and counts:
+        # The workers record no event: their files are the header and "end" that rank 0's has too.
+        header = sizes[1]
+        wildcard = counts.get("master_worker_wildcard_receives", math.nan)
+        receives = counts.get("master_worker_receives", math.nan)
+        recorded = sum(sizes.values())
+        rows.append(["RECORD bytes per receive from MPI_ANY_SOURCE, master-worker (rank 0's file less its header and end)",
+                     "-", f"{(sizes[0] - header) / wildcard:.2f} B", "-", "none: the issue asks for the figure", "-"])
+        rows.append([f"RECORD bytes per rank, master-worker, {int(receives)} receives of which {int(wildcard)} from "
+                     f"MPI_ANY_SOURCE; without: a trace of every receive ({TRACE_BYTES_PER_RECEIVE} B each)",
+                     f"{int(receives) * TRACE_BYTES_PER_RECEIVE} B in all",
+                     f"{recorded} B in all: " + ", ".join(f"rank {r} {s} B" for r, s in sorted(sizes.items())),
+                     f"{recorded / (receives * TRACE_BYTES_PER_RECEIVE):.3f}", "none: the issue asks for the figure",
+                     "-"])
+    return rows, failures
 
 
 # ---------------------------------------------------------------- detection latency
@@ -633,7 +710,8 @@ def main() -> int:
     programs = os.path.join(build, "bench")
     library = os.path.join(build, "src", "runtime", "libmpisentry.so")
     counter = os.path.join(programs, "libsend_counter.so")
-    needed = [kernel.program for kernel in KERNELS] + ["stuck_receive", "idle", "one_computes", "libsend_counter.so"]
+    needed = [kernel.program for kernel in KERNELS] + ["master_worker", "stuck_receive", "idle", "one_computes",
+                                                       "libsend_counter.so"]
     for path in [library] + [os.path.join(programs, name) for name in needed]:
         if not os.path.exists(path):
             parser.error(f"{path} is missing: build the bench targets first (bench/run does)")
@@ -649,6 +727,7 @@ def main() -> int:
             failures += measure_overhead(runner, programs, variants, arguments.rounds)
             rows += overhead_rows(variants)
         measures = {
+            "races": lambda: measure_races(runner, programs, library, arguments.rounds),
             "detection": lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
             "cpu": lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
             "exchange": lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter),

@@ -412,8 +412,8 @@ class Function:
             kind = "races::Kind::" + ("Receive" if outcome == "receive" else "Probe")
             status = "" if start else ", " + self.arg("status")
             after = f"outcome.started(result, *{self.arg('request')});" if start else "outcome.done(result);"
-            return ([f"races::SourceOutcome outcome({kind}, {self.id()}, {self.arg('source')}{status}, {site});"],
-                    [after])
+            where = self.args("source", "tag|recvtag", "comm")
+            return [f"races::SourceOutcome outcome({kind}, {self.id()}, {where}{status}, {site});"], [after]
         if outcome == "persistent_receive":
             return [f"races::persistent_wildcard({self.arg('source')});"], []
         if outcome in self.COMPLETIONS and not self.has("requests") and self.request_variable() == "request_address":

@@ -256,7 +256,7 @@ class Monitor {
       next_tick -= next_tick.time_since_epoch() % tick;
       sleep_until(next_tick);
       tick::advance();
-      races::flush();  // before a verdict may end the job
+      races::flush(races::Patience::None);  // before a verdict may end the job
 
       // Every tick times the rank's own calls; the ranks talk only when a
       // verdict may be due, to agree on stopping, or when this rank has news

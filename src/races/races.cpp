@@ -45,15 +45,12 @@ Writer writer;
 struct Place {
   Kind kind;
   std::uint64_t count = 0;
+  std::uint64_t raced = 0;  // another sender's matching message was there when it completed
   std::set<int> sources;
 };
 std::map<const void*, Place> places;
 // Nonblocking receives from MPI_ANY_SOURCE not yet complete, by handle.
-struct Pending {
-  std::uint64_t number;
-  const void* call_site;
-};
-std::unordered_map<MPI_Request, Pending> receives;
+std::unordered_map<MPI_Request, Wildcard> receives;
 std::atomic<std::size_t> receives_pending{0};
 
 // Replaying.
@@ -153,8 +150,8 @@ void print_summary(std::uint64_t events) {
   std::uint64_t total = 0;
   for (const auto& [site, place] : places) total += place.count;
   if (total == 0) return;
-  log::info("  {} of them receives and probes from MPI_ANY_SOURCE, at {} places (a race where more than one sender "
-            "could match; most are intended):",
+  log::info("  {} of them receives and probes from MPI_ANY_SOURCE, at {} places (where another sender's message "
+            "was there too, they raced; most races are intended):",
             total, places.size());
   constexpr std::size_t kShown = 10;
   std::size_t shown = 0;
@@ -163,16 +160,54 @@ void print_summary(std::uint64_t events) {
       log::info("  and {} more places", places.size() - kShown);
       break;
     }
-    log::info("  {}: {} {} from rank{} {}", place_text(site), place.count,
+    log::info("  {}: {} {} from rank{} {}{}", place_text(site), place.count,
               place.kind == Kind::Probe ? "probes" : "receives", place.sources.size() > 1 ? "s" : "",
-              fmt::join(place.sources, ", "));
+              fmt::join(place.sources, ", "),
+              place.raced == 0 ? std::string()
+                               : fmt::format("; {} raced: a message from another rank that it could have taken was "
+                                             "already there when it completed",
+                                             place.raced));
   }
 }
 
-void fill(std::uint64_t number, int source, const void* call_site, Kind kind) {
-  writer.fill(number, source);
-  Place& place = places.try_emplace(call_site, Place{kind, 0, {}}).first->second;
+// A receive from MPI_ANY_SOURCE that just completed with `source`'s
+// message raced if a message from another rank that it matches is there
+// now: nothing this rank did since it learnt which message it got can have
+// caused that one, so with other timing it could have been taken instead.
+// Probes leave their message there: not judged. Each other rank is asked
+// on its own (MPI would show the earliest message, maybe the same sender's
+// next) up to kProbedRanks ranks; above that, only the earliest message.
+constexpr int kProbedRanks = 64;
+
+bool raced(const Wildcard& wildcard, int source) {
+  if (wildcard.kind != Kind::Receive) return false;
+  const auto found_from = [&](int rank) {
+    int found = 0;
+    MPI_Status status;
+    return PMPI_Iprobe(rank, wildcard.tag, wildcard.comm, &found, &status) == MPI_SUCCESS && found &&
+           status.MPI_SOURCE != source;
+  };
+  int ranks = 0;
+  int intercomm = 0;
+  PMPI_Comm_test_inter(wildcard.comm, &intercomm);
+  if (intercomm)
+    PMPI_Comm_remote_size(wildcard.comm, &ranks);
+  else
+    PMPI_Comm_size(wildcard.comm, &ranks);
+  if (ranks > kProbedRanks) return found_from(MPI_ANY_SOURCE);
+  for (int rank = 0; rank < ranks; ++rank)
+    if (rank != source && found_from(rank)) return true;
+  return false;
+}
+
+// In the program's thread, once `wildcard` completed with `source`'s message.
+void completed(const Wildcard& wildcard, int source) {
+  const bool race = raced(wildcard, source);
+  const std::lock_guard lock(mutex);
+  writer.fill(wildcard.number, source);
+  Place& place = places.try_emplace(wildcard.call_site, Place{wildcard.kind, 0, 0, {}}).first->second;
   ++place.count;
+  place.raced += race;
   place.sources.insert(source);
 }
 
@@ -192,12 +227,12 @@ std::optional<Problem> start(const Setup& setup) {
   return std::nullopt;
 }
 
-void flush() {
+void flush(Patience patience) {
   if (!recording()) return;
-  // The crashed thread may hold the lock: try for a while, never wait.
+  // The crashed thread may hold the lock: never wait for it long.
   std::unique_lock lock(mutex, std::defer_lock);
   for (int tries = 0; !lock.try_lock(); ++tries) {
-    if (tries == 50) return;
+    if (patience == Patience::None || tries == 50) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   if (fd >= 0 && !writer.empty()) write_all(writer.take());
@@ -231,10 +266,10 @@ std::optional<Event> replayed(Kind kind, FunctionId function) {
   if (next_run == replay.runs.size()) {
     if (replay.complete) {
       lock.unlock();
-      stop(fmt::format("replay of {}: {} is event {} whose outcome the recording would have, but the recorded run "
-                       "reached MPI_Finalize after {} events: this run went otherwise (other arguments, input or "
-                       "ranks?)",
-                       path, function_info(function).name, replayed_events, replayed_events));
+      stop(fmt::format("replay of {} diverged at event {}: the program called {}, but the recorded run reached "
+                       "MPI_Finalize after {} events: this run went otherwise than the recorded one (other "
+                       "arguments, input or ranks?)",
+                       path, replayed_events, function_info(function).name, replayed_events));
     }
     if (!said_recording_ended) {
       said_recording_ended = true;
@@ -273,18 +308,18 @@ void record(const Event& event) {
   writer.append(event);
 }
 
-void SourceOutcome::begin(Kind kind, FunctionId function, int& source, MPI_Status** status, const void* call_site) {
+void SourceOutcome::begin(const Wildcard& wildcard, FunctionId function, int& source, MPI_Status** status) {
   if (replaying()) {
-    if (const std::optional<Event> event = replayed(kind, function); event && event->value >= 0) source = event->value;
+    if (const std::optional<Event> event = replayed(wildcard.kind, function); event && event->value >= 0)
+      source = event->value;
     return;
   }
+  wildcard_ = wildcard;
   {
     const std::lock_guard lock(mutex);
-    number_ = writer.append({kind, kUnknown, {}});
+    wildcard_.number = writer.append({wildcard.kind, kUnknown, {}});
   }
   numbered_ = true;
-  call_site_ = call_site;
-  kind_ = kind;
   if (status) {
     if (*status == MPI_STATUS_IGNORE) *status = &own_;
     status_ = *status;
@@ -293,13 +328,12 @@ void SourceOutcome::begin(Kind kind, FunctionId function, int& source, MPI_Statu
 
 void SourceOutcome::received(int result) const {
   if (result != MPI_SUCCESS || cancelled(*status_)) return;
-  const std::lock_guard lock(mutex);
-  fill(number_, status_->MPI_SOURCE, call_site_, kind_);
+  completed(wildcard_, status_->MPI_SOURCE);
 }
 
 void SourceOutcome::receive_started(MPI_Request request) const {
   const std::lock_guard lock(mutex);
-  receives[request] = {number_, call_site_};
+  receives[request] = wildcard_;
   receives_pending.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -320,7 +354,7 @@ void CompletingReceives::hold(int count, const MPI_Request* requests) {
   for (int i = 0; i < count; ++i) {
     const auto found = receives.find(requests[i]);
     if (found == receives.end()) continue;
-    held_.push_back({i, requests[i], found->second.number, found->second.call_site, false});
+    held_.push_back({i, requests[i], found->second, false});
     receives.erase(found);
     receives_pending.fetch_sub(1, std::memory_order_relaxed);
   }
@@ -330,9 +364,7 @@ void CompletingReceives::completed(int index, const MPI_Status& status) {
   for (Held& held : held_) {
     if (held.index != index) continue;
     held.completed = true;
-    if (cancelled(status)) return;
-    const std::lock_guard lock(mutex);
-    fill(held.number, status.MPI_SOURCE, held.call_site, Kind::Receive);
+    if (!cancelled(status)) races::completed(held.wildcard, status.MPI_SOURCE);
     return;
   }
 }
@@ -342,7 +374,7 @@ void CompletingReceives::finish(bool call_succeeded) {
   const std::lock_guard lock(mutex);
   for (const Held& held : held_) {
     if (held.completed || !call_succeeded) continue;
-    receives[held.request] = {held.number, held.call_site};
+    receives[held.request] = held.wildcard;
     receives_pending.fetch_add(1, std::memory_order_relaxed);
   }
   held_.clear();

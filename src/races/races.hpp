@@ -58,10 +58,12 @@ struct Problem {
 };
 std::optional<Problem> start(const Setup& setup);
 
-// Writes what was recorded since the last call. From the monitor's tick,
-// MPI_Abort, exit and the crash dump: never waits for a thread that holds
-// the recording (it may be the crashed one).
-void flush();
+// Writes what was recorded since the last call. From the monitor's tick
+// (Patience::None: when a thread holds the recording, the next tick
+// writes), and from MPI_Abort, exit and the crash dump (Patience::Brief:
+// waits up to 50 ms for it; the crashed thread may hold it for good).
+enum class Patience { None, Brief };
+void flush(Patience patience);
 
 // In MPI_Finalize: recording, writes the rest and "end", and prints where
 // receives and probes from MPI_ANY_SOURCE were and which senders they took;
@@ -81,6 +83,16 @@ std::optional<Event> replayed(Kind kind, FunctionId function);
 // Records `event`.
 void record(const Event& event);
 
+// A receive or probe from MPI_ANY_SOURCE being recorded: its event's number
+// and what the summary says of it.
+struct Wildcard {
+  Kind kind = Kind::Receive;
+  std::uint64_t number = 0;
+  const void* call_site = nullptr;
+  int tag = MPI_ANY_TAG;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
 // A receive or a blocking probe (kind Receive or Probe). From MPI_ANY_SOURCE,
 // recording: numbered now, its source set when it completes (done() for a
 // blocking call, the completing call for a nonblocking one); replaying:
@@ -88,12 +100,13 @@ void record(const Event& event);
 // that the checker sees the source it runs with.
 class SourceOutcome {
  public:
-  SourceOutcome(Kind kind, FunctionId function, int& source, MPI_Status*& status, const void* call_site) {
-    if (on() && source == MPI_ANY_SOURCE) begin(kind, function, source, &status, call_site);
+  SourceOutcome(Kind kind, FunctionId function, int& source, int tag, MPI_Comm comm, MPI_Status*& status,
+                const void* call_site) {
+    if (on() && source == MPI_ANY_SOURCE) begin({kind, 0, call_site, tag, comm}, function, source, &status);
   }
   // A nonblocking start: no status.
-  SourceOutcome(Kind kind, FunctionId function, int& source, const void* call_site) {
-    if (on() && source == MPI_ANY_SOURCE) begin(kind, function, source, nullptr, call_site);
+  SourceOutcome(Kind kind, FunctionId function, int& source, int tag, MPI_Comm comm, const void* call_site) {
+    if (on() && source == MPI_ANY_SOURCE) begin({kind, 0, call_site, tag, comm}, function, source, nullptr);
   }
   SourceOutcome(const SourceOutcome&) = delete;
   SourceOutcome& operator=(const SourceOutcome&) = delete;
@@ -107,13 +120,11 @@ class SourceOutcome {
   }
 
  private:
-  void begin(Kind kind, FunctionId function, int& source, MPI_Status** status, const void* call_site);
+  void begin(const Wildcard& wildcard, FunctionId function, int& source, MPI_Status** status);
   void received(int result) const;
   void receive_started(MPI_Request request) const;
   bool numbered_ = false;
-  Kind kind_ = Kind::Receive;
-  std::uint64_t number_ = 0;
-  const void* call_site_ = nullptr;
+  Wildcard wildcard_;
   MPI_Status* status_ = nullptr;
   MPI_Status own_;
 };
@@ -146,8 +157,7 @@ class CompletingReceives {
   struct Held {
     int index;
     MPI_Request request;
-    std::uint64_t number;
-    const void* call_site;
+    Wildcard wildcard;
     bool completed;
   };
   std::vector<Held> held_;

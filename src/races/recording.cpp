@@ -117,6 +117,11 @@ void Writer::fill(std::uint64_t number, int source) {
                                          [&](const Line& l) { return l.first + l.run.count <= number; });
   if (line != lines_.end() && line->first == number) {
     line->run.event.value = source;
+    // A blocking receive is filled while it is the last line: it may join the run before it.
+    if (line + 1 == lines_.end() && line != lines_.begin() && (line - 1)->run.event == line->run.event) {
+      ++(line - 1)->run.count;
+      lines_.pop_back();
+    }
     return;
   }
   fills_.push_back({number, source});

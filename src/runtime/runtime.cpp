@@ -149,7 +149,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   // A crash leaves the recording of what led to it.
   signals::install({world_rank,
                     [](const signals::Ending& ending, const stacks::RawStack& stack) {
-                      races::flush();
+                      races::flush(races::Patience::Brief);
                       monitor::write_signal_dump(ending, stack);
                     },
                     settings.check_exit_signal, settings.dump_signal, monitor::wake_fd()});
@@ -158,7 +158,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   on_exit(
       [](int status, void*) {
         exit_status = status;
-        races::flush();
+        races::flush(races::Patience::Brief);
       },
       nullptr);
   monitor::start_thread();
@@ -199,7 +199,7 @@ MPISENTRY_API int MPI_Query_thread(int* provided) {
 
 MPISENTRY_API int MPI_Abort(MPI_Comm comm, int errorcode) {
   lifecycle::note_abort();
-  races::flush();
+  races::flush(races::Patience::Brief);
   return PMPI_Abort(comm, errorcode);
 }
 

@@ -3,6 +3,8 @@
  *   hang      rank 0 receives from MPI_ANY_SOURCE, then from rank 1: when
  *             rank 1's message is the first, the second receive never
  *             completes (ranks 1 and 2 wait in MPI_Barrier). A hang or not.
+ *   crash     the same race, and rank 0 crashes (SIGSEGV) at once when rank 1's
+ *             message is the first.
  *   order     rank 0 takes 4 tasks from each worker from MPI_ANY_SOURCE, in
  *             blocking receives and in Irecv + Wait, and prints a checksum of
  *             the order of arrival.
@@ -16,9 +18,11 @@
  *   ring      no race: each rank sends to the next and receives from the
  *             previous.
  * RACE_DELAY_RANK=r (environment, so that the command line stays the same):
- * rank r sleeps 300 ms before it sends, so the others win. Otherwise each
- * worker sleeps a random few hundred microseconds (seeded by the time and
- * its pid) before each send, so the order differs from run to run. */
+ * rank r sleeps 300 ms before it sends, so the others win (r = 0: no rank
+ * sleeps, and rank 0 sleeps before it receives, so every message is there).
+ * Otherwise each worker sleeps a random few hundred microseconds (seeded by
+ * the time and its pid) before each send, so the order differs from run to
+ * run. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,14 +57,16 @@ static void workers_send(void) {
 
 static void receive_in_order(void) {
   const int total = kTasks * (size - 1);
+  const char* delayed = getenv("RACE_DELAY_RANK");
+  if (delayed && atoi(delayed) == 0) usleep(300000);
   for (int i = 0; i < total; ++i) {
     int value = 0;
     MPI_Status status;
     if (i % 2 == 0) {
-      MPI_Recv(&value, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &status);
+      MPI_Recv(&value, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &status); /* mpisentry: races */
     } else {
       MPI_Request request;
-      MPI_Irecv(&value, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &request);
+      MPI_Irecv(&value, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &request); /* mpisentry: races */
       MPI_Wait(&request, &status);
     }
     arrived(status.MPI_SOURCE, value);
@@ -139,14 +145,28 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   srand((unsigned)time(NULL) ^ (unsigned)getpid() * 2654435761u);
   const char* mode = argc > 1 ? argv[1] : "order";
-  if (strcmp(mode, "hang") == 0) {
+  if (strcmp(mode, "crash") == 0) {
+    if (rank == 0) {
+      int first = 0;
+      MPI_Status status;
+      MPI_Recv(&first, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &status);
+      printf("first from %d\n", status.MPI_SOURCE);
+      fflush(stdout);
+      if (status.MPI_SOURCE == 1) *(volatile int*)NULL = 1;
+      MPI_Recv(&first, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &status);
+    } else if (rank <= 2) {
+      pause_before_send(0);
+      MPI_Send(&rank, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (strcmp(mode, "hang") == 0) {
     if (rank == 0) {
       int first = 0, second = 0;
       MPI_Status status;
-      MPI_Recv(&first, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &status); /* mark: takes either */
+      MPI_Recv(&first, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &status);
       printf("first from %d\n", status.MPI_SOURCE);
       fflush(stdout);
-      MPI_Recv(&second, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* mark: hangs after rank 1's */
+      MPI_Recv(&second, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else if (rank <= 2) {
       pause_before_send(0);
       MPI_Send(&rank, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
@@ -166,7 +186,8 @@ int main(int argc, char** argv) {
   } else {
     receive_by_completion(mode);
   }
-  if (rank == 0 && strcmp(mode, "ring") != 0 && strcmp(mode, "hang") != 0) printf("checksum %llx\n", checksum);
+  if (rank == 0 && strcmp(mode, "ring") != 0 && strcmp(mode, "hang") != 0 && strcmp(mode, "crash") != 0)
+    printf("checksum %llx\n", checksum);
   MPI_Finalize();
   return 0;
 }

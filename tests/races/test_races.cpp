@@ -39,6 +39,14 @@ void write_recording(const Workspace& workspace, const std::string& dir, int ran
   std::ofstream(workspace.dir() / dir / ("rank-" + std::to_string(rank) + ".record"), std::ios::trunc) << text;
 }
 
+// Records race_orders order on 3 ranks in "run": rank 0's recording.
+std::string record_order(const Workspace& workspace) {
+  const JobResult recorded = run_with(workspace, {"--record", "run"}, 3, {"order"});
+  INFO(describe(recorded));
+  REQUIRE(recorded.succeeded());
+  return recording_of(workspace, "run", 0);
+}
+
 // The hang's report, without what differs from run to run (times, pids, addresses).
 std::string hang_verdict(const JobResult& result) {
   const std::size_t at = result.err.find("deadlock: rank");
@@ -84,6 +92,27 @@ TEST_CASE("race_orders hang: a passing recording replays as a pass every time", 
   }
 }
 
+TEST_CASE("race_orders crash: a crash that one order shows, recorded just before it, replays as the same crash",
+          "[races]") {
+  Workspace workspace;
+  // Rank 1's message first: rank 0 crashes at once. The monitor's tick, every 20 s, cannot have written the
+  // recording: the crash dump does.
+  const std::vector<std::string> slow_tick = {"--deadlock-timeout", "1m", "--deadlock-check-interval", "20s"};
+  const JobResult recorded = run_with(workspace, with(slow_tick, {"--record", "crash"}), 3, {"crash"}, late(2));
+  INFO(describe(recorded));
+  REQUIRE(recorded.failed());
+  REQUIRE(recorded.out.find("first from 1") != std::string::npos);
+  CHECK(recording_of(workspace, "crash", 0).find("\nR 1\n") != std::string::npos);
+  for (int replay = 0; replay < 5; ++replay) {
+    const JobResult replayed = run_with(workspace, {"--replay", "crash"}, 3, {"crash"}, late(1));
+    INFO("replay " << replay << ": " << describe(replayed));
+    CHECK(replayed.failed());
+    CHECK(replayed.out.rfind("first from 1\n", 0) == 0);  // then mpiexec's words on the crash, with its pid
+    CHECK(replayed.err.find("[0] ERROR:    rank 0 (host ") != std::string::npos);
+    CHECK(replayed.err.find("received SIGSEGV") != std::string::npos);
+  }
+}
+
 TEST_CASE("race_orders: the order of arrival replays exactly, whichever call takes it", "[races]") {
   // Receives from MPI_ANY_SOURCE (blocking and Irecv + Wait), Waitany,
   // Waitsome, Testsome, Iprobe and Test loops; the program prints a checksum
@@ -106,6 +135,22 @@ TEST_CASE("race_orders: the order of arrival replays exactly, whichever call tak
   }
 }
 
+TEST_CASE("race_orders order: receives that had another sender's message waiting are named as raced", "[races]") {
+  Workspace workspace;
+  // Every worker sends at once and rank 0 starts receiving late: the first receives find all the messages there.
+  const JobResult recorded = run_with(workspace, {"--record", "run"}, 4, {"order"}, late(0));
+  INFO(describe(recorded));
+  REQUIRE(recorded.succeeded());
+  const Program program = TEST_PROGRAM(race_orders);
+  const std::vector<int> lines = marked_lines(program.source, "races");
+  REQUIRE(lines.size() == 2);
+  for (const int line : lines)
+    CHECK(std::regex_search(recorded.err, std::regex(R"(\[mpisentry 0\] info:   \S*race_orders\.c:)" + std::to_string(line) +
+                                                     R"( \(receive_in_order\): 6 receives from ranks 1, 2, 3; [1-6] raced: a )"
+                                                     R"(message from another rank that it could have taken was already )"
+                                                     R"(there when it completed)")));
+}
+
 TEST_CASE("race_orders ring: a race-free run records its header and end only", "[races]") {
   Workspace workspace;
   const JobResult recorded = run_with(workspace, {"--record", "ring"}, 3, {"ring"});
@@ -121,8 +166,7 @@ TEST_CASE("race_orders ring: a race-free run records its header and end only", "
 TEST_CASE("race_orders: a recording that does not fit the run stops it with the reason, without a hang",
           "[races][errors]") {
   Workspace workspace;
-  REQUIRE(run_with(workspace, {"--record", "run"}, 3, {"order"}).succeeded());
-  const std::string rank0 = recording_of(workspace, "run", 0);
+  const std::string rank0 = record_order(workspace);
   const Program program = TEST_PROGRAM(race_orders);
   struct Case {
     std::string name;
@@ -157,8 +201,7 @@ TEST_CASE("race_orders: a recording that does not fit the run stops it with the 
 TEST_CASE("race_orders: a run that calls otherwise than recorded stops at the first call that differs",
           "[races][errors]") {
   Workspace workspace;
-  REQUIRE(run_with(workspace, {"--record", "run"}, 3, {"order"}).succeeded());
-  const std::string rank0 = recording_of(workspace, "run", 0);
+  const std::string rank0 = record_order(workspace);
   const std::size_t first_event = rank0.find("\nR ") + 1;
   // The first receive from MPI_ANY_SOURCE meets a Test's outcome.
   write_recording(workspace, "run", 0, rank0.substr(0, first_event) + "T +\n" + rank0.substr(rank0.find('\n', first_event) + 1));
@@ -171,9 +214,8 @@ TEST_CASE("race_orders: a run that calls otherwise than recorded stops at the fi
 
 TEST_CASE("race_orders: a recording of a run that ended early is forced as far as it goes", "[races]") {
   Workspace workspace;
-  REQUIRE(run_with(workspace, {"--record", "run"}, 3, {"order"}).succeeded());
+  const std::string rank0 = record_order(workspace);
   // Two outcomes of rank 0, as a run killed there leaves them (no "end").
-  const std::string rank0 = recording_of(workspace, "run", 0);
   write_recording(workspace, "run", 0, rank0.substr(0, rank0.find("\nR ") + 1) + "R 1\nR 2\n");
   const JobResult replayed = run_with(workspace, {"--replay", "run"}, 3, {"order"});
   INFO(describe(replayed));

@@ -77,6 +77,18 @@ TEST_CASE("recording: unknown receives never share a line; known equal ones do",
   CHECK(writer.take() == "R ?\nR ?\nR 1 *2\n");
 }
 
+TEST_CASE("recording: a receive filled while it is the last line joins the equal run before it", "[races]") {
+  Writer writer;
+  for (int i = 0; i < 3; ++i) writer.fill(writer.append({Kind::Receive, kUnknown, {}}), 2);
+  writer.fill(writer.append({Kind::Receive, kUnknown, {}}), 1);
+  const std::uint64_t pending = writer.append({Kind::Receive, kUnknown, {}});
+  writer.fill(writer.append({Kind::Receive, kUnknown, {}}), 1);  // not last when filled: no merge
+  writer.fill(pending, 1);
+  CHECK(writer.take() == "R 2 *3\nR 1\nR 1\nR 1\n");
+  const Recording read = parse(Writer::header_text(kHeader) + "R 2 *3\nR 1\nR 1\nR 1\n");
+  CHECK(read.runs.size() == 4);
+}
+
 TEST_CASE("recording: a line cut while it was written is dropped, as the run that wrote it was", "[races]") {
   const Recording read = parse(header() + "T +\nA 1\nS 0,");
   REQUIRE(read.runs.size() == 2);
