@@ -25,8 +25,7 @@
 namespace mpisentry::races {
 
 namespace detail {
-bool recording = false;
-bool replaying = false;
+Mode mode = Mode::Off;
 }  // namespace detail
 
 namespace {
@@ -101,7 +100,7 @@ std::optional<Problem> start_recording(const std::string& dir, int world_size) {
   fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Problem{path, fmt::format("cannot write the recording: {}", std::strerror(errno))};
   write_all(Writer::header_text({world_rank, world_size, command_line()}));
-  detail::recording = true;
+  detail::mode = detail::Mode::Recording;
   return std::nullopt;
 }
 
@@ -128,7 +127,7 @@ std::optional<Problem> start_replay(const std::string& dir, int world_size) {
   if (const std::string command = command_line(); header.command != command)
     return Problem{path, fmt::format("cannot replay: recorded running `{}`; this rank runs `{}`", header.command,
                                      command)};
-  detail::replaying = true;
+  detail::mode = detail::Mode::Replaying;
   return std::nullopt;
 }
 
@@ -242,7 +241,7 @@ void finish() {
   if (recording()) {
     {
       const std::lock_guard lock(mutex);
-      detail::recording = false;
+      detail::mode = detail::Mode::Off;
       if (fd < 0) return;
       write_all(writer.take() + "end\n");
       ::close(fd);
@@ -252,7 +251,7 @@ void finish() {
   }
   if (replaying()) {
     const std::lock_guard lock(mutex);
-    detail::replaying = false;
+    detail::mode = detail::Mode::Off;
     if (next_run < replay.runs.size())
       log::error("replay of {}: the program reached MPI_Finalize with recorded events left, the next event {} `{}` "
                  "({}): it ran otherwise than the recorded run",

@@ -34,13 +34,13 @@
 namespace mpisentry::races {
 
 namespace detail {
-extern bool recording;  // set in MPI_Init, then read only
-extern bool replaying;
+enum class Mode : unsigned char { Off, Recording, Replaying };
+extern Mode mode;  // set in MPI_Init, off again in MPI_Finalize
 }  // namespace detail
 
-inline bool recording() noexcept { return detail::recording; }
-inline bool replaying() noexcept { return detail::replaying; }
-inline bool on() noexcept { return detail::recording || detail::replaying; }
+inline bool on() noexcept { return detail::mode != detail::Mode::Off; }
+inline bool recording() noexcept { return detail::mode == detail::Mode::Recording; }
+inline bool replaying() noexcept { return detail::mode == detail::Mode::Replaying; }
 
 struct Setup {
   std::string record_dir;  // RECORD

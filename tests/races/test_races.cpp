@@ -210,6 +210,14 @@ TEST_CASE("race_orders: a run that calls otherwise than recorded stops at the fi
   CHECK(diverged.failed());
   CHECK(diverged.err.find("run/rank-0.record diverged at event 0: the program called MPI_Recv, but the recording has "
                           "`T +` (an MPI_Test, MPI_Testall or MPI_Request_get_status)") != std::string::npos);
+
+  // An outcome more than the run has calls for: said at MPI_Finalize.
+  write_recording(workspace, "run", 0, rank0.substr(0, rank0.size() - 4) + "A 1\nend\n");
+  const JobResult longer = run_with(workspace, {"--replay", "run"}, 3, {"order"});
+  INFO(describe(longer));
+  CHECK(std::regex_search(longer.err, std::regex(R"(\[mpisentry 0\] error: replay of \S*run/rank-0\.record: the program )"
+                                                 R"(reached MPI_Finalize with recorded events left, the next event 8 )"
+                                                 R"(`A 1` \(an MPI_Waitany or MPI_Testany\))")));
 }
 
 TEST_CASE("race_orders: a recording of a run that ended early is forced as far as it goes", "[races]") {
