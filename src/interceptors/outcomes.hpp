@@ -171,8 +171,6 @@ int completion_outcome(ThreadState& self, bool patient, Completion call, Forward
   return replayed_completion(self, patient, call, forward);
 }
 
-}  // namespace outcomes
-
 // MPI_Iprobe and MPI_Improbe: recorded as nothing or the source found;
 // replayed by answering nothing at once, or by probing the recorded source
 // until its message is there.
@@ -199,7 +197,8 @@ int poll_outcome(ThreadState& self, bool patient, FunctionId function, int& sour
     races::diverged(function, fmt::format("it probes rank {} where the recorded run found rank {}'s message", source,
                                           event->value));
   source = event->value;
-  return outcomes::repeat_until(self, patient, 0, nullptr, forward, [&] { return *flag != 0; });
+  return repeat_until(self, patient, 0, nullptr, forward, [&] { return *flag != 0; });
 }
 
+}  // namespace outcomes
 }  // namespace mpisentry
