@@ -173,11 +173,12 @@ int completion_outcome(ThreadState& self, bool patient, Completion call, Forward
 
 // MPI_Iprobe and MPI_Improbe: recorded as nothing or the source found;
 // replayed by answering nothing at once, or by probing the recorded source
-// until its message is there.
+// until its message is there. From MPI_PROC_NULL they always find its
+// empty message: not recorded.
 template <typename Forward>
 int poll_outcome(ThreadState& self, bool patient, FunctionId function, int& source, int* flag, MPI_Status*& status,
                  Forward&& forward) {
-  if (!races::on()) return forward();
+  if (!races::on() || source == MPI_PROC_NULL) return forward();
   if (races::recording()) {
     MPI_Status* const program_status = status;
     MPI_Status own;

@@ -11,7 +11,8 @@
  *   waitany   the same through MPI_Waitany on one receive per worker.
  *   waitsome  the same through MPI_Waitsome.
  *   testsome  the same through a loop of MPI_Testsome.
- *   iprobe    the same through a loop of MPI_Iprobe(MPI_ANY_SOURCE) and
+ *   iprobe    after an MPI_Iprobe of MPI_PROC_NULL (which finds its empty message),
+ *             the same through a loop of MPI_Iprobe(MPI_ANY_SOURCE) and
  *             MPI_Recv of what it found; prints how often it found nothing.
  *   test      the same through a loop of MPI_Test on each worker's receive
  *             in turn; prints how often it found nothing.
@@ -123,6 +124,9 @@ static void receive_by_completion(const char* how) {
 
 static void receive_by_probing(void) {
   long found_nothing = 0;
+  int proc_null_found = 0;
+  MPI_Iprobe(MPI_PROC_NULL, 7, MPI_COMM_WORLD, &proc_null_found, MPI_STATUS_IGNORE);
+  if (!proc_null_found) printf("MPI_Iprobe from MPI_PROC_NULL found nothing\n");
   for (int done = 0; done < kTasks * (size - 1);) {
     int flag = 0;
     MPI_Status status;
