@@ -220,6 +220,10 @@ bool cancelled(const MPI_Status& status) {
 
 std::optional<Problem> start(const Setup& setup) {
   world_rank = setup.world_rank;
+  if (setup.multiple_threads && world_rank == 0 && (!setup.record_dir.empty() || !setup.replay_dir.empty()))
+    log::warn("the program runs at MPI_THREAD_MULTIPLE: the outcomes of a rank's threads are recorded in one "
+              "order, and where threads race for their calls a replay may give one thread's outcome to another "
+              "(it stops when the calls differ, and may end otherwise where they do not)");
   // The settings' check makes sure only one is set.
   if (!setup.record_dir.empty()) return start_recording(setup.record_dir, setup.world_size);
   if (!setup.replay_dir.empty()) return start_replay(setup.replay_dir, setup.world_size);

@@ -47,6 +47,7 @@ struct Setup {
   std::string replay_dir;  // REPLAY
   int world_rank = 0;
   int world_size = 1;
+  bool multiple_threads = false;  // the program runs at MPI_THREAD_MULTIPLE
 };
 
 // From MPI_Init, on every rank: opens its file. A recording that cannot be

@@ -139,7 +139,8 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   // A recording that cannot be written or replayed ends the run in the
   // handshake too: the program has run none of its MPI calls yet.
   if (loaded.ok())
-    if (const auto problem = races::start({loaded.settings.record_dir, loaded.settings.replay_dir, world_rank, world_size}))
+    if (const auto problem = races::start(
+            {loaded.settings.record_dir, loaded.settings.replay_dir, world_rank, world_size, multiple_threads}))
       loaded.errors.push_back({problem->file, problem->message});
   MPI_Comm monitor_comm = shake_hands(world_rank, loaded);
   const config::Settings& settings = keep(loaded.settings);

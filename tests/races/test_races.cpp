@@ -232,6 +232,19 @@ TEST_CASE("race_orders: a recording of a run that ended early is forced as far a
                           "stopped); MPI_Recv and later calls run unforced") != std::string::npos);
 }
 
+TEST_CASE("msg_threads: a program at MPI_THREAD_MULTIPLE is told that its threads' outcomes share one order",
+          "[races][threads]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(msg_threads);
+  std::vector<std::string> command = checker_prefix(workspace, {"--record", "threads"});
+  command.insert(command.end(), {"-n", "2", program.executable, "peer"});
+  const JobResult recorded = run_job(workspace, command);
+  INFO(describe(recorded));
+  CHECK(recorded.succeeded());
+  CHECK(recorded.err.find("[mpisentry 0] warning: the program runs at MPI_THREAD_MULTIPLE: the outcomes of a rank's "
+                          "threads are recorded in one order") != std::string::npos);
+}
+
 TEST_CASE("mpisentry --record and --replay together is refused, naming both", "[races][errors]") {
   Workspace workspace;
   const JobResult both = run_with(workspace, {"--record", "a", "--replay", "b"}, 2, {"ring"});
