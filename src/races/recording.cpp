@@ -39,8 +39,16 @@ bool read_number(std::string_view text, Int min, Int max, Int& out) {
   return status == std::errc{} && end == text.data() + text.size() && out >= min && out <= max;
 }
 
+constexpr Kind kKinds[] = {Kind::Receive, Kind::Probe, Kind::Poll, Kind::Test, Kind::Any, Kind::Some};
+
 bool is_kind(char letter) {
-  return letter == 'R' || letter == 'P' || letter == 'I' || letter == 'T' || letter == 'A' || letter == 'S';
+  return std::ranges::any_of(kKinds, [&](Kind kind) { return static_cast<char>(kind) == letter; });
+}
+
+std::string kind_letters() {
+  std::string letters;
+  for (const Kind kind : kKinds) letters += fmt::format("{}, ", static_cast<char>(kind));
+  return letters;
 }
 
 // The value of an event line of `kind` ("3", "-", "0,3"...).
@@ -197,7 +205,8 @@ Recording parse(std::string_view text) {
       target.value = source;
       continue;
     }
-    if (!is_kind(line[0])) bad_line(line_number, line, "unknown event letter (R, P, I, T, A, S, = or end)");
+    if (!is_kind(line[0]))
+      bad_line(line_number, line, fmt::format("unknown event letter ({}= or end)", kind_letters()));
     std::string_view value = line.substr(2);
     std::uint64_t count = 1;
     if (const std::size_t star = value.find(" *"); star != std::string_view::npos) {

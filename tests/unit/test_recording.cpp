@@ -103,7 +103,7 @@ TEST_CASE("recording: each bad line is named with its number, its text and what 
       {"mpisentry-record 7\n", "line 1 (\"mpisentry-record 7\"): this mpisentry reads version 1 only"},
       {"mpisentry-record 1\nrank 4 of 4\ncommand x\n", "line 2 (\"rank 4 of 4\"): expected \"rank R of N\""},
       {"mpisentry-record 1\nrank 0 of 4\nprogram x\n", "line 3 (\"program x\"): expected \"command\""},
-      {"mpisentry-record 1\nrank 0 of 4\ncommand x\nX 3\n", "line 4 (\"X 3\"): unknown event letter"},
+      {"mpisentry-record 1\nrank 0 of 4\ncommand x\nX 3\n", "line 4 (\"X 3\"): unknown event letter (R, P, I, T, A, S, = or end)"},
       {"mpisentry-record 1\nrank 0 of 4\ncommand x\nR\n", "line 4 (\"R\"): expected an event"},
       {"mpisentry-record 1\nrank 0 of 4\ncommand x\nR -\n", "line 4 (\"R -\"): - is not a rank"},
       {"mpisentry-record 1\nrank 0 of 4\ncommand x\nT 3\n", "line 4 (\"T 3\"): a T event is - or +"},
