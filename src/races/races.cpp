@@ -137,8 +137,9 @@ std::string place_text(const void* call_site) {
   raw.pcs[0] = const_cast<void*>(call_site);
   raw.depth = 1;
   const std::vector<Frame> frames = stacks::symbolize_every_frame(raw);
-  if (frames.empty() || frames.front().file.empty()) return fmt::format("{} ({})", call_site, frames.empty() ? "??" : frames.front().function);
+  if (frames.empty()) return fmt::format("{} ({})", call_site, "??");
   const Frame& frame = frames.front();
+  if (frame.file.empty()) return fmt::format("{} ({})", call_site, frame.function);
   return fmt::format("{}:{} ({})", frame.file, frame.line, frame.function);
 }
 
@@ -268,11 +269,9 @@ std::optional<Event> replayed(Kind kind, FunctionId function) {
   std::unique_lock lock(mutex);
   if (next_run == replay.runs.size()) {
     if (replay.complete) {
+      const std::uint64_t events = replayed_events;
       lock.unlock();
-      stop(fmt::format("replay of {} diverged at event {}: the program called {}, but the recorded run reached "
-                       "MPI_Finalize after {} events: this run went otherwise than the recorded one (other "
-                       "arguments, input or ranks?)",
-                       path, replayed_events, function_info(function).name, replayed_events));
+      diverged(function, fmt::format("the recorded run reached MPI_Finalize after {} events", events));
     }
     if (!said_recording_ended) {
       said_recording_ended = true;

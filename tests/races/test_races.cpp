@@ -211,6 +211,14 @@ TEST_CASE("race_orders: a run that calls otherwise than recorded stops at the fi
   CHECK(diverged.err.find("run/rank-0.record diverged at event 0: the program called MPI_Recv, but the recording has "
                           "`T +` (an MPI_Test, MPI_Testall or MPI_Request_get_status)") != std::string::npos);
 
+  // Fewer outcomes than the run has calls for, in a recording of a run that reached MPI_Finalize.
+  write_recording(workspace, "run", 0, rank0.substr(0, rank0.find("\nR ") + 1) + "R 1\nR 2\nend\n");
+  const JobResult shorter = run_with(workspace, {"--replay", "run"}, 3, {"order"});
+  INFO(describe(shorter));
+  CHECK(shorter.failed());
+  CHECK(shorter.err.find("run/rank-0.record diverged at event 2: the program called MPI_Recv, but the recorded run "
+                         "reached MPI_Finalize after 2 events") != std::string::npos);
+
   // An outcome more than the run has calls for: said at MPI_Finalize.
   write_recording(workspace, "run", 0, rank0.substr(0, rank0.size() - 4) + "A 1\nend\n");
   const JobResult longer = run_with(workspace, {"--replay", "run"}, 3, {"order"});
