@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(cmake make g++ gfortran pkg-config python3 mpich libmpich-dev libunwind-dev
-          libspdlog-dev libfmt-dev catch2
+          libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
           clang libclang-rt-14-dev  # scripts/fuzz: clang and its libFuzzer
           libasan8 libubsan1 libtsan2)  # scripts/sanitize: g++ brings them; its builds need them
 missing=()

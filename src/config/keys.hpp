@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -41,6 +42,29 @@ struct Key {
 inline constexpr std::string_view check_key = "CHECK";
 
 std::span<const Key> keys();
+
+namespace detail {
+template <typename Pointer>
+Pointer plain(const Pointer& member) { return member; }
+inline int Settings::*plain(const IntegerMember& member) { return member.member; }
+inline int Settings::*plain(const SignalMember& member) { return member.member; }
+}  // namespace detail
+
+// The name of the key that sets `member`; empty if none does.
+template <typename T>
+std::string_view name_of(T Settings::*member) {
+  for (const Key& key : keys()) {
+    const bool sets = std::visit(
+        [&](const auto& kind) {
+          const auto pointer = detail::plain(kind);
+          if constexpr (std::is_same_v<std::remove_const_t<decltype(pointer)>, T Settings::*>) return pointer == member;
+          return false;
+        },
+        key.member);
+    if (sets) return key.name;
+  }
+  return {};
+}
 
 // Case-insensitive; nullptr when `name` is not a key of the table.
 const Key* find_key(std::string_view name);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include <unistd.h>
@@ -122,7 +123,7 @@ void apply_line(std::span<const std::string_view> words, std::string_view where,
     add_error(into, where,
               to_upper(key) + (values.empty() ? " needs a value"
                                               : " takes one value, got " + std::to_string(values.size()) + ": " +
-                                                    quoted(value) + "; quote a value that contains spaces"));
+                                                    config::quoted(value) + "; quote a value that contains spaces"));
     return;
   }
   apply_setting(key, value, where, into);
@@ -131,24 +132,6 @@ void apply_line(std::span<const std::string_view> words, std::string_view where,
 std::string describe(const LoadResult& result, std::string_view name, Duration value) {
   const auto origin = result.origin.find(name);
   return std::string(name) + ' ' + format_duration(value) + " (" + (origin == result.origin.end() ? "default" : origin->second) + ')';
-}
-
-std::string_view name_of(Duration Settings::*member) {
-  for (const Key& key : keys())
-    if (const auto* duration = std::get_if<Duration Settings::*>(&key.member); duration && *duration == member) return key.name;
-  return {};
-}
-
-std::string_view name_of(std::string Settings::*member) {
-  for (const Key& key : keys())
-    if (const auto* path = std::get_if<std::string Settings::*>(&key.member); path && *path == member) return key.name;
-  return {};
-}
-
-std::string_view name_of(int Settings::*member) {
-  for (const Key& key : keys())
-    if (const auto* signal = std::get_if<SignalMember>(&key.member); signal && signal->member == member) return key.name;
-  return {};
 }
 
 }  // namespace
@@ -268,12 +251,16 @@ void check_consistency(LoadResult& into) {
               std::string(dump) + " and " + std::string(name_of(&Settings::stack_signal)) + " are both " +
                   format_signal(settings.dump_signal, "off") + ": they must differ");
   }
-  if (!settings.record_dir.empty() && !settings.replay_dir.empty()) {
+  // Both may be set (a replay that records its own run), but not to one
+  // directory: the recording would overwrite what the replay reads.
+  if (!settings.record_dir.empty() &&
+      (std::filesystem::path(settings.record_dir) / "").lexically_normal() ==
+          (std::filesystem::path(settings.replay_dir) / "").lexically_normal()) {
     const std::string_view record = name_of(&Settings::record_dir);
     const std::string_view replay = name_of(&Settings::replay_dir);
     add_error(into, where(replay),
-              std::string(record) + " " + quoted(settings.record_dir) + " (" + where(record) + ") and " +
-                  std::string(replay) + " " + quoted(settings.replay_dir) + " are both set: a run records or replays");
+              std::string(record) + " (" + where(record) + ") and " + std::string(replay) + " are both " +
+                  config::quoted(settings.record_dir) + ": a replay that records its run needs another directory to write");
   }
 }
 

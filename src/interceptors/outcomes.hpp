@@ -163,31 +163,19 @@ int replayed_completion(ThreadState& self, bool patient, Completion& call, Forwa
   }
 }
 
-// A Wait or Test call (Completion): as is with neither mode on.
+// A Wait or Test call (Completion): as is with neither mode on; replayed,
+// recorded, or both (a run of --explore records what its replay forces).
 template <typename Forward>
 int completion_outcome(ThreadState& self, bool patient, Completion call, Forward&& forward) {
   if (!races::on()) return forward();
-  if (races::recording()) return recorded_completion(call, forward);
-  return replayed_completion(self, patient, call, forward);
+  const auto run = [&] { return races::replaying() ? replayed_completion(self, patient, call, forward) : forward(); };
+  return races::recording() ? recorded_completion(call, run) : run();
 }
 
-// MPI_Iprobe and MPI_Improbe: recorded as nothing or the source found;
-// replayed by answering nothing at once, or by probing the recorded source
-// until its message is there. From MPI_PROC_NULL they always find its
-// empty message: not recorded.
+// MPI_Iprobe and MPI_Improbe replayed: "nothing" is answered at once; a
+// find probes the recorded source until its message is there.
 template <typename Forward>
-int poll_outcome(ThreadState& self, bool patient, FunctionId function, int& source, int* flag, MPI_Status*& status,
-                 Forward&& forward) {
-  if (!races::on() || source == MPI_PROC_NULL) return forward();
-  if (races::recording()) {
-    MPI_Status* const program_status = status;
-    MPI_Status own;
-    if (status == MPI_STATUS_IGNORE) status = &own;
-    const int result = forward();
-    if (result == MPI_SUCCESS) races::record({races::Kind::Poll, *flag ? status->MPI_SOURCE : races::kNothing, {}});
-    status = program_status;
-    return result;
-  }
+int replayed_poll(ThreadState& self, bool patient, FunctionId function, int& source, int* flag, Forward&& forward) {
   const std::optional<races::Event> event = races::replayed(races::Kind::Poll, function);
   if (!event) return forward();
   if (event->value == races::kNothing) {
@@ -199,6 +187,25 @@ int poll_outcome(ThreadState& self, bool patient, FunctionId function, int& sour
                                           event->value));
   source = event->value;
   return repeat_until(self, patient, 0, nullptr, forward, [&] { return *flag != 0; });
+}
+
+// MPI_Iprobe and MPI_Improbe: recorded as nothing or the source found. From
+// MPI_PROC_NULL they always find its empty message: not recorded.
+template <typename Forward>
+int poll_outcome(ThreadState& self, bool patient, FunctionId function, int& source, int* flag, MPI_Status*& status,
+                 Forward&& forward) {
+  if (!races::on() || source == MPI_PROC_NULL) return forward();
+  const auto run = [&] {
+    return races::replaying() ? replayed_poll(self, patient, function, source, flag, forward) : forward();
+  };
+  if (!races::recording()) return run();
+  MPI_Status* const program_status = status;
+  MPI_Status own;
+  if (status == MPI_STATUS_IGNORE) status = &own;
+  const int result = run();
+  if (result == MPI_SUCCESS) races::record({races::Kind::Poll, *flag ? status->MPI_SOURCE : races::kNothing, {}});
+  status = program_status;
+  return result;
 }
 
 }  // namespace outcomes

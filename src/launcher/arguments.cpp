@@ -2,6 +2,7 @@
 
 #include "config/keys.hpp"
 #include "config/text.hpp"
+#include "launcher/explore.hpp"
 
 #include <charconv>
 
@@ -18,6 +19,7 @@ constexpr std::string_view check_all_option = "--check-all";
 // changes how sends run and keeps its own switch.
 constexpr std::string_view check_all_patterns[] = {"GLOBAL:COLLECTIVE:** ON", "GLOBAL:MSG:** ON", "LOCAL:** ON"};
 constexpr std::string_view help_option = "--help";
+const std::string explore_option = config::option_name(config::name_of(&config::Settings::explore_runs));
 constexpr std::string_view version_option = "--version";
 
 // The config key an option sets; empty for options that set none.
@@ -83,6 +85,12 @@ Arguments parse_arguments(std::span<const std::string> words) {
     }
     if (word == potential_option) {
       args.settings.push_back({std::string(config::check_key), "GLOBAL:DEADLOCK:POTENTIAL ON", word});
+      continue;
+    }
+    // --explore takes its number of runs only when one follows.
+    if (word == explore_option && (i + 1 == words.size() || !is_positive_number(words[i + 1]))) {
+      args.settings.push_back({std::string(config::name_of(&config::Settings::explore_runs)),
+                               std::string(explore::kDefaultRuns), word});
       continue;
     }
     if (word == check_all_option) {

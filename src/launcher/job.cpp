@@ -38,6 +38,22 @@ config::LoadResult resolve_settings(const Arguments& args, const config::EnvLook
   config::apply_environment(job_env, result);
   for (const OptionSetting& setting : args.settings) config::apply_setting(setting.key, setting.value, setting.option, result);
   config::check_consistency(result);
+  // The ranks of an exploration's runs see EXPLORE with RECORD and REPLAY,
+  // which the explorer sets for each run: the rule is the launcher's.
+  const config::Settings& settings = result.settings;
+  if (settings.explore_runs > 0 && (!settings.record_dir.empty() || !settings.replay_dir.empty())) {
+    const std::string_view explore = config::name_of(&config::Settings::explore_runs);
+    const std::string_view other = config::name_of(settings.record_dir.empty() ? &config::Settings::replay_dir
+                                                                               : &config::Settings::record_dir);
+    const auto where = [&](std::string_view key) {
+      const auto origin = result.origin.find(key);
+      return origin == result.origin.end() ? std::string("default") : origin->second;
+    };
+    result.errors.push_back({where(other), fmt::format("{} and {} ({}) are both set: an exploration makes and "
+                                                       "replays its own recordings, in {}",
+                                                       other, explore, where(explore),
+                                                       config::name_of(&config::Settings::explore_dir))});
+  }
   return result;
 }
 

@@ -4,6 +4,8 @@
 // `mpisentry dump PID` asks a running job for a report instead (dump.hpp).
 #include "launcher/arguments.hpp"
 #include "launcher/dump.hpp"
+#include "launcher/explore.hpp"
+#include "launcher/explore_command.hpp"
 #include "launcher/job.hpp"
 
 #include <unistd.h>
@@ -64,6 +66,8 @@ int main(int argc, char** argv) {
   }
 
   const std::vector<std::string> command = launcher::job_command(args, env);
+  if (settings.settings.explore_runs > 0)
+    return launcher::run_exploration({settings.settings, command, launcher::explore::replay_arguments(args)});
   std::vector<char*> command_argv;
   for (const std::string& word : command) command_argv.push_back(const_cast<char*>(word.c_str()));
   command_argv.push_back(nullptr);

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <deque>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -25,8 +27,14 @@
 namespace mpisentry::races {
 
 namespace detail {
-Mode mode = Mode::Off;
+unsigned char mode = 0;
 }  // namespace detail
+
+using recording::Ending;
+using recording::Header;
+using recording::Recording;
+using recording::Run;
+using recording::Writer;
 
 namespace {
 
@@ -34,9 +42,9 @@ namespace {
 // recorded calls, by the monitor's tick and by the crash dump.
 std::mutex mutex;
 int world_rank = 0;
-std::string path;  // this rank's file
 
 // Recording.
+std::string path;  // this rank's file
 int fd = -1;
 std::uint64_t bytes_written = 0;
 Writer writer;
@@ -48,11 +56,25 @@ struct Place {
   std::set<int> sources;
 };
 std::map<const void*, Place> places;
-// Nonblocking receives from MPI_ANY_SOURCE not yet complete, by handle.
-std::unordered_map<MPI_Request, Wildcard> receives;
+// Watched nonblocking receives not yet complete, by handle.
+std::unordered_map<MPI_Request, Watched> receives;
 std::atomic<std::size_t> receives_pending{0};
+// Alternatives: the latest receives from MPI_ANY_SOURCE, each with the
+// senders it took or was given as alternatives, so that the first later
+// message of each other sender that it matches is named as one too.
+struct Open {
+  std::uint64_t number;
+  int tag;
+  MPI_Comm comm;
+  std::vector<int> named;
+};
+constexpr std::size_t kOpenReceives = 64;
+bool alternatives = false;
+std::deque<Open> open_receives;
+std::atomic<bool> watching{false};
 
 // Replaying.
+std::string replay_path;
 Recording replay;
 std::size_t next_run = 0;      // the run the next event comes from
 std::uint64_t used_of_run = 0;  // its events already replayed
@@ -100,34 +122,34 @@ std::optional<Problem> start_recording(const std::string& dir, int world_size) {
   fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Problem{path, fmt::format("cannot write the recording: {}", std::strerror(errno))};
   write_all(Writer::header_text({world_rank, world_size, command_line()}));
-  detail::mode = detail::Mode::Recording;
+  detail::mode |= detail::kRecording;
   return std::nullopt;
 }
 
 std::optional<Problem> start_replay(const std::string& dir, int world_size) {
-  path = rank_file(dir, world_rank);
+  replay_path = rank_file(dir, world_rank);
   struct stat status {};
   if (::stat(dir.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
     return Problem{dir, "cannot replay: no such directory"};
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(replay_path, std::ios::binary);
   if (!in)
-    return Problem{path, fmt::format("cannot replay: no such file; the recording in {} is not of a job of {} ranks",
+    return Problem{replay_path, fmt::format("cannot replay: no such file; the recording in {} is not of a job of {} ranks",
                                      dir, world_size)};
   std::ostringstream text;
   text << in.rdbuf();
   try {
-    replay = parse(text.str());
+    replay = recording::parse(text.str());
   } catch (const std::invalid_argument& bad) {
-    return Problem{path, fmt::format("cannot replay: {}", bad.what())};
+    return Problem{replay_path, fmt::format("cannot replay: {}", bad.what())};
   }
   const Header& header = replay.header;
   if (header.rank != world_rank || header.ranks != world_size)
-    return Problem{path, fmt::format("cannot replay: recorded by rank {} of {} ranks; this is rank {} of {}",
+    return Problem{replay_path, fmt::format("cannot replay: recorded by rank {} of {} ranks; this is rank {} of {}",
                                      header.rank, header.ranks, world_rank, world_size)};
   if (const std::string command = command_line(); header.command != command)
-    return Problem{path, fmt::format("cannot replay: recorded running `{}`; this rank runs `{}`", header.command,
+    return Problem{replay_path, fmt::format("cannot replay: recorded running `{}`; this rank runs `{}`", header.command,
                                      command)};
-  detail::mode = detail::Mode::Replaying;
+  detail::mode |= detail::kReplaying;
   return std::nullopt;
 }
 
@@ -171,7 +193,7 @@ void print_summary(std::uint64_t events) {
 }
 
 // A receive from MPI_ANY_SOURCE that just completed with `source`'s
-// message raced if a message from another rank that it matches is there
+// message raced with each other rank whose message that it matches is there
 // now: nothing this rank did since it learnt which message it got can have
 // caused that one, so with other timing it could have been taken instead.
 // Probes leave their message there: not judged. Each other rank is asked
@@ -179,36 +201,71 @@ void print_summary(std::uint64_t events) {
 // next) up to kProbedRanks ranks; above that, only the earliest message.
 constexpr int kProbedRanks = 64;
 
-bool raced(const Wildcard& wildcard, int source) {
-  if (wildcard.kind != Kind::Receive) return false;
-  const auto found_from = [&](int rank) {
+std::vector<int> raced_with(const Watched& receive, int source) {
+  std::vector<int> senders;
+  if (receive.kind != Kind::Receive) return senders;
+  const auto probe = [&](int rank) {
     int found = 0;
     MPI_Status status;
-    return PMPI_Iprobe(rank, wildcard.tag, wildcard.comm, &found, &status) == MPI_SUCCESS && found &&
-           status.MPI_SOURCE != source;
+    if (PMPI_Iprobe(rank, receive.tag, receive.comm, &found, &status) == MPI_SUCCESS && found &&
+        status.MPI_SOURCE != source)
+      senders.push_back(status.MPI_SOURCE);
   };
   int ranks = 0;
   int intercomm = 0;
-  PMPI_Comm_test_inter(wildcard.comm, &intercomm);
+  PMPI_Comm_test_inter(receive.comm, &intercomm);
   if (intercomm)
-    PMPI_Comm_remote_size(wildcard.comm, &ranks);
+    PMPI_Comm_remote_size(receive.comm, &ranks);
   else
-    PMPI_Comm_size(wildcard.comm, &ranks);
-  if (ranks > kProbedRanks) return found_from(MPI_ANY_SOURCE);
-  for (int rank = 0; rank < ranks; ++rank)
-    if (rank != source && found_from(rank)) return true;
-  return false;
+    PMPI_Comm_size(receive.comm, &ranks);
+  if (ranks > kProbedRanks) {
+    probe(MPI_ANY_SOURCE);
+  } else {
+    for (int rank = 0; rank < ranks; ++rank)
+      if (rank != source) probe(rank);
+  }
+  return senders;
 }
 
-// In the program's thread, once `wildcard` completed with `source`'s message.
-void completed(const Wildcard& wildcard, int source) {
-  const bool race = raced(wildcard, source);
+// With the lock held: a message from `source` with `tag` on `comm` was
+// received. It is the first from `source` since the open receives that it
+// would have matched and that have not named `source` yet: each could have
+// taken it, unless the message was sent after (because of) that receive,
+// which only a replay can tell (--explore tries it).
+void name_late_alternative(int source, int tag, MPI_Comm comm) {
+  for (Open& open : open_receives) {
+    if (open.comm != comm || (open.tag != MPI_ANY_TAG && open.tag != tag) ||
+        std::find(open.named.begin(), open.named.end(), source) != open.named.end())
+      continue;
+    open.named.push_back(source);
+    writer.alternatives(open.number, {source});
+  }
+}
+
+// In the program's thread, once `receive` completed with a message from
+// status.MPI_SOURCE.
+void completed(const Watched& receive, const MPI_Status& status) {
+  const int source = status.MPI_SOURCE;
+  if (!receive.wildcard) {
+    const std::lock_guard lock(mutex);
+    name_late_alternative(source, status.MPI_TAG, receive.comm);
+    return;
+  }
+  const std::vector<int> raced = raced_with(receive, source);
   const std::lock_guard lock(mutex);
-  writer.fill(wildcard.number, source);
-  Place& place = places.try_emplace(wildcard.call_site, Place{wildcard.kind, 0, 0, {}}).first->second;
+  writer.fill(receive.number, source);
+  Place& place = places.try_emplace(receive.call_site, Place{receive.kind, 0, 0, {}}).first->second;
   ++place.count;
-  place.raced += race;
+  place.raced += !raced.empty();
   place.sources.insert(source);
+  if (!alternatives || receive.kind != Kind::Receive) return;
+  name_late_alternative(source, status.MPI_TAG, receive.comm);
+  writer.alternatives(receive.number, raced);
+  std::vector<int> named = raced;
+  named.push_back(source);
+  open_receives.push_back({receive.number, receive.tag, receive.comm, std::move(named)});
+  if (open_receives.size() > kOpenReceives) open_receives.pop_front();
+  watching.store(true, std::memory_order_relaxed);
 }
 
 bool cancelled(const MPI_Status& status) {
@@ -219,17 +276,35 @@ bool cancelled(const MPI_Status& status) {
 
 }  // namespace
 
+bool watching_all() noexcept { return watching.load(std::memory_order_relaxed); }
+
 std::optional<Problem> start(const Setup& setup) {
   world_rank = setup.world_rank;
+  alternatives = setup.alternatives;
   if (setup.multiple_threads && world_rank == 0 && (!setup.record_dir.empty() || !setup.replay_dir.empty()))
     log::warn("the program runs at MPI_THREAD_MULTIPLE: the outcomes of a rank's threads are recorded in one "
               "order, and where threads race for their calls a replay may give one thread's outcome to another "
               "(it stops when the calls differ, and may end otherwise where they do not)");
-  // The settings' check makes sure only one is set.
+  // Replay first: it reads its file before the recording may write one.
+  if (!setup.replay_dir.empty())
+    if (auto problem = start_replay(setup.replay_dir, setup.world_size)) return problem;
   if (!setup.record_dir.empty()) return start_recording(setup.record_dir, setup.world_size);
-  if (!setup.replay_dir.empty()) return start_replay(setup.replay_dir, setup.world_size);
   return std::nullopt;
 }
+
+namespace {
+
+// Writes the rest and `ending`, and closes the file; false if it was not open.
+bool end_recording(Ending ending) {
+  const std::lock_guard lock(mutex);
+  if (fd < 0) return false;
+  write_all(writer.take() + Writer::ending_text(ending));
+  ::close(fd);
+  fd = -1;
+  return true;
+}
+
+}  // namespace
 
 void flush(Patience patience) {
   if (!recording()) return;
@@ -243,41 +318,33 @@ void flush(Patience patience) {
 }
 
 void finish() {
-  if (recording()) {
-    {
-      const std::lock_guard lock(mutex);
-      detail::mode = detail::Mode::Off;
-      if (fd < 0) return;
-      write_all(writer.take() + "end\n");
-      ::close(fd);
-      fd = -1;
-    }
-    print_summary(writer.events());
-  }
-  if (replaying()) {
+  const unsigned char was = detail::mode;
+  {
     const std::lock_guard lock(mutex);
-    detail::mode = detail::Mode::Off;
-    if (next_run < replay.runs.size())
-      log::error("replay of {}: the program reached MPI_Finalize with recorded events left, the next event {} `{}` "
-                 "({}): it ran otherwise than the recorded run",
-                 path, replayed_events, event_text(replay.runs[next_run].event),
-                 calls_of(replay.runs[next_run].event.kind));
+    detail::mode = 0;
   }
+  if ((was & detail::kReplaying) != 0 && next_run < replay.runs.size())
+    log::error("replay of {}: the program reached MPI_Finalize with recorded events left, the next event {} `{}` "
+               "({}): it ran otherwise than the recorded run",
+               replay_path, replayed_events, event_text(replay.runs[next_run].event),
+               calls_of(replay.runs[next_run].event.kind));
+  if ((was & detail::kRecording) != 0 && end_recording(Ending::Finalized)) print_summary(writer.events());
 }
 
 std::optional<Event> replayed(Kind kind, FunctionId function) {
   std::unique_lock lock(mutex);
+  if (!replaying()) return std::nullopt;  // MPI_Finalize began on another thread
   if (next_run == replay.runs.size()) {
-    if (replay.complete) {
+    if (replay.ending == Ending::Finalized) {
       const std::uint64_t events = replayed_events;
       lock.unlock();
       diverged(function, fmt::format("the recorded run reached MPI_Finalize after {} events", events));
     }
-    if (!said_recording_ended) {
+    if (!said_recording_ended && replay.ending != Ending::Free) {
       said_recording_ended = true;
       log::warn("replay of {}: the recorded run ended after {} events (it hung, crashed or was stopped); {} and "
                 "later calls run unforced",
-                path, replayed_events, function_info(function).name);
+                replay_path, replayed_events, function_info(function).name);
     }
     return std::nullopt;
   }
@@ -300,9 +367,12 @@ void diverged(FunctionId function, const std::string& problem) {
     const std::lock_guard lock(mutex);
     event = replayed_events;
   }
+  // The run's own recording says so, for --explore (which tells a schedule
+  // that cannot be followed from a failure).
+  end_recording(Ending::Diverged);
   stop(fmt::format("replay of {} diverged at event {}: the program called {}, but {}: this run went otherwise than "
                    "the recorded one (other arguments, input or ranks?)",
-                   path, event, function_info(function).name, problem));
+                   replay_path, event, function_info(function).name, problem));
 }
 
 void record(const Event& event) {
@@ -310,16 +380,16 @@ void record(const Event& event) {
   writer.append(event);
 }
 
-void SourceOutcome::begin(const Wildcard& wildcard, FunctionId function, int& source, MPI_Status** status) {
-  if (replaying()) {
-    if (const std::optional<Event> event = replayed(wildcard.kind, function); event && event->value >= 0)
+void SourceOutcome::begin(const Watched& watched, FunctionId function, int& source, MPI_Status** status) {
+  if (watched.wildcard && replaying())
+    if (const std::optional<Event> event = replayed(watched.kind, function); event && event->value >= 0)
       source = event->value;
-    return;
-  }
-  wildcard_ = wildcard;
-  {
+  // A probe from one source takes no message: nothing to watch.
+  if (!recording() || (!watched.wildcard && watched.kind != Kind::Receive)) return;
+  watched_ = watched;
+  if (watched.wildcard) {
     const std::lock_guard lock(mutex);
-    wildcard_.number = writer.append({wildcard.kind, kUnknown, {}});
+    watched_.number = writer.append({watched.kind, kUnknown, {}});
   }
   numbered_ = true;
   if (status) {
@@ -329,13 +399,13 @@ void SourceOutcome::begin(const Wildcard& wildcard, FunctionId function, int& so
 }
 
 void SourceOutcome::received(int result) const {
-  if (result != MPI_SUCCESS || cancelled(*status_)) return;
-  completed(wildcard_, status_->MPI_SOURCE);
+  if (result != MPI_SUCCESS || cancelled(*status_) || status_->MPI_SOURCE == MPI_PROC_NULL) return;
+  completed(watched_, *status_);
 }
 
 void SourceOutcome::receive_started(MPI_Request request) const {
   const std::lock_guard lock(mutex);
-  receives[request] = wildcard_;
+  receives[request] = watched_;
   receives_pending.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -366,7 +436,7 @@ void CompletingReceives::completed(int index, const MPI_Status& status) {
   for (Held& held : held_) {
     if (held.index != index) continue;
     held.completed = true;
-    if (!cancelled(status)) races::completed(held.wildcard, status.MPI_SOURCE);
+    if (!cancelled(status) && status.MPI_SOURCE != MPI_PROC_NULL) races::completed(held.watched, status);
     return;
   }
 }
@@ -376,7 +446,7 @@ void CompletingReceives::finish(bool call_succeeded) {
   const std::lock_guard lock(mutex);
   for (const Held& held : held_) {
     if (held.completed || !call_succeeded) continue;
-    receives[held.request] = held.wildcard;
+    receives[held.request] = held.watched;
     receives_pending.fetch_add(1, std::memory_order_relaxed);
   }
   held_.clear();

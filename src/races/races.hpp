@@ -17,8 +17,10 @@
 // Replay is exact for ranks whose timing-dependent calls come in one order
 // (one thread makes them, or threads take turns the same way); a rank that
 // calls otherwise than recorded stops the job with a message naming the
-// call and the recorded event. With neither directory set, the wrappers
-// test one flag.
+// call and the recorded event. Both at once replay one directory and record
+// the run into another: the runs of --explore, whose schedules force the
+// first outcomes and leave the rest free. With neither directory set, the
+// wrappers test one flag.
 #pragma once
 
 #include <mpi.h>
@@ -29,22 +31,32 @@
 #include <vector>
 
 #include "api/functions.hpp"
-#include "races/recording.hpp"
+#include "recording/recording.hpp"
 
 namespace mpisentry::races {
 
+using recording::Event;
+using recording::Kind;
+using recording::kNothing;
+using recording::kUndefined;
+using recording::kUnknown;
+
 namespace detail {
-enum class Mode : unsigned char { Off, Recording, Replaying };
-extern Mode mode;  // set in MPI_Init, off again in MPI_Finalize
+// Bits, set in MPI_Init, cleared in MPI_Finalize.
+inline constexpr unsigned char kRecording = 1, kReplaying = 2;
+extern unsigned char mode;
 }  // namespace detail
 
-inline bool on() noexcept { return detail::mode != detail::Mode::Off; }
-inline bool recording() noexcept { return detail::mode == detail::Mode::Recording; }
-inline bool replaying() noexcept { return detail::mode == detail::Mode::Replaying; }
+inline bool on() noexcept { return detail::mode != 0; }
+inline bool recording() noexcept { return (detail::mode & detail::kRecording) != 0; }
+inline bool replaying() noexcept { return (detail::mode & detail::kReplaying) != 0; }
 
 struct Setup {
   std::string record_dir;  // RECORD
   std::string replay_dir;  // REPLAY
+  // EXPLORE: also record, for each receive from MPI_ANY_SOURCE, the other
+  // senders whose messages it could have taken.
+  bool alternatives = false;
   int world_rank = 0;
   int world_size = 1;
   bool multiple_threads = false;  // the program runs at MPI_THREAD_MULTIPLE
@@ -84,15 +96,21 @@ std::optional<Event> replayed(Kind kind, FunctionId function);
 // Records `event`.
 void record(const Event& event);
 
-// A receive or probe from MPI_ANY_SOURCE being recorded: its event's number
-// and what the summary says of it.
-struct Wildcard {
+// A receive or probe being recorded: from MPI_ANY_SOURCE, its event's number
+// and what the summary says of it; from one source, a receive whose message
+// may be another sender's alternative for an earlier one (alternatives on).
+struct Watched {
   Kind kind = Kind::Receive;
+  bool wildcard = true;
   std::uint64_t number = 0;
   const void* call_site = nullptr;
   int tag = MPI_ANY_TAG;
   MPI_Comm comm = MPI_COMM_NULL;
 };
+
+// Whether receives from one source are watched now: recording alternatives,
+// once a receive from MPI_ANY_SOURCE completed.
+bool watching_all() noexcept;
 
 // A receive or a blocking probe (kind Receive or Probe). From MPI_ANY_SOURCE,
 // recording: numbered now, its source set when it completes (done() for a
@@ -103,11 +121,13 @@ class SourceOutcome {
  public:
   SourceOutcome(Kind kind, FunctionId function, int& source, int tag, MPI_Comm comm, MPI_Status*& status,
                 const void* call_site) {
-    if (on() && source == MPI_ANY_SOURCE) begin({kind, 0, call_site, tag, comm}, function, source, &status);
+    if (on() && (source == MPI_ANY_SOURCE || watching_all()))
+      begin({kind, source == MPI_ANY_SOURCE, 0, call_site, tag, comm}, function, source, &status);
   }
   // A nonblocking start: no status.
   SourceOutcome(Kind kind, FunctionId function, int& source, int tag, MPI_Comm comm, const void* call_site) {
-    if (on() && source == MPI_ANY_SOURCE) begin({kind, 0, call_site, tag, comm}, function, source, nullptr);
+    if (on() && (source == MPI_ANY_SOURCE || watching_all()))
+      begin({kind, source == MPI_ANY_SOURCE, 0, call_site, tag, comm}, function, source, nullptr);
   }
   SourceOutcome(const SourceOutcome&) = delete;
   SourceOutcome& operator=(const SourceOutcome&) = delete;
@@ -121,11 +141,11 @@ class SourceOutcome {
   }
 
  private:
-  void begin(const Wildcard& wildcard, FunctionId function, int& source, MPI_Status** status);
+  void begin(const Watched& watched, FunctionId function, int& source, MPI_Status** status);
   void received(int result) const;
   void receive_started(MPI_Request request) const;
-  bool numbered_ = false;
-  Wildcard wildcard_;
+  bool numbered_ = false;  // watched, while recording
+  Watched watched_;
   MPI_Status* status_ = nullptr;
   MPI_Status own_;
 };
@@ -134,9 +154,9 @@ class SourceOutcome {
 // cannot be forced at each start; says so once per rank.
 void persistent_wildcard(int source);
 
-// The nonblocking receives from MPI_ANY_SOURCE among a Wait or Test call's
-// requests, taken out of the table before the call (MPI frees a completed
-// request's handle, and another thread may get it), while recording.
+// The watched nonblocking receives among a Wait or Test call's requests,
+// taken out of the table before the call (MPI frees a completed request's
+// handle, and another thread may get it), while recording.
 class CompletingReceives {
  public:
   CompletingReceives(int count, const MPI_Request* requests) {
@@ -158,7 +178,7 @@ class CompletingReceives {
   struct Held {
     int index;
     MPI_Request request;
-    Wildcard wildcard;
+    Watched watched;
     bool completed;
   };
   std::vector<Held> held_;

@@ -1,12 +1,14 @@
-#include "races/recording.hpp"
+#include "recording/recording.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-namespace mpisentry::races {
+namespace mpisentry::recording {
 namespace {
 
 constexpr std::string_view kMagic = "mpisentry-record";
@@ -37,6 +39,19 @@ template <typename Int>
 bool read_number(std::string_view text, Int min, Int max, Int& out) {
   const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), out);
   return status == std::errc{} && end == text.data() + text.size() && out >= min && out <= max;
+}
+
+// Numbers of [0, 2^30] separated by commas, all of `text`.
+bool read_list(std::string_view text, std::vector<int>& out) {
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    int number = 0;
+    if (!read_number(text.substr(start, comma - start), 0, 1 << 30, number)) return false;
+    out.push_back(number);
+    start = comma + 1;
+  }
+  return true;
 }
 
 constexpr Kind kKinds[] = {Kind::Receive, Kind::Probe, Kind::Poll, Kind::Test, Kind::Any, Kind::Some};
@@ -70,21 +85,31 @@ Event read_event(Kind kind, std::string_view value, std::size_t line, std::strin
     return event;
   }
   if (kind == Kind::Some) {
-    std::size_t start = 0;
-    while (start <= value.size()) {
-      const std::size_t comma = std::min(value.find(',', start), value.size());
-      int index = 0;
-      if (!read_number(value.substr(start, comma - start), 0, 1 << 30, index))
-        bad_line(line, text, "an S event is -, u or indices separated by commas");
-      event.indices.push_back(index);
-      start = comma + 1;
-    }
+    if (!read_list(value, event.indices)) bad_line(line, text, "an S event is -, u or indices separated by commas");
     event.value = static_cast<int>(event.indices.size());
     return event;
   }
   if (!read_number(value, 0, 1 << 30, event.value))
     bad_line(line, text, fmt::format("{} is not a {}", value, kind == Kind::Any ? "request index" : "rank"));
   return event;
+}
+
+constexpr Ending kEndings[] = {Ending::Finalized, Ending::Free, Ending::Diverged};
+
+std::string_view text_of(Ending ending) {
+  switch (ending) {
+    case Ending::Cut: return "";
+    case Ending::Finalized: return "end";
+    case Ending::Free: return "free";
+    case Ending::Diverged: return "diverged";
+  }
+  return "";
+}
+
+std::optional<Ending> ending_of(std::string_view line) {
+  for (const Ending ending : kEndings)
+    if (line == text_of(ending)) return ending;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -108,6 +133,10 @@ std::string event_text(const Event& event) {
 std::string Writer::header_text(const Header& header) {
   return fmt::format("{} {}\nrank {} of {}\ncommand {}\n", kMagic, kFormatVersion, header.rank, header.ranks,
                      header.command);
+}
+
+std::string Writer::ending_text(Ending ending) {
+  return ending == Ending::Cut ? std::string() : fmt::format("{}\n", text_of(ending));
 }
 
 std::uint64_t Writer::append(const Event& event) {
@@ -135,6 +164,10 @@ void Writer::fill(std::uint64_t number, int source) {
   fills_.push_back({number, source});
 }
 
+void Writer::alternatives(std::uint64_t number, const std::vector<int>& sources) {
+  if (!sources.empty()) alternatives_.emplace_back(number, sources);
+}
+
 std::string Writer::take() {
   std::string text;
   for (const Line& line : lines_) {
@@ -143,9 +176,23 @@ std::string Writer::take() {
     text += '\n';
   }
   for (const Fill& fill : fills_) text += fmt::format("= {} {}\n", fill.number, fill.source);
+  for (const auto& [number, sources] : alternatives_) text += fmt::format("~ {} {}\n", number, fmt::join(sources, ","));
   lines_.clear();
   fills_.clear();
+  alternatives_.clear();
   return text;
+}
+
+std::vector<Event> Recording::events() const {
+  std::vector<Event> all;
+  for (const Run& run : runs) all.insert(all.end(), run.count, run.event);
+  return all;
+}
+
+std::uint64_t Recording::event_count() const {
+  std::uint64_t count = 0;
+  for (const Run& run : runs) count += run.count;
+  return count;
 }
 
 Recording parse(std::string_view text) {
@@ -155,6 +202,9 @@ Recording parse(std::string_view text) {
     text = end == std::string_view::npos ? std::string_view{} : text.substr(0, end + 1);
   std::vector<std::uint64_t> firsts;  // each run's first event number
   std::uint64_t events = 0;
+  const auto run_of = [&](std::uint64_t number) -> Event& {
+    return recording.runs[std::upper_bound(firsts.begin(), firsts.end(), number) - firsts.begin() - 1].event;
+  };
   std::size_t line_number = 0;
   std::size_t start = 0;
   while (start < text.size()) {
@@ -184,12 +234,27 @@ Recording parse(std::string_view text) {
       recording.header.command = line.substr(8);
       continue;
     }
-    if (recording.complete) bad_line(line_number, line, "a line after \"end\"");
-    if (line == "end") {
-      recording.complete = true;
+    if (recording.ending != Ending::Cut)
+      bad_line(line_number, line, fmt::format("a line after \"{}\"", text_of(recording.ending)));
+    if (const auto ending = ending_of(line)) {
+      recording.ending = *ending;
       continue;
     }
     if (line.size() < 3 || line[1] != ' ') bad_line(line_number, line, "expected an event: a letter, a space, a value");
+    if (line[0] == '~') {
+      const std::string_view rest = line.substr(2);
+      const std::size_t space = rest.find(' ');
+      std::uint64_t number = 0;
+      std::vector<int> sources;
+      if (space == std::string_view::npos || !read_number(rest.substr(0, space), std::uint64_t{0}, events, number) ||
+          number == events || !read_list(rest.substr(space + 1), sources))
+        bad_line(line_number, line, "expected \"~ EVENT SOURCES\" about an event before it");
+      if (run_of(number).kind != Kind::Receive)
+        bad_line(line_number, line, fmt::format("event {} is not a receive from MPI_ANY_SOURCE", number));
+      std::vector<int>& known = recording.alternatives[number];
+      known.insert(known.end(), sources.begin(), sources.end());
+      continue;
+    }
     if (line[0] == '=') {
       const std::string_view rest = line.substr(2);
       const std::size_t space = rest.find(' ');
@@ -198,15 +263,14 @@ Recording parse(std::string_view text) {
       if (space == std::string_view::npos || !read_number(rest.substr(0, space), std::uint64_t{0}, events, number) ||
           number == events || !read_number(rest.substr(space + 1), 0, 1 << 30, source))
         bad_line(line_number, line, "expected \"= EVENT SOURCE\" about an event before it");
-      const std::size_t run = std::upper_bound(firsts.begin(), firsts.end(), number) - firsts.begin() - 1;
-      Event& target = recording.runs[run].event;
+      Event& target = run_of(number);
       if (target.value != kUnknown)
         bad_line(line_number, line, fmt::format("event {} is not a receive or probe whose source was unknown", number));
       target.value = source;
       continue;
     }
     if (!is_kind(line[0]))
-      bad_line(line_number, line, fmt::format("unknown event letter ({}= or end)", kind_letters()));
+      bad_line(line_number, line, fmt::format("unknown event letter ({}=, ~, end, free or diverged)", kind_letters()));
     std::string_view value = line.substr(2);
     std::uint64_t count = 1;
     if (const std::size_t star = value.find(" *"); star != std::string_view::npos) {
@@ -224,4 +288,4 @@ Recording parse(std::string_view text) {
   return recording;
 }
 
-}  // namespace mpisentry::races
+}  // namespace mpisentry::recording

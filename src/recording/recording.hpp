@@ -3,7 +3,7 @@
 // a replay can force every one. A text file, one event a line, written as
 // the run goes:
 //
-//   mpisentry-record 1                the format and its version
+//   mpisentry-record 2                the format and its version
 //   rank 0 of 4                       MPI_COMM_WORLD rank and size
 //   command ./solver -n 10            the rank's command line, to compare
 //   R 3                               a receive from MPI_ANY_SOURCE took a message from rank 3
@@ -15,21 +15,27 @@
 //   T -   T +                         MPI_Test, Testall, Request_get_status: incomplete, complete
 //   A -   A u   A 2                   MPI_Testany, Waitany: nothing, no active request, index 2
 //   S -   S u   S 0,3                 MPI_Testsome, Waitsome: nothing, no active request, indices
-//   end                               the rank reached MPI_Finalize
+//   ~ 5 1,3                           event 5, an R, could have taken rank 1's or rank 3's
+//                                     message instead (the alternatives --explore tries)
+//   end                               the rank reached MPI_Finalize, or:
+//   free                              a schedule of --explore: the rest runs unforced
+//   diverged                          the replay this run made stopped: its calls differed
 //
 // Sources are ranks of the call's communicator, indices those of the call's
-// array. A file without "end" is the recording of a run that ended early (a
-// hang, a crash, an abort): a replay forces what it has and lets the rest run.
+// array. A file without a last line of its own is the recording of a run that
+// ended early (a hang, a crash, an abort): a replay forces what it has and
+// lets the rest run.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace mpisentry::races {
+namespace mpisentry::recording {
 
-inline constexpr int kFormatVersion = 1;
+inline constexpr int kFormatVersion = 2;
 
 // What kind of call an event is the outcome of: its letter in the file.
 enum class Kind : char {
@@ -69,20 +75,32 @@ struct Run {
   std::uint64_t count = 1;
 };
 
+// How a recording ends: its last line.
+enum class Ending {
+  Cut,        // none: the run hung, crashed or was stopped
+  Finalized,  // "end"
+  Free,       // "free": a schedule; the rest of the run is unforced
+  Diverged,   // "diverged": the run's replay stopped
+};
+
 // Builds the text; the caller writes what take() returns and may go on.
 // Consecutive equal events share a line unless a line was taken between them.
 class Writer {
  public:
   static std::string header_text(const Header& header);
+  // The last line of an ending (empty for Cut).
+  static std::string ending_text(Ending ending);
 
   // Appends `event`; returns its number (events are counted from 0).
   std::uint64_t append(const Event& event);
   // Event `number`, a Receive or Probe appended with kUnknown, found
   // `source`: set in place while not yet taken, else written as a "=" line.
   void fill(std::uint64_t number, int source);
+  // Event `number`, a Receive, could have taken these senders' messages.
+  void alternatives(std::uint64_t number, const std::vector<int>& sources);
   // The lines not yet taken.
   std::string take();
-  bool empty() const { return lines_.empty() && fills_.empty(); }
+  bool empty() const { return lines_.empty() && fills_.empty() && alternatives_.empty(); }
   std::uint64_t events() const { return events_; }
 
  private:
@@ -96,16 +114,21 @@ class Writer {
   };
   std::vector<Line> lines_;  // by first
   std::vector<Fill> fills_;  // of events already taken
+  std::vector<std::pair<std::uint64_t, std::vector<int>>> alternatives_;
   std::uint64_t events_ = 0;
 };
 
 // A recording read back: the header, the events in order (a Receive or
-// Probe never filled keeps kUnknown), and whether the rank reached
-// MPI_Finalize.
+// Probe never filled keeps kUnknown), the other senders each Receive could
+// have taken (by event number, in the order found), and how it ended.
 struct Recording {
   Header header;
   std::vector<Run> runs;
-  bool complete = false;
+  std::map<std::uint64_t, std::vector<int>> alternatives;
+  Ending ending = Ending::Cut;
+  // Every event, one a repeat of a run.
+  std::vector<Event> events() const;
+  std::uint64_t event_count() const;
 };
 
 // Parses a recording's text; throws std::invalid_argument naming the line
@@ -116,4 +139,4 @@ Recording parse(std::string_view text);
 // One event's line without its newline, e.g. "S 0,3" (for messages).
 std::string event_text(const Event& event);
 
-}  // namespace mpisentry::races
+}  // namespace mpisentry::recording

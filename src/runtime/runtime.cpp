@@ -140,7 +140,8 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   // handshake too: the program has run none of its MPI calls yet.
   if (loaded.ok())
     if (const auto problem = races::start(
-            {loaded.settings.record_dir, loaded.settings.replay_dir, world_rank, world_size, multiple_threads}))
+            {loaded.settings.record_dir, loaded.settings.replay_dir, loaded.settings.explore_runs > 0, world_rank,
+             world_size, multiple_threads}))
       loaded.errors.push_back({problem->file, problem->message});
   MPI_Comm monitor_comm = shake_hands(world_rank, loaded);
   const config::Settings& settings = keep(loaded.settings);

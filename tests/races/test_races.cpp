@@ -9,10 +9,12 @@
 #include <fstream>
 #include <regex>
 
+#include "recording/recording.hpp"
 #include "report_text.hpp"
 #include "scenario.hpp"
 
 using namespace harness;
+namespace recording = mpisentry::recording;
 
 namespace {
 
@@ -158,7 +160,7 @@ TEST_CASE("race_orders ring: a race-free run records its header and end only", "
   REQUIRE(recorded.succeeded());
   const Program program = TEST_PROGRAM(race_orders);
   for (int rank = 0; rank < 3; ++rank)
-    CHECK(recording_of(workspace, "ring", rank) == "mpisentry-record 1\nrank " + std::to_string(rank) +
+    CHECK(recording_of(workspace, "ring", rank) == "mpisentry-record 2\nrank " + std::to_string(rank) +
                                                        " of 3\ncommand " + program.executable + " ring\nend\n");
   CHECK(recorded.err.find("info: recorded") == std::string::npos);
 }
@@ -253,11 +255,25 @@ TEST_CASE("msg_threads: a program at MPI_THREAD_MULTIPLE is told that its thread
                           "threads are recorded in one order") != std::string::npos);
 }
 
-TEST_CASE("mpisentry --record and --replay together is refused, naming both", "[races][errors]") {
+TEST_CASE("race_orders: a replay that records its run writes the recording it replays", "[races]") {
   Workspace workspace;
-  const JobResult both = run_with(workspace, {"--record", "a", "--replay", "b"}, 2, {"ring"});
+  const std::string rank0 = record_order(workspace);
+  const JobResult replayed = run_with(workspace, {"--replay", "run", "--record", "again"}, 3, {"order"}, late(1));
+  INFO(describe(replayed));
+  CHECK(replayed.succeeded());
+  for (int rank = 0; rank < 3; ++rank) {
+    const recording::Recording again = recording::parse(recording_of(workspace, "again", rank));
+    const recording::Recording run = recording::parse(recording_of(workspace, "run", rank));
+    CHECK(again.events() == run.events());
+    CHECK(again.ending == recording::Ending::Finalized);
+  }
+}
+
+TEST_CASE("mpisentry --record and --replay of one directory is refused, naming both", "[races][errors]") {
+  Workspace workspace;
+  const JobResult both = run_with(workspace, {"--record", "a", "--replay", "./a/"}, 2, {"ring"});
   INFO(describe(both));
   CHECK(both.failed());
-  CHECK(both.err.find("RECORD \"a\" (--record) and REPLAY \"b\" are both set: a run records or replays") !=
-        std::string::npos);
+  CHECK(both.err.find("RECORD (--record) and REPLAY are both \"a\": a replay that records its run needs another "
+                      "directory to write") != std::string::npos);
 }

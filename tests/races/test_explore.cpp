@@ -1,0 +1,182 @@
+// mpisentry --explore: a bug that only another matching of a receive from
+// MPI_ANY_SOURCE shows is found, and the recording it names replays it; a
+// program that every matching leaves correct explores clean, also where a
+// tried matching cannot happen; a limit reached is said, never "no bug".
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "scenario.hpp"
+
+using namespace harness;
+
+namespace {
+
+const std::vector<std::string> kQuickDeadlock = {"--deadlock-timeout", "1s"};
+
+struct Explored {
+  JobResult job;
+  std::string results;  // explore.json
+};
+
+Explored explore(const Workspace& workspace, const std::vector<std::string>& options, int ranks,
+                 const std::string& mode) {
+  const Program program = TEST_PROGRAM(matchings);
+  std::vector<std::string> command = checker_prefix(
+      workspace, with(with(kQuickDeadlock, {"--explore-dir", (workspace.dir() / "explored").string()}), options));
+  command.insert(command.end(), {"-n", std::to_string(ranks), program.executable, mode});
+  Explored explored{run_job(workspace, command), ""};
+  explored.results = read_file(workspace.dir() / "explored" / "explore.json").value_or("(missing)");
+  return explored;
+}
+
+// The words of `command`, as the shell would split it (no quotes in these).
+std::vector<std::string> words_of(const std::string& command) {
+  std::vector<std::string> words;
+  std::istringstream in(command);
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
+std::string verdict_line(const std::string& text) {
+  const std::size_t at = text.find("deadlock: rank");
+  return at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+}
+
+}  // namespace
+
+TEST_CASE("matchings hidden: --explore finds the deadlock only the other matching shows, and replays it",
+          "[races][explore]") {
+  Workspace workspace;
+  // Left alone, the run passes.
+  const Program program = TEST_PROGRAM(matchings);
+  const JobResult alone = run_checked(workspace, 3, program, kQuickDeadlock, {"hidden"});
+  INFO(describe(alone));
+  REQUIRE(alone.succeeded());
+  CHECK(alone.out == "first from 2\n");
+
+  const Explored explored = explore(workspace, {"--explore"}, 3, "hidden");
+  INFO(describe(explored.job));
+  CHECK(explored.job.exit_status == 1);
+  CHECK(explored.job.err.find("explore: run 0 (1 of at most 50; 0 schedules waiting): as it runs: passed") !=
+        std::string::npos);
+  CHECK(explored.job.err.find("explore: 1 failing run:\n") != std::string::npos);
+  CHECK(explored.job.err.find("explore:   run 1: GLOBAL:DEADLOCK:HARD: ") != std::string::npos);
+  CHECK(explored.job.err.find("where rank 0's receive from MPI_ANY_SOURCE at event 0 takes rank 1's message, not "
+                              "rank 2's") != std::string::npos);
+  CHECK(explored.results.find(R"("complete": true)") != std::string::npos);
+  const std::string run_output = read_file(workspace.dir() / "explored" / "run-1" / "output.txt").value_or("");
+  const std::string verdict = verdict_line(run_output);
+  CHECK(verdict == "deadlock: rank 0 -> rank 1 -> rank 0 (rank 0: MPI_Recv waits for its source, rank 1; rank 1: "
+                   "MPI_Barrier on MPI_COMM_WORLD (its collective #1 there) cannot complete before every member has "
+                   "joined it)");
+
+  // The replay command it prints gives the same HARD report, every time.
+  std::smatch replay;
+  REQUIRE(std::regex_search(explored.job.err, replay, std::regex("replay: mpisentry (--replay [^\n]*)")));
+  std::vector<std::string> command = {MPISENTRY_LAUNCHER};
+  for (const std::string& word : words_of(replay[1])) command.push_back(word);
+  for (int time = 0; time < 3; ++time) {
+    const JobResult replayed = run_job(workspace, command);
+    INFO(describe(replayed));
+    CHECK(replayed.failed());
+    CHECK(replayed.err.find("GLOBAL:DEADLOCK:HARD") != std::string::npos);
+    CHECK(verdict_line(replayed.err) == verdict);
+  }
+}
+
+TEST_CASE("matchings nested: --explore finds a crash behind two changed receives, and not with one allowed",
+          "[races][explore]") {
+  Workspace workspace;
+  const Explored explored = explore(workspace, {"--explore"}, 3, "nested");
+  INFO(describe(explored.job));
+  CHECK(explored.job.exit_status == 1);
+  CHECK(std::regex_search(explored.job.err, std::regex(R"(explore:   run \d+: rank 0: LOCAL:EXIT:SIGNAL \(SIGSEGV\))")));
+  CHECK(explored.job.err.find("where rank 0's receive from MPI_ANY_SOURCE at event 0 takes rank 2's message, not "
+                              "rank 1's\nmpisentry: explore:     where rank 0's receive from MPI_ANY_SOURCE at event 2 "
+                              "takes rank 2's message, not rank 1's") != std::string::npos);
+
+  Workspace bounded_workspace;
+  const Explored bounded = explore(bounded_workspace, {"--explore", "--explore-changes", "1"}, 3, "nested");
+  INFO(describe(bounded.job));
+  CHECK(bounded.job.exit_status == 0);
+  CHECK(std::regex_search(bounded.job.err,
+                          std::regex(R"(not explored: \d+ schedules that would change more than 1 receives \(EXPLORE-CHANGES\))")));
+  CHECK(bounded.job.err.find("no failure in the runs made; the exploration is NOT complete") != std::string::npos);
+  CHECK(bounded.results.find(R"("complete": false)") != std::string::npos);
+}
+
+TEST_CASE("matchings last: the bug behind 1 of 3 matchings of a receive is found", "[races][explore]") {
+  Workspace workspace;
+  const Explored explored = explore(workspace, {"--explore", "--explore-changes", "1"}, 4, "last");
+  INFO(describe(explored.job));
+  CHECK(explored.job.exit_status == 1);
+  CHECK(explored.job.err.find("LOCAL:EXIT:BEFORE_MPI_FINALIZE") != std::string::npos);
+  CHECK(explored.job.err.find("takes rank 3's message, not rank 1's") != std::string::npos);
+  CHECK(explored.results.find(R"("runs": 4)") != std::string::npos);  // the first, then each other sender
+}
+
+TEST_CASE("matchings sum and causal: every matching right explores clean, one that cannot happen is never a bug",
+          "[races][explore]") {
+  Workspace workspace;
+  const Explored sum = explore(workspace, {"--explore"}, 4, "sum");
+  INFO(describe(sum.job));
+  CHECK(sum.job.exit_status == 0);
+  CHECK(sum.job.err.find("no failure under any matching tried, and every matching found was tried") !=
+        std::string::npos);
+  CHECK(sum.results.find(R"("failures": [])") != std::string::npos);
+  CHECK(sum.results.find(R"("runs": 1,)") == std::string::npos);  // other matchings were run
+
+  // Rank 2's message matches the receive but is sent because of it: the
+  // schedule that forces it hangs before its forced receive completes.
+  Workspace causal_workspace;
+  const Explored causal = explore(causal_workspace, {"--explore"}, 3, "causal");
+  INFO(describe(causal.job));
+  CHECK(causal.job.exit_status == 0);
+  CHECK(causal.job.err.find("infeasible, it hung before rank 0's forced outcome 0 (R 2) came (GLOBAL:DEADLOCK:HARD") !=
+        std::string::npos);
+  CHECK(causal.job.err.find("1 schedules could not be followed") != std::string::npos);
+  CHECK(causal.job.err.find("no failure under any matching tried") != std::string::npos);
+}
+
+TEST_CASE("matchings sum: a run limit reached is said, and the exploration is not called complete",
+          "[races][explore]") {
+  Workspace workspace;
+  const Explored explored = explore(workspace, {"--explore", "2"}, 4, "sum");
+  INFO(describe(explored.job));
+  CHECK(explored.job.exit_status == 0);
+  CHECK(std::regex_search(explored.job.err,
+                          std::regex(R"(not explored: [1-9]\d* schedules waiting when the run limit \(2\) was reached \(EXPLORE\))")));
+  CHECK(explored.job.err.find("the exploration is NOT complete") != std::string::npos);
+  CHECK(explored.results.find(R"("complete": false)") != std::string::npos);
+}
+
+TEST_CASE("mpisentry --explore: its own recordings only, a directory of its own, an MPI program", "[races][errors]") {
+  Workspace workspace;
+  const Explored recorded = explore(workspace, {"--explore", "--record", "mine"}, 2, "sum");
+  INFO(describe(recorded.job));
+  CHECK(recorded.job.exit_status == 2);
+  CHECK(recorded.job.err.find("RECORD and EXPLORE (--explore) are both set: an exploration makes and replays its own "
+                              "recordings, in EXPLORE-DIR") != std::string::npos);
+
+  std::filesystem::create_directories(workspace.dir() / "explored");
+  std::ofstream(workspace.dir() / "explored" / "notes.txt") << "mine\n";
+  const Explored taken = explore(workspace, {"--explore"}, 2, "sum");
+  INFO(describe(taken.job));
+  CHECK(taken.job.exit_status == 2);
+  CHECK(taken.job.err.find("explored holds files and is not an exploration's (no explore.json): give EXPLORE-DIR "
+                           "another directory") != std::string::npos);
+  CHECK(std::filesystem::exists(workspace.dir() / "explored" / "notes.txt"));
+
+  std::vector<std::string> command =
+      checker_prefix(workspace, {"--explore", "--explore-dir", (workspace.dir() / "other").string()});
+  command.insert(command.end(), {"-n", "1", "/bin/true"});
+  const JobResult not_mpi = run_job(workspace, command);
+  INFO(describe(not_mpi));
+  CHECK(not_mpi.exit_status == 2);
+  CHECK(not_mpi.err.find("the first run wrote no recording (it ended before MPI_Init, or is not an MPI program)") !=
+        std::string::npos);
+}
