@@ -9,6 +9,7 @@ shared: see bench/README.md for what each row measures and how.
 
 import argparse
 import itertools
+import json
 import math
 import os
 import shutil
@@ -46,7 +47,7 @@ READER_TIMEOUT_S = 10  # for the output once the job has ended
 
 
 # The groups of rows, in the order they run; --only picks some.
-GROUPS = ["overhead", "races", "detection", "cpu", "exchange", "dump"]
+GROUPS = ["overhead", "races", "explore", "detection", "cpu", "exchange", "dump"]
 
 
 class JobFailed(Exception):
@@ -414,6 +415,58 @@ def measure_races(runner: Runner, programs: str, library: str, rounds: int) -> t
     return rows, failures
 
 
+# ---------------------------------------------------------------- explore
+
+# tests/programs/matchings: mode, ranks, EXPLORE-CHANGES, what the row is, the matchings ISP would run (every
+# matching of every receive from MPI_ANY_SOURCE: k senders into k receives, k! orders).
+EXPLORE_CASES = [("last", ranks, 1, f"bug behind 1 of k = {ranks - 1} matchings of the first receive",
+                  math.factorial(ranks - 1)) for ranks in (3, 5, 9)] + [
+    ("nested", 3, 2, "two nested races: the crash needs 2 receives changed", math.comb(4, 2))]  # 2 senders' 2 messages
+EXPLORE_TIMEOUT_S = 600
+
+
+def explore_once(runner: Runner, launcher: str, program: str, mode: str, ranks: int, changes: int,
+                 runs: int) -> tuple[dict, float]:
+    """One exploration to its end: explore.json and its wall time."""
+    directory = os.path.join(runner.work, "explored")
+    shutil.rmtree(directory, ignore_errors=True)
+    command = [launcher, "--explore", str(runs), "--explore-changes", str(changes), "--explore-dir", directory,
+               "--deadlock-timeout", f"{DEADLOCK_TIMEOUT_S:g}s", "-n", str(ranks), program, mode]
+    started = time.monotonic()
+    job = subprocess.Popen(command, cwd=runner.work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    try:
+        job.wait(timeout=EXPLORE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        kill_tree(job.pid)
+        job.wait()
+    seconds = time.monotonic() - started
+    with open(os.path.join(directory, "explore.json")) as results:
+        return json.load(results), seconds
+
+
+def measure_explore(runner: Runner, launcher: str, program: str) -> tuple[list[list[str]], list[str]]:
+    """Runs --explore needs to find a bug behind one matching, and to try every matching it finds."""
+    rows, failures = [], []
+    for mode, ranks, changes, what, exhaustive in EXPLORE_CASES:
+        runner.progress(f"explore: matchings {mode} on {ranks} ranks, until the first failure")
+        found, found_seconds = explore_once(runner, launcher, program, mode, ranks, changes, 1000)
+        if not found["failures"]:
+            failures.append(f"explore matchings {mode} -n {ranks}: no failure found")
+            continue
+        first = found["failures"][0]["run"] + 1
+        runner.progress(f"explore: matchings sum on {ranks} ranks, every matching within {changes} changes")
+        clean, clean_seconds = explore_once(runner, launcher, program, "sum", ranks, changes, 1000)
+        rows.append([f"EXPLORE: {what} (matchings {mode}, {ranks} ranks, EXPLORE-CHANGES {changes}); cells: runs "
+                     f"until the failing run, of all runs made; its correct twin (matchings sum): runs to try every "
+                     f"matching found",
+                     f"ISP, every matching: {exhaustive} runs",
+                     f"found in run {first} of {found['runs']} ({found_seconds:.0f} s); twin: {clean['runs']} runs, "
+                     f"{clean['infeasible']} infeasible, complete {str(clean['complete']).lower()} "
+                     f"({clean_seconds:.0f} s)", "-", "none: the issue asks for the figure", "-"])
+    return rows, failures
+
+
 # ---------------------------------------------------------------- detection latency
 
 def measure_detection(runner: Runner, program: str, library: str) -> tuple[list[list[str]], list[str]]:
@@ -710,9 +763,11 @@ def main() -> int:
     programs = os.path.join(build, "bench")
     library = os.path.join(build, "src", "runtime", "libmpisentry.so")
     counter = os.path.join(programs, "libsend_counter.so")
+    launcher = os.path.join(build, "src", "launcher", "mpisentry")
+    matchings = os.path.join(build, "tests", "programs", "matchings")
     needed = [kernel.program for kernel in KERNELS] + ["master_worker", "stuck_receive", "idle", "one_computes",
                                                        "libsend_counter.so"]
-    for path in [library] + [os.path.join(programs, name) for name in needed]:
+    for path in [library, launcher, matchings] + [os.path.join(programs, name) for name in needed]:
         if not os.path.exists(path):
             parser.error(f"{path} is missing: build the bench targets first (bench/run does)")
 
@@ -728,6 +783,7 @@ def main() -> int:
             rows += overhead_rows(variants)
         measures = {
             "races": lambda: measure_races(runner, programs, library, arguments.rounds),
+            "explore": lambda: measure_explore(runner, launcher, matchings),
             "detection": lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
             "cpu": lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
             "exchange": lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter),
