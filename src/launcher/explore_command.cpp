@@ -174,7 +174,7 @@ class Exploration {
       stack.pop_back();
       if (!seen.insert(key(schedule)).second) continue;
       const std::vector<Recording> recordings = explore_one(schedule);
-      if (recordings.empty()) break;  // the first run wrote no recording
+      if (recordings.empty()) break;  // the first run left no recording to explore from
       std::vector<Schedule> opened = children(schedule, recordings, job_.settings.explore_changes, beyond_bound_);
       if (runs_ == 1) first_run_points_ = opened.size() + beyond_bound_;
       for (auto it = opened.rbegin(); it != opened.rend(); ++it) stack.push_back(std::move(*it));
@@ -246,7 +246,14 @@ class Exploration {
     }
     for (int rank = 0; rank < ranks_; ++rank) {
       facts.recordings.push_back(read_recording(record_dir, rank));
-      if (number == 0) headers_.push_back(facts.recordings.back().header);
+      if (number > 0) continue;
+      // Each rank's schedules need its header: its command line may differ (MPMD).
+      if (facts.recordings.back().header.ranks != ranks_) {
+        say(fmt::format("rank {} wrote no recording in the first run (see {}): nothing to explore", rank,
+                        (run_dir / "output.txt").string()));
+        return {};
+      }
+      headers_.push_back(facts.recordings.back().header);
     }
     const Outcome outcome = classify(facts, schedule, usual_exit_status_);
     if (number == 0 && outcome.verdict == Verdict::Passed) usual_exit_status_ = end.exit_status;
@@ -304,7 +311,7 @@ class Exploration {
   bool complete() const { return left_ == 0 && beyond_bound_ == 0 && stop_signal.load() == 0 && runs_ > 0; }
 
   int summarize() const {
-    if (runs_ == 0 || headers_.empty()) return 2;
+    if (static_cast<int>(headers_.size()) != ranks_ || ranks_ == 0) return 2;
     say(fmt::format("{} runs; the first run's receives from MPI_ANY_SOURCE had {} other senders' messages to try; "
                     "{} schedules could not be followed (a forced sender did not send, or the run went otherwise)",
                     runs_, first_run_points_, infeasible_));
