@@ -54,7 +54,7 @@ std::vector<Schedule> children(const Schedule& parent, const std::vector<Recordi
     for (const auto& [number, senders] : recordings[rank].alternatives) {
       if (number < first || number >= events[rank].size()) continue;
       const Event& taken = events[rank][number];
-      if (taken.kind != Kind::Receive || taken.value < 0) continue;
+      if ((taken.kind != Kind::Receive && taken.kind != Kind::Probe) || taken.value < 0) continue;
       std::vector<int> others;
       for (const int sender : senders)
         if (sender != taken.value && std::find(others.begin(), others.end(), sender) == others.end())
@@ -75,8 +75,8 @@ std::vector<Schedule> children(const Schedule& parent, const std::vector<Recordi
     std::vector<Event> prefix(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(candidate.event) + 1);
     const int was = prefix.back().value;
     prefix.back().value = candidate.sender;
+    child.changes.push_back({candidate.rank, candidate.event, was, candidate.sender, prefix.back().kind});
     child.forced[candidate.rank] = std::move(prefix);
-    child.changes.push_back({candidate.rank, candidate.event, was, candidate.sender});
     schedules.push_back(std::move(child));
   }
   return schedules;
@@ -122,8 +122,9 @@ std::vector<std::string> replay_arguments(const Arguments& args) {
 }
 
 std::string describe(const Change& change) {
-  return fmt::format("rank {}'s receive from MPI_ANY_SOURCE at event {} takes rank {}'s message, not rank {}'s",
-                     change.rank, change.event, change.sender, change.was);
+  return fmt::format("rank {}'s {} from MPI_ANY_SOURCE at event {} takes rank {}'s message, not rank {}'s",
+                     change.rank, change.kind == Kind::Probe ? "probe" : "receive", change.event, change.sender,
+                     change.was);
 }
 
 Outcome classify(const RunFacts& run, const Schedule& schedule, int usual_exit_status) {

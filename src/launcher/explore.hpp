@@ -34,12 +34,14 @@ namespace mpisentry::launcher::explore {
 // `--explore` without a number of runs.
 inline constexpr std::string_view kDefaultRuns = "50";
 
-// A receive from MPI_ANY_SOURCE made to take another sender's message.
+// A receive or blocking probe from MPI_ANY_SOURCE made to take another
+// sender's message.
 struct Change {
   int rank = 0;
   std::uint64_t event = 0;  // its event number in the rank's recording
   int was = 0;              // the sender it took in the run the schedule comes from
   int sender = 0;           // the sender it is forced to take
+  recording::Kind kind = recording::Kind::Receive;  // or Probe (MPI_Probe, MPI_Mprobe)
   bool operator==(const Change&) const = default;
 };
 

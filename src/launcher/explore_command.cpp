@@ -136,7 +136,12 @@ JobEnd run_job(const std::vector<std::string>& command, const std::vector<std::p
 nlohmann::json changes_json(const std::vector<Change>& changes) {
   nlohmann::json list = nlohmann::json::array();
   for (const Change& change : changes)
-    list.push_back({{"rank", change.rank}, {"event", change.event}, {"was", change.was}, {"sender", change.sender}});
+    list.push_back({{"rank", change.rank},
+                    {"event", change.event},
+                    {"kind", change.kind == recording::Kind::Probe ? "probe" : "receive"},
+                    {"was", change.was},
+                    {"sender", change.sender},
+                    {"text", describe(change)}});
   return list;
 }
 
@@ -328,8 +333,7 @@ class Exploration {
       say(fmt::format("{} failing run{}:", failures_.size(), failures_.size() == 1 ? "" : "s"));
       for (const nlohmann::json& failure : failures_) {
         say(fmt::format("  run {}: {}", failure["run"].get<int>(), failure["what"].get<std::string>()));
-        for (const nlohmann::json& change : failure["changes"])
-          say("    where " + describe({change["rank"], change["event"], change["was"], change["sender"]}));
+        for (const nlohmann::json& change : failure["changes"]) say("    where " + change["text"].get<std::string>());
         say(fmt::format("    output and report: {}; replay: {}", failure["directory"].get<std::string>(),
                         failure["replay"].get<std::string>()));
       }

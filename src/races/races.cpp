@@ -59,9 +59,9 @@ std::map<const void*, Place> places;
 // Watched nonblocking receives not yet complete, by handle.
 std::unordered_map<MPI_Request, Watched> receives;
 std::atomic<std::size_t> receives_pending{0};
-// Alternatives: the latest receives from MPI_ANY_SOURCE, each with the
-// senders it took or was given as alternatives, so that the first later
-// message of each other sender that it matches is named as one too.
+// Alternatives: the latest receives and probes from MPI_ANY_SOURCE, each
+// with the senders it took or was given as alternatives, so that the first
+// later message of each other sender that it matches is named as one too.
 struct Open {
   std::uint64_t number;
   int tag;
@@ -192,18 +192,17 @@ void print_summary(std::uint64_t events) {
   }
 }
 
-// A receive from MPI_ANY_SOURCE that just completed with `source`'s
-// message raced with each other rank whose message that it matches is there
-// now: nothing this rank did since it learnt which message it got can have
-// caused that one, so with other timing it could have been taken instead.
-// Probes leave their message there: not judged. Each other rank is asked
-// on its own (MPI would show the earliest message, maybe the same sender's
-// next) up to kProbedRanks ranks; above that, only the earliest message.
+// A receive or probe from MPI_ANY_SOURCE that just completed with
+// `source`'s message raced with each other rank whose message that it
+// matches is there now: nothing this rank did since it learnt which message
+// it got can have caused that one, so with other timing it could have been
+// taken instead. Each other rank is asked on its own (MPI would show the
+// earliest message: a probe's own, or the same sender's next) up to
+// kProbedRanks ranks; above that, only the earliest message.
 constexpr int kProbedRanks = 64;
 
 std::vector<int> raced_with(const Watched& receive, int source) {
   std::vector<int> senders;
-  if (receive.kind != Kind::Receive) return senders;
   const auto probe = [&](int rank) {
     int found = 0;
     MPI_Status status;
@@ -258,7 +257,7 @@ void completed(const Watched& receive, const MPI_Status& status) {
   ++place.count;
   place.raced += !raced.empty();
   place.sources.insert(source);
-  if (!alternatives || receive.kind != Kind::Receive) return;
+  if (!alternatives) return;
   name_late_alternative(source, status.MPI_TAG, receive.comm);
   writer.alternatives(receive.number, raced);
   std::vector<int> named = raced;

@@ -6,6 +6,8 @@
  *             sleeps 300 ms, rank 2 100 ms, so the first receive takes rank
  *             2's message. Had it taken rank 1's, the second would wait for
  *             good (a HARD deadlock: ranks 1 and 2 wait in MPI_Barrier).
+ *   probe     the same with MPI_Probe from MPI_ANY_SOURCE first, then a
+ *             receive from the rank it found.
  *   last      rank r sleeps r * 100 ms; rank 0 takes one message from each
  *             other rank from MPI_ANY_SOURCE; when the first it takes is the
  *             last rank's,
@@ -39,10 +41,16 @@ static int receive_any(MPI_Status* status) {
   return value;
 }
 
-static void hidden(void) {
+static void hidden(int probe_first) {
   if (rank == 0) {
     MPI_Status status;
-    receive_any(&status);
+    if (probe_first) {
+      MPI_Probe(MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &status); /* mpisentry: races */
+      int value = 0;
+      MPI_Recv(&value, 1, MPI_INT, status.MPI_SOURCE, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      receive_any(&status);
+    }
     int value = 0;
     MPI_Recv(&value, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     printf("first from %d\n", status.MPI_SOURCE);
@@ -109,8 +117,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char* mode = argc > 1 ? argv[1] : "";
-  if (strcmp(mode, "hidden") == 0) {
-    hidden();
+  if (strcmp(mode, "hidden") == 0 || strcmp(mode, "probe") == 0) {
+    hidden(strcmp(mode, "probe") == 0);
   } else if (strcmp(mode, "last") == 0) {
     from_each(1);
   } else if (strcmp(mode, "sum") == 0) {
@@ -120,7 +128,7 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "causal") == 0) {
     causal();
   } else {
-    if (rank == 0) fprintf(stderr, "usage: matchings hidden|last|sum|nested|causal\n");
+    if (rank == 0) fprintf(stderr, "usage: matchings hidden|probe|last|sum|nested|causal\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Finalize();

@@ -88,6 +88,16 @@ TEST_CASE("matchings hidden: --explore finds the deadlock only the other matchin
   }
 }
 
+TEST_CASE("matchings probe: --explore changes what a probe from MPI_ANY_SOURCE finds", "[races][explore]") {
+  Workspace workspace;
+  const Explored explored = explore(workspace, {"--explore"}, 3, "probe");
+  INFO(describe(explored.job));
+  CHECK(explored.job.exit_status == 1);
+  CHECK(explored.job.err.find("explore:   run 1: GLOBAL:DEADLOCK:HARD: ") != std::string::npos);
+  CHECK(explored.job.err.find("where rank 0's probe from MPI_ANY_SOURCE at event 0 takes rank 1's message, not "
+                              "rank 2's") != std::string::npos);
+}
+
 TEST_CASE("matchings nested: --explore finds a crash behind two changed receives, and not with one allowed",
           "[races][explore]") {
   Workspace workspace;

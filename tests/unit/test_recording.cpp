@@ -140,7 +140,7 @@ TEST_CASE("recording: each bad line is named with its number, its text and what 
       {"mpisentry-record 2\nrank 0 of 4\ncommand x\nend\nT +\n", "line 5 (\"T +\"): a line after \"end\""},
       {"mpisentry-record 2\nrank 0 of 4\ncommand x\nfree\nend\n", "line 5 (\"end\"): a line after \"free\""},
       {"mpisentry-record 2\nrank 0 of 4\ncommand x\nT +\n~ 0 1\n",
-       "line 5 (\"~ 0 1\"): event 0 is not a receive from MPI_ANY_SOURCE"},
+       "line 5 (\"~ 0 1\"): event 0 is not a receive or probe from MPI_ANY_SOURCE"},
       {"mpisentry-record 2\nrank 0 of 4\ncommand x\nR 1\n~ 1 2\n", "line 5 (\"~ 1 2\"): expected \"~ EVENT SOURCES\""},
       {"mpisentry-record 2\nrank 0 of 4\ncommand x\nR 1\n~ 0 2,\n", "line 5 (\"~ 0 2,\"): expected \"~ EVENT SOURCES\""},
   }));
