@@ -62,8 +62,9 @@ std::vector<Schedule> children(const Schedule& parent, const std::vector<Recordi
       for (const int sender : others) candidates.push_back({number, static_cast<int>(rank), sender});
     }
   }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return std::tie(a.event, a.rank) < std::tie(b.event, b.rank); });
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.event, a.rank) < std::tie(b.event, b.rank);
+  });
   std::vector<Schedule> schedules;
   if (static_cast<int>(parent.changes.size()) >= max_changes) {
     beyond_bound += candidates.size();
@@ -136,7 +137,8 @@ Outcome classify(const RunFacts& run, const Schedule& schedule, int usual_exit_s
   if (run.job_report) what = failure_in_report(*run.job_report);
   for (const auto& [rank, text] : run.rank_reports) {
     if (!what.empty()) break;
-    if (const std::string failed = failure_in_report(text); !failed.empty()) what = fmt::format("rank {}: {}", rank, failed);
+    if (const std::string failed = failure_in_report(text); !failed.empty())
+      what = fmt::format("rank {}: {}", rank, failed);
   }
   if (what.empty() && run.killed) what = "no end and no verdict within the time limit (killed)";
   if (what.empty() && run.exit_status != usual_exit_status)

@@ -83,8 +83,10 @@ struct JobEnd {
 // or whoever ends that group, ends the run too. A job that outlives `limit`
 // gets SIGTERM (mpiexec passes it to the ranks), then SIGKILL with every
 // process below it.
-JobEnd run_job(const std::vector<std::string>& command, const std::vector<std::pair<std::string, std::string>>& variables,
-               const fs::path& output, std::chrono::seconds limit) {
+using Variables = std::vector<std::pair<std::string, std::string>>;  // an empty value unsets
+
+JobEnd run_job(const std::vector<std::string>& command, const Variables& variables, const fs::path& output,
+               std::chrono::seconds limit) {
   const auto started = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(fmt::format("cannot start a run: fork: {}", std::strerror(errno)));
@@ -156,9 +158,8 @@ std::string_view verdict_name(Verdict verdict) {
 
 // A word as a shell reads it back.
 std::string shell_word(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
-                           std::string::npos)
-    return word;
+  constexpr std::string_view kPlain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%";
+  if (!word.empty() && word.find_first_not_of(kPlain) == std::string::npos) return word;
   std::string quoted = "'";
   for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
@@ -169,8 +170,8 @@ class Exploration {
   Exploration(const ExploreJob& job, fs::path dir) : job_(job), dir_(std::move(dir)) {}
 
   int run() {
-    say(fmt::format("exploring `{}` in {}: up to {} runs, up to {} changed receives a run", command_text(), dir_.string(),
-                    job_.settings.explore_runs, job_.settings.explore_changes));
+    say(fmt::format("exploring `{}` in {}: up to {} runs, up to {} changed receives a run", command_text(),
+                    dir_.string(), job_.settings.explore_runs, job_.settings.explore_changes));
     std::vector<Schedule> stack;
     stack.push_back({});
     std::set<std::string> seen;
@@ -207,7 +208,7 @@ class Exploration {
     const fs::path record_dir = run_dir / "record";
     const fs::path schedule_dir = run_dir / "schedule";
     fs::create_directories(run_dir);
-    std::vector<std::pair<std::string, std::string>> variables = {
+    Variables variables = {
         {"MPISENTRY_RECORD", record_dir.string()},
         {"MPISENTRY_REPLAY", ""},
         {"MPISENTRY_REPORT_FILE", (run_dir / "report.txt").string()},

@@ -8,8 +8,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <deque>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -133,8 +133,9 @@ std::optional<Problem> start_replay(const std::string& dir, int world_size) {
     return Problem{dir, "cannot replay: no such directory"};
   std::ifstream in(replay_path, std::ios::binary);
   if (!in)
-    return Problem{replay_path, fmt::format("cannot replay: no such file; the recording in {} is not of a job of {} ranks",
-                                     dir, world_size)};
+    return Problem{replay_path, fmt::format("cannot replay: no such file; the recording in {} is not of a job of "
+                                            "{} ranks",
+                                            dir, world_size)};
   std::ostringstream text;
   text << in.rdbuf();
   try {
@@ -145,10 +146,10 @@ std::optional<Problem> start_replay(const std::string& dir, int world_size) {
   const Header& header = replay.header;
   if (header.rank != world_rank || header.ranks != world_size)
     return Problem{replay_path, fmt::format("cannot replay: recorded by rank {} of {} ranks; this is rank {} of {}",
-                                     header.rank, header.ranks, world_rank, world_size)};
+                                            header.rank, header.ranks, world_rank, world_size)};
   if (const std::string command = command_line(); header.command != command)
-    return Problem{replay_path, fmt::format("cannot replay: recorded running `{}`; this rank runs `{}`", header.command,
-                                     command)};
+    return Problem{replay_path, fmt::format("cannot replay: recorded running `{}`; this rank runs `{}`",
+                                            header.command, command)};
   detail::mode |= detail::kReplaying;
   return std::nullopt;
 }
@@ -398,7 +399,10 @@ void SourceOutcome::begin(const Watched& watched, FunctionId function, int& sour
 }
 
 void SourceOutcome::received(int result) const {
-  if (result != MPI_SUCCESS || cancelled(*status_) || status_->MPI_SOURCE == MPI_PROC_NULL) return;
+  // A probe's status says nothing of cancelling (MPI_Probe leaves that bit as it was).
+  if (result != MPI_SUCCESS || (watched_.kind == Kind::Receive && cancelled(*status_)) ||
+      status_->MPI_SOURCE == MPI_PROC_NULL)
+    return;
   completed(watched_, *status_);
 }
 
