@@ -61,15 +61,18 @@ std::unordered_map<MPI_Request, Watched> receives;
 std::atomic<std::size_t> receives_pending{0};
 // Alternatives: the latest receives and probes from MPI_ANY_SOURCE, each
 // with the senders it took or was given as alternatives, so that the first
-// later message of each other sender that it matches is named as one too.
+// message of each other sender that it matches and that a receive posted
+// after it takes is named as one too.
 struct Open {
   std::uint64_t number;
+  std::uint64_t posted;
   int tag;
   MPI_Comm comm;
   std::vector<int> named;
 };
 constexpr std::size_t kOpenReceives = 64;
 bool alternatives = false;
+std::uint64_t posts = 0;
 std::deque<Open> open_receives;
 std::atomic<bool> watching{false};
 
@@ -227,14 +230,15 @@ std::vector<int> raced_with(const Watched& receive, int source) {
   return senders;
 }
 
-// With the lock held: a message from `source` with `tag` on `comm` was
-// received. It is the first from `source` since the open receives that it
-// would have matched and that have not named `source` yet: each could have
-// taken it, unless the message was sent after (because of) that receive,
-// which only a replay can tell (--explore tries it).
-void name_late_alternative(int source, int tag, MPI_Comm comm) {
+// With the lock held: a receive posted as `posted` took a message from
+// `source` with `tag` on `comm`. Each open receive posted before it that
+// matches the message and has not named `source` yet could have taken it
+// (MPI gives a sender's messages to the receives in the order posted, so this
+// one is the first it could take), unless the message was sent after
+// (because of) that receive, which only a replay can tell (--explore tries).
+void name_late_alternative(int source, int tag, MPI_Comm comm, std::uint64_t posted) {
   for (Open& open : open_receives) {
-    if (open.comm != comm || (open.tag != MPI_ANY_TAG && open.tag != tag) ||
+    if (open.posted >= posted || open.comm != comm || (open.tag != MPI_ANY_TAG && open.tag != tag) ||
         std::find(open.named.begin(), open.named.end(), source) != open.named.end())
       continue;
     open.named.push_back(source);
@@ -248,7 +252,7 @@ void completed(const Watched& receive, const MPI_Status& status) {
   const int source = status.MPI_SOURCE;
   if (!receive.wildcard) {
     const std::lock_guard lock(mutex);
-    name_late_alternative(source, status.MPI_TAG, receive.comm);
+    name_late_alternative(source, status.MPI_TAG, receive.comm, receive.posted);
     return;
   }
   const std::vector<int> raced = raced_with(receive, source);
@@ -259,13 +263,16 @@ void completed(const Watched& receive, const MPI_Status& status) {
   place.raced += !raced.empty();
   place.sources.insert(source);
   if (!alternatives) return;
-  name_late_alternative(source, status.MPI_TAG, receive.comm);
-  writer.alternatives(receive.number, raced);
-  std::vector<int> named = raced;
-  named.push_back(source);
-  open_receives.push_back({receive.number, receive.tag, receive.comm, std::move(named)});
-  if (open_receives.size() > kOpenReceives) open_receives.pop_front();
-  watching.store(true, std::memory_order_relaxed);
+  name_late_alternative(source, status.MPI_TAG, receive.comm, receive.posted);
+  const auto own = std::find_if(open_receives.begin(), open_receives.end(),
+                                [&](const Open& open) { return open.number == receive.number; });
+  if (own == open_receives.end()) return;  // one of kOpenReceives later receives pushed it out
+  std::vector<int> found;
+  for (const int sender : raced)
+    if (std::find(own->named.begin(), own->named.end(), sender) == own->named.end()) found.push_back(sender);
+  writer.alternatives(receive.number, found);
+  own->named.insert(own->named.end(), found.begin(), found.end());
+  own->named.push_back(source);
 }
 
 bool cancelled(const MPI_Status& status) {
@@ -387,9 +394,17 @@ void SourceOutcome::begin(const Watched& watched, FunctionId function, int& sour
   // A probe from one source takes no message: nothing to watch.
   if (!recording() || (!watched.wildcard && watched.kind != Kind::Receive)) return;
   watched_ = watched;
-  if (watched.wildcard) {
+  {
     const std::lock_guard lock(mutex);
-    watched_.number = writer.append({watched.kind, kUnknown, {}});
+    watched_.posted = posts++;
+    if (watched.wildcard) {
+      watched_.number = writer.append({watched.kind, kUnknown, {}});
+      if (alternatives) {
+        open_receives.push_back({watched_.number, watched_.posted, watched.tag, watched.comm, {}});
+        if (open_receives.size() > kOpenReceives) open_receives.pop_front();
+        watching.store(true, std::memory_order_relaxed);
+      }
+    }
   }
   numbered_ = true;
   if (status) {
@@ -421,6 +436,11 @@ void persistent_wildcard(int source) {
     });
 }
 
+namespace {
+// The receives the thread's Wait or Test call holds, while it runs.
+thread_local CompletingReceives* holding = nullptr;
+}  // namespace
+
 bool CompletingReceives::pending() { return receives_pending.load(std::memory_order_relaxed) != 0; }
 
 void CompletingReceives::hold(int count, const MPI_Request* requests) {
@@ -433,11 +453,26 @@ void CompletingReceives::hold(int count, const MPI_Request* requests) {
     receives.erase(found);
     receives_pending.fetch_sub(1, std::memory_order_relaxed);
   }
+  if (!held_.empty()) holding = this;
+}
+
+void CompletingReceives::note_completed() {
+  for (Held& held : held_) {
+    if (held.completed) continue;
+    int done = 0;
+    MPI_Status status;
+    if (PMPI_Request_get_status(held.request, &done, &status) == MPI_SUCCESS && done) completed(held.index, status);
+  }
+}
+
+void note_completed_while_waiting() {
+  if (holding != nullptr) holding->note_completed();
 }
 
 void CompletingReceives::completed(int index, const MPI_Status& status) {
   for (Held& held : held_) {
     if (held.index != index) continue;
+    if (held.completed) return;
     held.completed = true;
     if (!cancelled(status) && status.MPI_SOURCE != MPI_PROC_NULL) races::completed(held.watched, status);
     return;
@@ -446,6 +481,7 @@ void CompletingReceives::completed(int index, const MPI_Status& status) {
 
 void CompletingReceives::finish(bool call_succeeded) {
   if (held_.empty()) return;
+  holding = nullptr;
   const std::lock_guard lock(mutex);
   for (const Held& held : held_) {
     if (held.completed || !call_succeeded) continue;

@@ -106,10 +106,11 @@ struct Watched {
   const void* call_site = nullptr;
   int tag = MPI_ANY_TAG;
   MPI_Comm comm = MPI_COMM_NULL;
+  std::uint64_t posted = 0;  // the rank's watched receives and probes counted in the order posted
 };
 
 // Whether receives from one source are watched now: recording alternatives,
-// once a receive from MPI_ANY_SOURCE completed.
+// once a receive or probe from MPI_ANY_SOURCE was posted.
 bool watching_all() noexcept;
 
 // A receive or a blocking probe (kind Receive or Probe). From MPI_ANY_SOURCE,
@@ -150,6 +151,12 @@ class SourceOutcome {
   MPI_Status own_;
 };
 
+// From a waiting thread's answer to the monitor (tested_wait.hpp): the
+// receives its Wait or Test call holds that MPI has completed while the call
+// waits on for others (an MPI_Waitall) are recorded now, so that a hang in
+// that call leaves them recorded.
+void note_completed_while_waiting();
+
 // A persistent receive from MPI_ANY_SOURCE (MPI_Recv_init): its source
 // cannot be forced at each start; says so once per rank.
 void persistent_wildcard(int source);
@@ -166,15 +173,17 @@ class CompletingReceives {
   CompletingReceives& operator=(const CompletingReceives&) = delete;
   // Whether any is held: then the call needs real statuses.
   bool any() const { return !held_.empty(); }
-  // requests[index] completed with `status`.
+  // requests[index] completed with `status` (once: a second time is ignored).
   void completed(int index, const MPI_Status& status);
   // The call returned: those not completed go back; all are dropped when it
   // failed (which completed is not known, and their handles may be reused).
   void finish(bool call_succeeded);
 
  private:
+  friend void note_completed_while_waiting();
   static bool pending();
   void hold(int count, const MPI_Request* requests);
+  void note_completed();
   struct Held {
     int index;
     MPI_Request request;

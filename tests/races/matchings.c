@@ -8,6 +8,9 @@
  *             good (a HARD deadlock: ranks 1 and 2 wait in MPI_Barrier).
  *   probe     the same with MPI_Probe from MPI_ANY_SOURCE first, then a
  *             receive from the rank it found.
+ *   waitall   the same with MPI_Irecv from MPI_ANY_SOURCE, then from rank 1,
+ *             both completed by one MPI_Waitall (the MPI Bugs Initiative's
+ *             message-race codes around a collective).
  *   last      rank r sleeps r * 100 ms; rank 0 takes one message from each
  *             other rank from MPI_ANY_SOURCE; when the first it takes is the
  *             last rank's,
@@ -41,21 +44,31 @@ static int receive_any(MPI_Status* status) {
   return value;
 }
 
-static void hidden(int probe_first) {
+static void hidden(const char* how) {
   if (rank == 0) {
-    MPI_Status status;
-    if (probe_first) {
-      /* All ones, as a stack may leave it: MPI_Probe sets no cancelled bit. */
-      memset(&status, 0xff, sizeof status);
-      MPI_Probe(MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &status); /* mpisentry: races */
-      int value = 0;
-      MPI_Recv(&value, 1, MPI_INT, status.MPI_SOURCE, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int first = -1, value = 0;
+    if (strcmp(how, "waitall") == 0) {
+      int values[2];
+      MPI_Request requests[2];
+      MPI_Status statuses[2];
+      MPI_Irecv(&values[0], 1, MPI_INT, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &requests[0]); /* mpisentry: races */
+      MPI_Irecv(&values[1], 1, MPI_INT, 1, 1, MPI_COMM_WORLD, &requests[1]);
+      MPI_Waitall(2, requests, statuses);
+      first = statuses[0].MPI_SOURCE;
     } else {
-      receive_any(&status);
+      MPI_Status status;
+      if (strcmp(how, "probe") == 0) {
+        /* All ones, as a stack may leave it: MPI_Probe sets no cancelled bit. */
+        memset(&status, 0xff, sizeof status);
+        MPI_Probe(MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &status); /* mpisentry: races */
+        MPI_Recv(&value, 1, MPI_INT, status.MPI_SOURCE, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        receive_any(&status);
+      }
+      first = status.MPI_SOURCE;
+      MPI_Recv(&value, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
-    int value = 0;
-    MPI_Recv(&value, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    printf("first from %d\n", status.MPI_SOURCE);
+    printf("first from %d\n", first);
   } else if (rank <= 2) {
     usleep(rank == 1 ? 300000 : 100000);
     send_to_root(rank);
@@ -119,8 +132,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char* mode = argc > 1 ? argv[1] : "";
-  if (strcmp(mode, "hidden") == 0 || strcmp(mode, "probe") == 0) {
-    hidden(strcmp(mode, "probe") == 0);
+  if (strcmp(mode, "hidden") == 0 || strcmp(mode, "probe") == 0 || strcmp(mode, "waitall") == 0) {
+    hidden(mode);
   } else if (strcmp(mode, "last") == 0) {
     from_each(1);
   } else if (strcmp(mode, "sum") == 0) {
@@ -130,7 +143,7 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "causal") == 0) {
     causal();
   } else {
-    if (rank == 0) fprintf(stderr, "usage: matchings hidden|probe|last|sum|nested|causal\n");
+    if (rank == 0) fprintf(stderr, "usage: matchings hidden|probe|waitall|last|sum|nested|causal\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Finalize();

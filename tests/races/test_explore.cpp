@@ -101,6 +101,17 @@ TEST_CASE("matchings probe: --explore changes what a probe from MPI_ANY_SOURCE f
   CHECK(std::regex_search(first, std::regex("\n(P 2|= 0 2)\n")));
 }
 
+TEST_CASE("matchings waitall: a message that a receive posted later took is an alternative too",
+          "[races][explore]") {
+  Workspace workspace;
+  const Explored explored = explore(workspace, {"--explore"}, 3, "waitall");
+  INFO(describe(explored.job));
+  CHECK(explored.job.exit_status == 1);
+  CHECK(explored.job.err.find("explore:   run 1: GLOBAL:DEADLOCK:HARD: ") != std::string::npos);
+  CHECK(explored.job.err.find("where rank 0's receive from MPI_ANY_SOURCE at event 0 takes rank 1's message, not "
+                              "rank 2's") != std::string::npos);
+}
+
 TEST_CASE("matchings nested: --explore finds a crash behind two changed receives, and not with one allowed",
           "[races][explore]") {
   Workspace workspace;
