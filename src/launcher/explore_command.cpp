@@ -328,7 +328,7 @@ class Exploration {
       say(fmt::format("not explored: {} schedules that would change more than {} receives (EXPLORE-CHANGES)",
                       beyond_bound_, job_.settings.explore_changes));
     if (failures_.empty()) {
-      say(complete() ? "no failure under any matching tried, and every matching found was tried"
+      say(complete() ? "no failure under any matching tried, and every other sender the runs showed was tried"
                      : "no failure in the runs made; the exploration is NOT complete (see above)");
     } else {
       say(fmt::format("{} failing run{}:", failures_.size(), failures_.size() == 1 ? "" : "s"));
