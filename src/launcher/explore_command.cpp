@@ -208,12 +208,7 @@ class Exploration {
     const fs::path record_dir = run_dir / "record";
     const fs::path schedule_dir = run_dir / "schedule";
     fs::create_directories(run_dir);
-    Variables variables = {
-        {"MPISENTRY_RECORD", record_dir.string()},
-        {"MPISENTRY_REPLAY", ""},
-        {"MPISENTRY_REPORT_FILE", (run_dir / "report.txt").string()},
-        {"MPISENTRY_REPORT_JSON", (run_dir / "report.json").string()},
-    };
+    // The first run replays nothing; the others, their schedule.
     if (number > 0) {
       fs::create_directories(schedule_dir);
       for (int rank = 0; rank < ranks_; ++rank) {
@@ -222,8 +217,13 @@ class Exploration {
             << schedule_text(headers_[static_cast<std::size_t>(rank)],
                              forced == schedule.forced.end() ? nullptr : &forced->second);
       }
-      variables[1].second = schedule_dir.string();
     }
+    const Variables variables = {
+        {"MPISENTRY_RECORD", record_dir.string()},
+        {"MPISENTRY_REPLAY", number > 0 ? schedule_dir.string() : std::string()},
+        {"MPISENTRY_REPORT_FILE", (run_dir / "report.txt").string()},
+        {"MPISENTRY_REPORT_JSON", (run_dir / "report.json").string()},
+    };
     const auto limit = std::chrono::duration_cast<std::chrono::seconds>(job_.settings.deadlock_timeout +
                                                                         job_.settings.deadlock_warning) +
                        std::chrono::seconds(30);

@@ -104,9 +104,9 @@ static void nested(void) {
     if (first.MPI_SOURCE == 2 && third.MPI_SOURCE == 2) raise(SIGSEGV);
     printf("orders %d %d\n", first.MPI_SOURCE, third.MPI_SOURCE);
   } else if (rank <= 2) {
-    usleep((useconds_t)rank * 100000);  /* rank 1's at 100 ms, rank 2's at 200 */
+    usleep(rank == 1 ? 100000 : 300000);  /* rank 1's at 100 ms, rank 2's at 300 */
     send_to_root(rank);
-    usleep(rank == 1 ? 250000 : 200000);  /* at 350 and 400 ms */
+    usleep(400000);  /* at 500 and 700 ms */
     send_to_root(rank);
   }
 }
