@@ -18,22 +18,24 @@ using recording::Recording;
 
 constexpr std::string_view kDeadlockChecks = "GLOBAL:DEADLOCK:";
 
-// What a report says failed: its check and rule; empty when it is not an error.
-std::string failure_in_report(const std::string& text) {
+// What a report says: what failed (its check and rule; empty when it is not
+// an error), and whether it is a deadlock check's.
+struct ReportReading {
+  std::string failure;
+  bool deadlock = false;
+};
+
+ReportReading read_report(const std::string& text) {
   const nlohmann::json report = nlohmann::json::parse(text, nullptr, false);
-  if (report.is_discarded() || !report.is_object()) return "a report that is not JSON (cut while it was written?)";
-  if (report.value("severity", "") != "error") return {};
-  std::string what = report.value("check", "?");
+  if (report.is_discarded() || !report.is_object()) return {"a report that is not JSON (cut while it was written?)"};
+  const std::string check = report.value("check", "?");
+  const bool deadlock = check.starts_with(kDeadlockChecks);
+  if (report.value("severity", "") != "error") return {{}, deadlock};
+  std::string what = check;
   if (const std::string rule = report.value("rule", ""); !rule.empty()) what += ": " + rule;
   if (report.contains("signal") && report["signal"].is_string())
     what += fmt::format(" ({})", report["signal"].get<std::string>());
-  return what;
-}
-
-bool deadlock_report(const std::optional<std::string>& text) {
-  if (!text) return false;
-  const nlohmann::json report = nlohmann::json::parse(*text, nullptr, false);
-  return !report.is_discarded() && report.is_object() && report.value("check", "").starts_with(kDeadlockChecks);
+  return {what, deadlock};
 }
 
 }  // namespace
@@ -133,11 +135,11 @@ Outcome classify(const RunFacts& run, const Schedule& schedule, int usual_exit_s
     if (run.recordings[rank].ending == Ending::Diverged)
       return {Verdict::Infeasible,
               fmt::format("rank {} called otherwise than its schedule (its replay diverged)", rank)};
-  std::string what;
-  if (run.job_report) what = failure_in_report(*run.job_report);
+  const ReportReading job = run.job_report ? read_report(*run.job_report) : ReportReading{};
+  std::string what = job.failure;
   for (const auto& [rank, text] : run.rank_reports) {
     if (!what.empty()) break;
-    if (const std::string failed = failure_in_report(text); !failed.empty())
+    if (const std::string failed = read_report(text).failure; !failed.empty())
       what = fmt::format("rank {}: {}", rank, failed);
   }
   if (what.empty() && run.killed) what = "no end and no verdict within the time limit (killed)";
@@ -146,7 +148,7 @@ Outcome classify(const RunFacts& run, const Schedule& schedule, int usual_exit_s
   if (what.empty()) return {Verdict::Passed, {}};
   // A hang may be the schedule's: a forced receive waiting for a message
   // its sender does not send in this run.
-  if (run.killed || deadlock_report(run.job_report)) {
+  if (run.killed || job.deadlock) {
     for (const auto& [rank, forced] : schedule.forced) {
       const std::vector<Event> came = static_cast<std::size_t>(rank) < run.recordings.size()
                                           ? run.recordings[static_cast<std::size_t>(rank)].events()

@@ -54,8 +54,8 @@ inline bool replaying() noexcept { return (detail::mode & detail::kReplaying) !=
 struct Setup {
   std::string record_dir;  // RECORD
   std::string replay_dir;  // REPLAY
-  // EXPLORE: also record, for each receive from MPI_ANY_SOURCE, the other
-  // senders whose messages it could have taken.
+  // EXPLORE: also record, for each receive or probe from MPI_ANY_SOURCE, the
+  // other senders whose messages it could have taken.
   bool alternatives = false;
   int world_rank = 0;
   int world_size = 1;
