@@ -192,6 +192,13 @@ class Function:
             return self.arg("count"), self.arg("requests")
         return "1", self.request_address()
 
+    def logged_requests(self):
+        """The requests the communication log is given ("count, array"): a Wait's or Test's; none ("") for
+        other calls, but for MPI_Improbe, whose finds the log names (comm_log.hpp)."""
+        if self.entry["record"] == "on_requests":
+            return "{}, {}".format(*self.request_array())
+        return "0, nullptr" if self.name == "Improbe" else ""
+
     def request_address(self):
         """The address of the one request: MPI_Request_get_status takes the handle itself, the others its address."""
         request = self.arg("request")
@@ -486,8 +493,13 @@ def wrapper_text(fn, spec_name, spec_line):
             lines += [f"  record.converted_send = {p['converted']};"]
         if p["tested"]:
             lines += ["  record.tests_requests = true;"]
-        lines += [f"  ThreadState& self = enter_call(record, {fn.id()});",
-                  f"  const int result = {forward};"]
+        lines += [f"  ThreadState& self = enter_call(record, {fn.id()});"]
+        logged = fn.logged_requests()
+        if p["polls"] and logged:
+            lines += [f"  const comm_log::Poll logged(record, {logged}, MPISENTRY_CALL_SITE);"]
+        elif not p["polls"]:
+            lines += [f"  if (comm_log::on()) comm_log::call(record, {logged or '0, nullptr'}, MPISENTRY_CALL_SITE);"]
+        lines += [f"  const int result = {forward};"]
         if p["created"] != "(void)0":
             lines += ["  if (result == MPI_SUCCESS)", f"    {p['created']};", "  else",
                       "    checks::call_failed(record, result);"]
@@ -495,6 +507,8 @@ def wrapper_text(fn, spec_name, spec_line):
             lines += ["  if (result != MPI_SUCCESS) checks::call_failed(record, result);"]
         lines += ["  " + line for line in after]
         if p["polls"]:
+            if logged:
+                lines += [f"  logged.done(result == MPI_SUCCESS && ({p['completed']}));"]
             lines += [f"  self.leave(result == MPI_SUCCESS && ({p['completed']}));"]
         else:
             lines += ["  self.leave(true);"]
@@ -508,6 +522,7 @@ def wrapper_text(fn, spec_name, spec_line):
         lines += [f"    record.function = {fn.id()};",
                   "    if (record.comm_id == 0) record.comm_id = comms::id_of(record.comm);",
                   f"    requests().remember(*{request}, record);",
+                  f"    if (comm_log::on()) comm_log::started(*{request}, record, MPISENTRY_CALL_SITE);",
                   f"    if (checks::tracking()) checks::started(*{request}, record, MPISENTRY_CALL_SITE);"]
         if p["created"] != "(void)0":
             lines += [f"    {p['created']};"]

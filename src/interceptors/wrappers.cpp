@@ -11,6 +11,7 @@
 #include "checks/messages.hpp"
 #include "checks/requests.hpp"
 #include "checks/signature.hpp"
+#include "comm_log/comm_log.hpp"
 #include "records/call_record.hpp"
 #include "records/communicators.hpp"
 #include "interceptors/delay_injection.hpp"
@@ -293,6 +294,7 @@ MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
 MPISENTRY_API int MPI_Start(MPI_Request* request) {
   const int result = PMPI_Start(request);
   if (result == MPI_SUCCESS && checks::tracking()) checks::restarted(1, request, MPISENTRY_CALL_SITE);
+  if (result == MPI_SUCCESS && comm_log::on()) comm_log::restarted(1, request, MPISENTRY_CALL_SITE);
   return result;
 }
 
@@ -300,6 +302,7 @@ MPISENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[]) {
   const int result = PMPI_Startall(count, array_of_requests);
   if (result == MPI_SUCCESS && checks::tracking())
     checks::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
+  if (result == MPI_SUCCESS && comm_log::on()) comm_log::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
   return result;
 }
 

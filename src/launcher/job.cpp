@@ -41,16 +41,20 @@ config::LoadResult resolve_settings(const Arguments& args, const config::EnvLook
   // The ranks of an exploration's runs see EXPLORE with RECORD and REPLAY,
   // which the explorer sets for each run: the rule is the launcher's.
   const config::Settings& settings = result.settings;
-  if (settings.explore_runs > 0 && (!settings.record_dir.empty() || !settings.replay_dir.empty())) {
+  const auto explore_conflict = !settings.record_dir.empty()    ? &config::Settings::record_dir
+                                : !settings.replay_dir.empty()  ? &config::Settings::replay_dir
+                                : !settings.comm_log_dir.empty() ? &config::Settings::comm_log_dir
+                                                                 : nullptr;
+  if (settings.explore_runs > 0 && explore_conflict) {
     const std::string_view explore = config::name_of(&config::Settings::explore_runs);
-    const std::string_view other = config::name_of(settings.record_dir.empty() ? &config::Settings::replay_dir
-                                                                               : &config::Settings::record_dir);
+    const std::string_view other = config::name_of(explore_conflict);
     const auto where = [&](std::string_view key) {
       const auto origin = result.origin.find(key);
       return origin == result.origin.end() ? std::string("default") : origin->second;
     };
-    result.errors.push_back({where(other), fmt::format("{} and {} ({}) are both set: an exploration makes and "
-                                                       "replays its own recordings, in {}",
+    result.errors.push_back({where(other), fmt::format("{} and {} ({}) are both set: an exploration runs the "
+                                                       "program many times, each run with recordings of its own, "
+                                                       "in {}",
                                                        other, explore, where(explore),
                                                        config::name_of(&config::Settings::explore_dir))});
   }

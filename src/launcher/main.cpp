@@ -1,7 +1,9 @@
 // The mpisentry command: checks the whole configuration, then replaces itself
 // with the MPI launcher, so that signals and the exit status pass straight
 // through. Exit status 2: a problem found before starting; 127: cannot start.
-// `mpisentry dump PID` asks a running job for a report instead (dump.hpp).
+// `mpisentry dump PID` asks a running job for a report instead (dump.hpp);
+// `mpisentry analyze DIR` reads a run's communication logs (analyze_command.hpp).
+#include "launcher/analyze_command.hpp"
 #include "launcher/arguments.hpp"
 #include "launcher/dump.hpp"
 #include "launcher/explore.hpp"
@@ -30,6 +32,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> words(argv + 1, argv + argc);
   if (!words.empty() && words.front() == launcher::kDumpCommand)
     return launcher::run_dump_command(std::span(words).subspan(1));
+  if (!words.empty() && words.front() == launcher::kAnalyzeCommand)
+    return launcher::run_analyze_command(std::span(words).subspan(1));
   const launcher::Arguments args = launcher::parse_arguments(words);
   if (args.help) {
     std::cout << launcher::usage();

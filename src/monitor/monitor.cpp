@@ -36,6 +36,7 @@
 #include "records/call_text.hpp"
 #include "records/lifecycle.hpp"
 #include "records/tick.hpp"
+#include "comm_log/comm_log.hpp"
 #include "races/races.hpp"
 #include "report/report.hpp"
 #include "report/sink.hpp"
@@ -257,6 +258,7 @@ class Monitor {
       sleep_until(next_tick);
       tick::advance();
       races::flush(races::Patience::None);  // before a verdict may end the job
+      comm_log::flush(/*symbolize=*/true);
 
       // Every tick times the rank's own calls; the ranks talk only when a
       // verdict may be due, to agree on stopping, or when this rank has news

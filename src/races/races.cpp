@@ -86,15 +86,6 @@ bool said_recording_ended = false;
 
 std::string rank_file(const std::string& dir, int rank) { return fmt::format("{}/rank-{}.record", dir, rank); }
 
-// The rank's command line, as the recording keeps it.
-std::string command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  while (!text.empty() && text.back() == '\0') text.pop_back();
-  for (char& c : text)
-    if (c == '\0' || c == '\n') c = ' ';
-  return text;
-}
 
 [[noreturn]] void stop(const std::string& message) {
   log::error("{}", message);
@@ -157,17 +148,6 @@ std::optional<Problem> start_replay(const std::string& dir, int world_size) {
   return std::nullopt;
 }
 
-// The place of a call site as the summary names it.
-std::string place_text(const void* call_site) {
-  stacks::RawStack raw;
-  raw.pcs[0] = const_cast<void*>(call_site);
-  raw.depth = 1;
-  const std::vector<Frame> frames = stacks::symbolize_every_frame(raw);
-  if (frames.empty()) return fmt::format("{} ({})", call_site, "??");
-  const Frame& frame = frames.front();
-  if (frame.file.empty()) return fmt::format("{} ({})", call_site, frame.function);
-  return fmt::format("{}:{} ({})", frame.file, frame.line, frame.function);
-}
 
 // What this rank recorded; nothing when it made no timing-dependent call.
 void print_summary(std::uint64_t events) {
@@ -285,6 +265,26 @@ bool cancelled(const MPI_Status& status) {
 
 bool watching_all() noexcept { return watching.load(std::memory_order_relaxed); }
 
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  for (char& c : text)
+    if (c == '\0' || c == '\n') c = ' ';
+  return text;
+}
+
+std::string place_text(const void* call_site) {
+  stacks::RawStack raw;
+  raw.pcs[0] = const_cast<void*>(call_site);
+  raw.depth = 1;
+  const std::vector<Frame> frames = stacks::symbolize_every_frame(raw);
+  if (frames.empty()) return fmt::format("{} ({})", call_site, "??");
+  const Frame& frame = frames.front();
+  if (frame.file.empty()) return fmt::format("{} ({})", call_site, frame.function);
+  return fmt::format("{}:{} ({})", frame.file, frame.line, frame.function);
+}
+
 std::optional<Problem> start(const Setup& setup) {
   world_rank = setup.world_rank;
   alternatives = setup.alternatives;
@@ -295,7 +295,8 @@ std::optional<Problem> start(const Setup& setup) {
   // Replay first: it reads its file before the recording may write one.
   if (!setup.replay_dir.empty())
     if (auto problem = start_replay(setup.replay_dir, setup.world_size)) return problem;
-  if (!setup.record_dir.empty()) return start_recording(setup.record_dir, setup.world_size);
+  if (!setup.record_dir.empty())
+    if (auto problem = start_recording(setup.record_dir, setup.world_size)) return problem;
   return std::nullopt;
 }
 

@@ -93,6 +93,13 @@ std::optional<Event> replayed(Kind kind, FunctionId function);
 // (`problem` says why, e.g. the recorded index is past its array).
 [[noreturn]] void diverged(FunctionId function, const std::string& problem);
 
+// The rank's command line (NULs as spaces), as its recording keeps it.
+std::string command_line();
+
+// A call site as the summary and the communication log name it:
+// "file:line (function)". Slow the first time (symbolization).
+std::string place_text(const void* call_site);
+
 // Records `event`.
 void record(const Event& event);
 

@@ -1,5 +1,7 @@
 #include "recording/recording.hpp"
 
+#include "recording/fields.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <optional>
@@ -28,17 +30,6 @@ std::string value_text(const Event& event) {
     text += std::to_string(index);
   }
   return text;
-}
-
-[[noreturn]] void bad_line(std::size_t line, std::string_view text, std::string_view problem) {
-  throw std::invalid_argument(fmt::format("line {} (\"{}\"): {}", line, text, problem));
-}
-
-// A number of [min, max] that is all of `text`.
-template <typename Int>
-bool read_number(std::string_view text, Int min, Int max, Int& out) {
-  const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return status == std::errc{} && end == text.data() + text.size() && out >= min && out <= max;
 }
 
 // Numbers of [0, 2^30] separated by commas, all of `text`.
@@ -197,9 +188,7 @@ std::uint64_t Recording::event_count() const {
 
 Recording parse(std::string_view text) {
   Recording recording;
-  // A last line cut while it was written is not the run's.
-  if (const std::size_t end = text.rfind('\n'); end != text.size() - 1)
-    text = end == std::string_view::npos ? std::string_view{} : text.substr(0, end + 1);
+  text = whole_lines(text);
   std::vector<std::uint64_t> firsts;  // each run's first event number
   std::uint64_t events = 0;
   const auto run_of = [&](std::uint64_t number) -> Event& {

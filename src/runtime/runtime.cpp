@@ -14,6 +14,7 @@
 #include <string>
 
 #include "checks/findings.hpp"
+#include "comm_log/comm_log.hpp"
 #include "config/settings.hpp"
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
@@ -33,6 +34,13 @@
 
 namespace mpisentry {
 namespace {
+
+// The recording and the communication log, written now: a crash, an exit
+// or MPI_Abort may end the process next.
+void write_recordings_now() {
+  races::flush(races::Patience::Brief);
+  comm_log::flush(/*symbolize=*/false);
+}
 
 // Set once in MPI_Init; constant after.
 int program_thread_level = MPI_THREAD_SINGLE;
@@ -143,6 +151,10 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
             {loaded.settings.record_dir, loaded.settings.replay_dir, loaded.settings.explore_runs > 0, world_rank,
              world_size, multiple_threads}))
       loaded.errors.push_back({problem->file, problem->message});
+  if (loaded.ok() && !loaded.settings.comm_log_dir.empty())
+    if (const auto problem =
+            comm_log::start(loaded.settings.comm_log_dir, world_rank, world_size, multiple_threads))
+      loaded.errors.push_back({loaded.settings.comm_log_dir, *problem});
   MPI_Comm monitor_comm = shake_hands(world_rank, loaded);
   const config::Settings& settings = keep(loaded.settings);
 
@@ -151,7 +163,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   // A crash leaves the recording of what led to it.
   signals::install({world_rank,
                     [](const signals::Ending& ending, const stacks::RawStack& stack) {
-                      races::flush(races::Patience::Brief);
+                      write_recordings_now();
                       monitor::write_signal_dump(ending, stack);
                     },
                     settings.check_exit_signal, settings.dump_signal, monitor::wake_fd()});
@@ -160,7 +172,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   on_exit(
       [](int status, void*) {
         exit_status = status;
-        races::flush(races::Patience::Brief);
+        write_recordings_now();
       },
       nullptr);
   monitor::start_thread();
@@ -201,7 +213,7 @@ MPISENTRY_API int MPI_Query_thread(int* provided) {
 
 MPISENTRY_API int MPI_Abort(MPI_Comm comm, int errorcode) {
   lifecycle::note_abort();
-  races::flush(races::Patience::Brief);
+  write_recordings_now();
   return PMPI_Abort(comm, errorcode);
 }
 
@@ -217,6 +229,7 @@ MPISENTRY_API int MPI_Finalize(void) {
   // may have reached CHECK-MAX-ERRORS: the job ends before MPI does.
   checks::stop_at_error_limit();
   races::finish();
+  comm_log::finish();
   const int result = PMPI_Finalize();
   self.leave(true);
   return result;

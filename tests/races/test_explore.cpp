@@ -184,8 +184,11 @@ TEST_CASE("mpisentry --explore: its own recordings only, a directory of its own,
   const Explored recorded = explore(workspace, {"--explore", "--record", "mine"}, 2, "sum");
   INFO(describe(recorded.job));
   CHECK(recorded.job.exit_status == 2);
-  CHECK(recorded.job.err.find("RECORD and EXPLORE (--explore) are both set: an exploration makes and replays its own "
-                              "recordings, in EXPLORE-DIR") != std::string::npos);
+  CHECK(recorded.job.err.find("RECORD and EXPLORE (--explore) are both set: an exploration runs the program many "
+                              "times, each run with recordings of its own, in EXPLORE-DIR") != std::string::npos);
+  const Explored logged = explore(workspace, {"--explore", "--comm-log", "mine"}, 2, "sum");
+  CHECK(logged.job.exit_status == 2);
+  CHECK(logged.job.err.find("COMM-LOG and EXPLORE (--explore) are both set") != std::string::npos);
 
   std::filesystem::create_directories(workspace.dir() / "explored");
   std::ofstream(workspace.dir() / "explored" / "notes.txt") << "mine\n";

@@ -1,0 +1,726 @@
+#include "launcher/analyze.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace mpisentry::launcher::analyze {
+
+using recording::CommLog;
+using recording::kAnyPeer;
+using recording::kAnyTag;
+using recording::kSelfComm;
+using recording::kWorldComm;
+using recording::Op;
+using recording::OpKind;
+using recording::SendMode;
+
+bool Outcome::deadlock() const {
+  return std::ranges::any_of(stopped, [](const Stopped& stop) { return !stop.after_cut; });
+}
+
+namespace {
+
+[[noreturn]] void cannot(const CommLog& log, const Op& op, std::string_view problem) {
+  throw std::invalid_argument(fmt::format("rank-{}.log line {}: {}", log.rank, op.line, problem));
+}
+
+// The members of every communicator the logs use, as MPI_COMM_WORLD ranks.
+class Members {
+ public:
+  Members(const std::vector<CommLog>& logs) : world_size_(static_cast<int>(logs.size())) {
+    for (const CommLog& log : logs)
+      for (const auto& [id, comm] : log.comms) {
+        const auto [known, added] = comms_.try_emplace(id, comm);
+        if (!added && (known->second.members != comm.members || known->second.inter != comm.inter))
+          throw std::invalid_argument(fmt::format(
+              "rank-{}.log: communicator {} has members {} here and {} in another rank's log: the logs are not of "
+              "one run",
+              log.rank, id, fmt::join(comm.members, " "), fmt::join(known->second.members, " ")));
+      }
+  }
+  // How many ranks `comm` has; 0 for an inter-communicator.
+  int size(std::uint64_t comm) const {
+    if (comm == kWorldComm) return world_size_;
+    if (comm == kSelfComm) return 1;
+    const recording::Communicator& c = comms_.at(comm);
+    return c.inter ? 0 : static_cast<int>(c.members.size());
+  }
+  int world_rank(std::uint64_t comm, int rank, int self) const {
+    if (comm == kWorldComm) return rank;
+    if (comm == kSelfComm) return self;
+    return comms_.at(comm).members[static_cast<std::size_t>(rank)];
+  }
+  template <typename Visit>
+  void each_member(std::uint64_t comm, int self, Visit&& visit) const {
+    for (int rank = 0, n = size(comm); rank < n; ++rank) visit(world_rank(comm, rank, self));
+  }
+
+ private:
+  int world_size_;
+  std::unordered_map<std::uint64_t, recording::Communicator> comms_;
+};
+
+bool waits_for(OpKind kind) { return kind == OpKind::WaitAll || kind == OpKind::WaitAny; }
+bool has_comm(OpKind kind) { return !waits_for(kind) && kind != OpKind::Opaque; }
+bool sends(OpKind kind) { return kind == OpKind::Send || kind == OpKind::StartSend || kind == OpKind::SendReceive; }
+bool receives(OpKind kind) {
+  return kind == OpKind::Receive || kind == OpKind::StartReceive || kind == OpKind::SendReceive;
+}
+
+// The source and tag an operation receives with (a SendReceive's second half).
+int source_of(const Op& op) { return op.kind == OpKind::SendReceive ? op.source : op.peer; }
+int receive_tag_of(const Op& op) { return op.kind == OpKind::SendReceive ? op.receive_tag : op.tag; }
+
+std::string peer_text(int value) { return value == kAnyPeer ? "*" : std::to_string(value); }
+
+// ---------------------------------------------------------------------------
+// The run.
+
+struct Key {  // a channel: messages from sender to dest on comm (with a tag, for the counts)
+  int dest, sender;
+  std::uint64_t comm;
+  int tag;
+  bool operator==(const Key&) const = default;
+};
+struct KeyHash {
+  std::size_t operator()(const Key& k) const noexcept {
+    std::uint64_t h = k.comm * 0x9e3779b97f4a7c15ULL;
+    h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.dest)) << 32 | static_cast<std::uint32_t>(k.sender)) +
+         0x7f4a7c159e3779b9ULL + (h << 6) + (h >> 2);
+    h ^= static_cast<std::uint32_t>(k.tag) + (h << 6) + (h >> 2);
+    return h;
+  }
+};
+
+struct Message {
+  int sender, dest, tag;
+  std::uint64_t comm;
+  bool sender_waits;   // it completes when received (synchronous, or zero buffering)
+  std::uint64_t request;  // the sender's, 0: a blocking send
+  bool matched = false;
+};
+
+struct Receive {
+  int rank;
+  std::uint64_t comm;
+  int source, tag;  // MPI_COMM_WORLD rank or kAnyPeer; kAnyTag
+  std::size_t op;
+  std::uint64_t request;  // 0: a blocking receive
+  bool matched = false;
+  bool matches(const Message& m) const {
+    return (source == kAnyPeer || source == m.sender) && (tag == kAnyTag || tag == m.tag);
+  }
+};
+
+struct Collective {
+  int arrived = 0;
+  std::vector<std::pair<int, std::uint64_t>> requests;  // nonblocking ones' (rank, request)
+};
+
+struct RankState {
+  std::size_t pc = 0;
+  bool begun = false;   // ops[pc]'s posts are made
+  bool queued = false;
+  int message = -1, receive = -1;  // of ops[pc]
+  std::uint64_t collective = 0;    // ops[pc]'s: its sequence number on its communicator
+  std::unordered_map<std::uint64_t, bool> requests;  // started: complete
+  struct Start {
+    std::size_t op;
+    int message, receive;      // a send's, a receive's
+    std::uint64_t collective;  // a collective's sequence number
+  };
+  std::unordered_map<std::uint64_t, Start> starts;  // by request
+  std::unordered_map<std::uint64_t, std::uint64_t> collectives_entered;  // by communicator
+};
+
+class Run {
+ public:
+  Run(const std::vector<CommLog>& logs, Buffering buffering)
+      : logs_(logs), members_(logs), buffering_(buffering), ranks_(logs.size()) {
+    // What each (dest, sender, tag) channel will carry, and how many of it
+    // the destination's receives from that sender and tag will wait for.
+    for (const CommLog& log : logs)
+      for (const Op& op : log.ops) {
+        if (sends(op.kind))
+          ++left(Key{members_.world_rank(op.comm, op.peer, log.rank), log.rank, op.comm, op.tag}).messages;
+        if (receives(op.kind) && source_of(op) != kAnyPeer && receive_tag_of(op) != kAnyTag)
+          ++left(Key{log.rank, members_.world_rank(op.comm, source_of(op), log.rank), op.comm, receive_tag_of(op)})
+                .receives;
+      }
+  }
+
+  Outcome go() {
+    for (int rank = 0; rank < static_cast<int>(logs_.size()); ++rank) wake(rank);
+    for (;;) {
+      while (!runnable_.empty() || !to_match_.empty()) {
+        if (!to_match_.empty()) {
+          const Key place = to_match_.front();
+          to_match_.pop_front();
+          match(place.dest, place.comm);
+          continue;
+        }
+        const int rank = runnable_.front();
+        runnable_.pop_front();
+        ranks_[rank].queued = false;
+        advance(rank);
+      }
+      if (!take_a_wildcard()) break;
+    }
+    return outcome();
+  }
+
+ private:
+  struct Left {
+    std::int64_t messages = 0;  // sent or to be sent, not yet received
+    std::int64_t receives = 0;  // receives from (sender, tag) not yet matched
+  };
+  Left& left(const Key& key) { return left_[key]; }
+  static Key channel_key(int dest, int sender, std::uint64_t comm) { return {dest, sender, comm, 0}; }
+  static Key place_key(int rank, std::uint64_t comm, int tag) { return {rank, -1, comm, tag}; }
+
+  void wake(int rank) {
+    if (ranks_[rank].queued) return;
+    ranks_[rank].queued = true;
+    runnable_.push_back(rank);
+  }
+
+  int world(const CommLog& log, const Op& op, int rank) const { return members_.world_rank(op.comm, rank, log.rank); }
+
+  void advance(int rank) {
+    const CommLog& log = logs_[rank];
+    RankState& state = ranks_[rank];
+    while (state.pc < log.ops.size()) {
+      const Op& op = log.ops[state.pc];
+      if (!state.begun) {
+        begin(rank, op);
+        state.begun = true;
+        if (op.request != 0) state.starts[op.request] = {state.pc, state.message, state.receive, state.collective};
+      }
+      if (!done(rank, op)) return;
+      ++state.pc;
+      state.begun = false;
+      state.message = state.receive = -1;
+    }
+  }
+
+  bool sender_waits(const Op& op) const {
+    return op.mode == SendMode::Synchronous || (op.mode == SendMode::Standard && buffering_ == Buffering::Zero);
+  }
+
+  void begin(int rank, const Op& op) {
+    const CommLog& log = logs_[rank];
+    RankState& state = ranks_[rank];
+    const std::size_t index = state.pc;
+    switch (op.kind) {
+      case OpKind::Send:
+      case OpKind::SendReceive:
+      case OpKind::StartSend: {
+        const bool waits = sender_waits(op);
+        const std::uint64_t request = op.kind == OpKind::StartSend ? op.request : 0;
+        if (request != 0) state.requests[request] = !waits;
+        if (op.kind == OpKind::SendReceive) state.receive = post_receive(rank, op, index, 0);
+        state.message = post_message(rank, world(log, op, op.peer), op.tag, op.comm, waits, request);
+        break;
+      }
+      case OpKind::Receive:
+      case OpKind::StartReceive: {
+        const std::uint64_t request = op.kind == OpKind::StartReceive ? op.request : 0;
+        if (request != 0) state.requests[request] = false;
+        state.receive = post_receive(rank, op, index, request);
+        break;
+      }
+      case OpKind::Collective:
+      case OpKind::StartCollective: {
+        const std::uint64_t sequence = ++state.collectives_entered[op.comm];
+        state.collective = sequence;
+        Collective& collective = collectives_[{op.comm, sequence}];
+        if (op.kind == OpKind::StartCollective) {
+          state.requests[op.request] = false;
+          collective.requests.emplace_back(rank, op.request);
+        }
+        if (++collective.arrived == members_.size(op.comm)) {
+          for (const auto& [member, request] : collective.requests) ranks_[member].requests[request] = true;
+          members_.each_member(op.comm, rank, [&](int member) { wake(member); });
+        }
+        break;
+      }
+      case OpKind::Probe:
+      case OpKind::WaitAll:
+      case OpKind::WaitAny:
+      case OpKind::Opaque: break;
+    }
+  }
+
+  bool done(int rank, const Op& op) {
+    RankState& state = ranks_[rank];
+    const auto complete = [&](std::uint64_t request) { return state.requests.at(request); };
+    switch (op.kind) {
+      case OpKind::Send: return !messages_[state.message].sender_waits || messages_[state.message].matched;
+      case OpKind::Receive: return receives_[state.receive].matched;
+      case OpKind::SendReceive:
+        return receives_[state.receive].matched &&
+               (!messages_[state.message].sender_waits || messages_[state.message].matched);
+      case OpKind::Probe: return probe_finds(rank, op);
+      case OpKind::Collective: return collectives_.at({op.comm, state.collective}).arrived == members_.size(op.comm);
+      case OpKind::StartSend:
+      case OpKind::StartReceive:
+      case OpKind::StartCollective: return true;
+      case OpKind::WaitAll: return std::ranges::all_of(op.requests, complete);
+      case OpKind::WaitAny: return op.requests.empty() || std::ranges::any_of(op.requests, complete);
+      case OpKind::Opaque: return true;  // validate() refuses them
+    }
+    return true;
+  }
+
+  // ----- messages and receives
+
+  int post_message(int sender, int dest, int tag, std::uint64_t comm, bool waits, std::uint64_t request) {
+    const int id = static_cast<int>(messages_.size());
+    messages_.push_back({sender, dest, tag, comm, waits, request});
+    channels_[channel_key(dest, sender, comm)].push_back(id);
+    std::deque<int>& arrived = arrived_[place_key(dest, comm, tag)];
+    if (arrived.empty()) {
+      std::vector<int>& tags = tags_[{dest, -1, comm, 0}];
+      if (std::ranges::find(tags, tag) == tags.end()) tags.push_back(tag);
+    }
+    arrived.push_back(id);
+    if (slack({dest, sender, comm, tag}) <= 0) starving_[place_key(dest, comm, tag)].push_back(id);
+    if (left({dest, sender, comm, tag}).receives > 0) needed_[place_key(dest, comm, tag)].push_back(id);
+    wildcard_ready(dest, comm);
+    to_match_.push_back({dest, -1, comm, 0});
+    wake(dest);  // a probe may find it
+    return id;
+  }
+
+  int post_receive(int rank, const Op& op, std::size_t index, std::uint64_t request) {
+    const int source = source_of(op);
+    const int id = static_cast<int>(receives_.size());
+    receives_.push_back({rank, op.comm, source == kAnyPeer ? kAnyPeer : world(logs_[rank], op, source),
+                         receive_tag_of(op), index, request});
+    posted_[{rank, -1, op.comm, 0}].push_back(id);
+    if (source == kAnyPeer) wildcard_ready(rank, op.comm);
+    to_match_.push_back({rank, -1, op.comm, 0});
+    return id;
+  }
+
+  std::int64_t slack(const Key& key) {
+    const Left& l = left(key);
+    return l.messages - l.receives;
+  }
+
+  // The first message of `sender` to `dest` on `comm` that `receive` matches.
+  int first_match(const Receive& receive, int sender) {
+    auto found = channels_.find(channel_key(receive.rank, sender, receive.comm));
+    if (found == channels_.end()) return -1;
+    std::deque<int>& queue = found->second;
+    while (!queue.empty() && messages_[queue.front()].matched) queue.pop_front();
+    for (const int id : queue)
+      if (!messages_[id].matched && receive.matches(messages_[id])) return id;
+    return -1;
+  }
+
+  // The receives on (rank, comm) posted before `receive`, not matched, that
+  // match message `id`: MPI gives it to the first of them.
+  bool taken_earlier(const std::deque<int>& posted, int receive, int id) const {
+    for (const int earlier : posted) {
+      if (earlier == receive) return false;
+      if (!receives_[earlier].matched && receives_[earlier].matches(messages_[id])) return true;
+    }
+    return false;
+  }
+
+  // Receives from one source take their messages, in the order posted.
+  void match(int rank, std::uint64_t comm) {
+    std::deque<int>& posted = posted_[{rank, -1, comm, 0}];
+    while (!posted.empty() && receives_[posted.front()].matched) posted.pop_front();
+    for (const int id : posted) {
+      const Receive& receive = receives_[id];
+      if (receive.matched || receive.source == kAnyPeer) continue;
+      const int message = first_match(receive, receive.source);
+      if (message >= 0 && !taken_earlier(posted, id, message)) pair(id, message);
+    }
+  }
+
+  void pair(int receive_id, int message_id) {
+    Receive& receive = receives_[receive_id];
+    Message& message = messages_[message_id];
+    receive.matched = message.matched = true;
+    const Key counted{message.dest, message.sender, message.comm, message.tag};
+    --left(counted).messages;
+    if (receive.source != kAnyPeer && receive.tag != kAnyTag) --left(counted).receives;
+    // A receive from MPI_ANY_SOURCE (or of any tag) took one that a receive
+    // from this sender and tag may need: those of its messages still here
+    // may starve one now.
+    if ((receive.source == kAnyPeer || receive.tag == kAnyTag) && slack(counted) <= 0)
+      for (const int id : channels_[channel_key(message.dest, message.sender, message.comm)])
+        if (!messages_[id].matched && messages_[id].tag == message.tag)
+          starving_[place_key(message.dest, message.comm, message.tag)].push_back(id);
+    if (receive.request != 0) ranks_[receive.rank].requests[receive.request] = true;
+    if (message.request != 0) ranks_[message.sender].requests[message.request] = true;
+    wake(receive.rank);
+    wake(message.sender);
+    to_match_.push_back({receive.rank, -1, receive.comm, 0});  // later receives may take what it held back
+  }
+
+  bool probe_finds(int rank, const Op& op) {
+    const int source = op.peer == kAnyPeer ? kAnyPeer : world(logs_[rank], op, op.peer);
+    const Receive probe{rank, op.comm, source, op.tag, 0, 0};
+    if (source != kAnyPeer) return first_match(probe, source) >= 0;
+    for (const Key& place : places(rank, op.comm, op.tag)) {
+      std::deque<int>& arrived = arrived_[place];
+      while (!arrived.empty() && messages_[arrived.front()].matched) arrived.pop_front();
+      if (!arrived.empty()) return true;
+    }
+    return false;
+  }
+
+  // Where messages to `rank` on `comm` of `tag` (or of every tag) wait.
+  std::vector<Key> places(int rank, std::uint64_t comm, int tag) {
+    if (tag != kAnyTag) return {place_key(rank, comm, tag)};
+    std::vector<Key> found;
+    for (const int each : tags_[{rank, -1, comm, 0}]) found.push_back(place_key(rank, comm, each));
+    return found;
+  }
+
+  // ----- receives from MPI_ANY_SOURCE
+
+  void wildcard_ready(int rank, std::uint64_t comm) { ready_.push_back({rank, -1, comm, 0}); }
+
+  // When nothing else can go on: one receive from MPI_ANY_SOURCE takes a
+  // message, one that starves a later receive if it can. False when none can.
+  bool take_a_wildcard() {
+    while (!ready_.empty()) {
+      const Key place = ready_.front();
+      ready_.pop_front();
+      std::deque<int>& posted = posted_[place];
+      for (const int id : posted) {
+        const Receive& receive = receives_[id];
+        if (receive.matched || receive.source != kAnyPeer) continue;
+        const auto [message, taken] = candidate(posted, id);
+        if (message < 0) continue;
+        ++wildcards_;
+        if (taken != Taken::First)
+          choices_.push_back(
+              {receive.rank, receive.op, messages_[message].sender, messages_[message].tag, taken == Taken::Starving});
+        ready_.push_front(place);  // its next receive from MPI_ANY_SOURCE, after the others went on
+        pair(id, message);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Message `id` as wildcard receive `receive` may take it: its sender's
+  // first that it matches, and no earlier receive's.
+  bool takeable(const std::deque<int>& posted, int receive, int id) {
+    const Message& m = messages_[id];
+    return !m.matched && receives_[receive].matches(m) && first_match(receives_[receive], m.sender) == id &&
+           !taken_earlier(posted, receive, id);
+  }
+
+  enum class Taken { First, Needed, Starving };
+
+  // The message a wildcard receive takes: the first that starves a later
+  // receive, else the first that a later receive waits for, else the first
+  // that came. Entries that no receive can take any more go.
+  std::pair<int, Taken> candidate(const std::deque<int>& posted, int receive_id) {
+    const Receive& receive = receives_[receive_id];
+    const std::vector<Key> where = places(receive.rank, receive.comm, receive.tag);
+    const auto counted = [&](int id) { return Key{receive.rank, messages_[id].sender, receive.comm, messages_[id].tag}; };
+    for (const Key& place : where) {
+      std::vector<int>& starving = starving_[place];
+      std::erase_if(starving, [&](int id) { return messages_[id].matched; });
+      for (const int id : starving)
+        if (slack(counted(id)) <= 0 && takeable(posted, receive_id, id)) return {id, Taken::Starving};
+    }
+    for (const Key& place : where) {
+      std::vector<int>& needed = needed_[place];
+      std::erase_if(needed, [&](int id) { return messages_[id].matched || left(counted(id)).receives <= 0; });
+      for (const int id : needed)
+        if (takeable(posted, receive_id, id)) return {id, Taken::Needed};
+    }
+    for (const Key& place : where) {
+      std::deque<int>& arrived = arrived_[place];
+      while (!arrived.empty() && messages_[arrived.front()].matched) arrived.pop_front();
+      for (const int id : arrived)
+        if (takeable(posted, receive_id, id)) return {id, Taken::First};
+    }
+    return {-1, Taken::First};
+  }
+
+  // ----- the outcome
+
+  Outcome outcome() const {
+    Outcome result;
+    result.buffering = buffering_;
+    result.wildcards = wildcards_;
+    result.choices = choices_;
+    const int ranks = static_cast<int>(logs_.size());
+    // Ranks waiting for a rank whose log ends (or for one that waits for
+    // such a rank) wait for the end of the recorded run, not in a deadlock.
+    std::vector<char> after_cut(ranks, 0);
+    std::vector<std::vector<int>> waiters(ranks);
+    std::deque<int> cut;
+    std::vector<int> waiting_for_anyone;
+    for (int rank = 0; rank < ranks; ++rank) {
+      if (!stopped_in_op(rank)) {
+        if (!logs_[rank].finalized) cut.push_back(rank);
+        continue;
+      }
+      const Waited waited = waited_ranks(rank);
+      if (waited.anyone) waiting_for_anyone.push_back(rank);
+      for (const int other : waited.ranks) waiters[other].push_back(rank);
+    }
+    if (!cut.empty())
+      for (const int rank : waiting_for_anyone)
+        if (!after_cut[rank]) {
+          after_cut[rank] = 1;
+          cut.push_back(rank);
+        }
+    while (!cut.empty()) {
+      const int rank = cut.front();
+      cut.pop_front();
+      for (const int waiter : waiters[rank])
+        if (!after_cut[waiter]) {
+          after_cut[waiter] = 1;
+          cut.push_back(waiter);
+        }
+    }
+    for (int rank = 0; rank < ranks; ++rank) {
+      const CommLog& log = logs_[rank];
+      const RankState& state = ranks_[rank];
+      if (stopped_in_op(rank))
+        result.stopped.push_back({rank, state.pc, false, after_cut[rank] != 0, why(rank, log.ops[state.pc])});
+      else if (!log.finalized)
+        result.stopped.push_back({rank, state.pc, true, true,
+                                  "its log ends here without MPI_Finalize: the recorded run went no further on "
+                                  "this rank (it hung, crashed or was stopped)"});
+    }
+    return result;
+  }
+
+  bool stopped_in_op(int rank) const { return ranks_[rank].pc < logs_[rank].ops.size(); }
+
+  // Whom a stopped rank waits for: ranks, or anyone (a receive from MPI_ANY_SOURCE).
+  struct Waited {
+    std::vector<int> ranks;
+    bool anyone = false;
+  };
+  Waited waited_ranks(int rank) const {
+    const RankState& state = ranks_[rank];
+    const CommLog& log = logs_[rank];
+    const Op& op = log.ops[state.pc];
+    Waited waited;
+    const auto source = [&](const Op& receive) {
+      if (source_of(receive) == kAnyPeer) waited.anyone = true;
+      else waited.ranks.push_back(members_.world_rank(receive.comm, source_of(receive), rank));
+    };
+    const auto absent = [&](const Op& collective, std::uint64_t sequence) {
+      members_.each_member(collective.comm, rank, [&](int member) {
+        const auto entered = ranks_[member].collectives_entered.find(collective.comm);
+        if (entered == ranks_[member].collectives_entered.end() || entered->second < sequence)
+          waited.ranks.push_back(member);
+      });
+    };
+    const auto started = [&](const Op& start, std::uint64_t sequence) {
+      if (start.kind == OpKind::StartSend) waited.ranks.push_back(members_.world_rank(start.comm, start.peer, rank));
+      if (start.kind == OpKind::StartReceive) source(start);
+      if (start.kind == OpKind::StartCollective) absent(start, sequence);
+    };
+    switch (op.kind) {
+      case OpKind::Send: waited.ranks.push_back(messages_[state.message].dest); break;
+      case OpKind::SendReceive:
+        waited.ranks.push_back(messages_[state.message].dest);
+        source(op);
+        break;
+      case OpKind::Receive:
+      case OpKind::Probe: source(op); break;
+      case OpKind::Collective: absent(op, state.collective); break;
+      case OpKind::WaitAll:
+      case OpKind::WaitAny:
+        for (const std::uint64_t request : op.requests)
+          if (!state.requests.at(request)) {
+            const RankState::Start& start = state.starts.at(request);
+            started(log.ops[start.op], start.collective);
+          }
+        break;
+      default: break;
+    }
+    return waited;
+  }
+
+  std::string rank_state(int rank) const {
+    const RankState& state = ranks_[rank];
+    const CommLog& log = logs_[rank];
+    if (state.pc < log.ops.size()) return fmt::format("rank {} is stopped too", rank);
+    return log.finalized ? fmt::format("rank {} has reached MPI_Finalize", rank)
+                         : fmt::format("rank {}'s log ends", rank);
+  }
+
+  static std::string tag_text(int tag) { return tag == kAnyTag ? std::string("any tag") : fmt::format("tag {}", tag); }
+
+  std::string sending_why(const Message& m, const Op& op) const {
+    return fmt::format("its message ({}) waits for rank {} to receive it{}; {}", tag_text(m.tag), m.dest,
+                       op.mode == SendMode::Synchronous ? "" : " (zero buffering)", rank_state(m.dest));
+  }
+
+  std::string receiving_why(int rank, const Receive& r) const {
+    if (r.source == kAnyPeer) return fmt::format("no rank sends it a message it can take ({})", tag_text(r.tag));
+    const auto found = left_.find(Key{rank, r.source, r.comm, r.tag});
+    const bool none_left = r.tag != kAnyTag && (found == left_.end() || found->second.messages <= 0);
+    return fmt::format("it waits for a message from rank {} ({}): {}", r.source, tag_text(r.tag),
+                       logs_[r.source].finalized && none_left
+                           ? fmt::format("rank {} sends no more of them to it", r.source)
+                           : rank_state(r.source));
+  }
+
+  std::string collective_why(int rank, const Op& op, std::uint64_t sequence) const {
+    std::vector<int> absent;
+    members_.each_member(op.comm, rank, [&](int member) {
+      const auto entered = ranks_[member].collectives_entered.find(op.comm);
+      if (entered == ranks_[member].collectives_entered.end() || entered->second < sequence) absent.push_back(member);
+    });
+    const std::size_t shown = std::min<std::size_t>(absent.size(), 8);
+    return fmt::format("it waits for rank{} {}{} to enter collective #{} of communicator {}",
+                       absent.size() == 1 ? "" : "s", fmt::join(absent.begin(), absent.begin() + shown, ", "),
+                       absent.size() > shown ? fmt::format(" and {} more", absent.size() - shown) : "", sequence,
+                       op.comm);
+  }
+
+  std::string why(int rank, const Op& op) const {
+    const RankState& state = ranks_[rank];
+    switch (op.kind) {
+      case OpKind::Send:
+      case OpKind::SendReceive:
+        if (messages_[state.message].sender_waits && !messages_[state.message].matched)
+          return sending_why(messages_[state.message], op);
+        if (op.kind == OpKind::Send) break;
+        return receiving_why(rank, receives_[state.receive]);
+      case OpKind::Receive: return receiving_why(rank, receives_[state.receive]);
+      case OpKind::Probe: return fmt::format("no message it matches comes ({})", tag_text(op.tag));
+      case OpKind::Collective: return collective_why(rank, op, state.collective);
+      case OpKind::WaitAll:
+      case OpKind::WaitAny: {
+        std::vector<std::string> open;
+        for (const std::uint64_t request : op.requests) {
+          if (state.requests.at(request)) continue;
+          const RankState::Start& start = state.starts.at(request);
+          const Op& started = logs_[rank].ops[start.op];
+          const std::string what = started.kind == OpKind::StartSend ? sending_why(messages_[start.message], started)
+                                   : started.kind == OpKind::StartReceive
+                                       ? receiving_why(rank, receives_[start.receive])
+                                       : collective_why(rank, started, start.collective);
+          open.push_back(fmt::format("request {} ({}, line {}): {}", request, started.function, started.line, what));
+        }
+        return fmt::format("it waits for {}", fmt::join(open, "; and for "));
+      }
+      default: break;
+    }
+    return "it cannot go on";
+  }
+
+  const std::vector<CommLog>& logs_;
+  Members members_;
+  Buffering buffering_;
+  std::vector<RankState> ranks_;
+  std::deque<int> runnable_;
+  std::vector<Message> messages_;
+  std::vector<Receive> receives_;
+  std::unordered_map<Key, std::deque<int>, KeyHash> channels_;  // channel_key: unmatched messages, in order sent
+  std::unordered_map<Key, std::deque<int>, KeyHash> arrived_;   // place_key: messages, in order sent
+  std::unordered_map<Key, std::vector<int>, KeyHash> starving_;  // place_key: messages whose taking starves a receive
+  std::unordered_map<Key, std::vector<int>, KeyHash> needed_;    // place_key: messages a receive from their sender waits for
+  std::unordered_map<Key, std::deque<int>, KeyHash> posted_;     // (rank, comm): receives in order posted
+  std::unordered_map<Key, Left, KeyHash> left_;
+  struct PairHash {
+    std::size_t operator()(const std::pair<std::uint64_t, std::uint64_t>& p) const noexcept {
+      return std::hash<std::uint64_t>()(p.first * 0x9e3779b97f4a7c15ULL ^ p.second);
+    }
+  };
+  std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, Collective, PairHash> collectives_;
+  std::unordered_map<Key, std::vector<int>, KeyHash> tags_;     // (rank, comm): the tags of messages to it
+  std::deque<Key> to_match_;  // (rank, comm): receives to match again
+  std::deque<Key> ready_;     // (rank, comm): where a wildcard receive may take a message now
+  std::size_t wildcards_ = 0;
+  std::vector<Choice> choices_;
+};
+
+}  // namespace
+
+void validate(const std::vector<CommLog>& logs) {
+  if (logs.empty()) throw std::invalid_argument("no logs");
+  for (std::size_t rank = 0; rank < logs.size(); ++rank) {
+    const CommLog& log = logs[rank];
+    if (log.rank != static_cast<int>(rank) || log.ranks != static_cast<int>(logs.size()))
+      throw std::invalid_argument(fmt::format("rank-{}.log: its header says rank {} of {}, not rank {} of {}", rank,
+                                              log.rank, log.ranks, rank, logs.size()));
+  }
+  const Members members(logs);
+  for (const CommLog& log : logs) {
+    std::unordered_map<std::uint64_t, bool> started;
+    for (const Op& op : log.ops) {
+      if (op.kind == OpKind::Opaque)
+        cannot(log, op, fmt::format("{} may wait for other ranks in a way analyze does not model; it cannot analyze "
+                                    "this run", op.function));
+      if (has_comm(op.kind)) {
+        const int size = members.size(op.comm);
+        if (size == 0)
+          cannot(log, op, fmt::format("{} on an inter-communicator, which analyze does not model", op.function));
+        const auto check_rank = [&](int rank, std::string_view what) {
+          if (rank != kAnyPeer && rank >= size)
+            cannot(log, op, fmt::format("the {} {} is not a rank of communicator {} ({} ranks)", what, rank, op.comm,
+                                        size));
+        };
+        if (sends(op.kind)) check_rank(op.peer, "destination");
+        if (receives(op.kind) || op.kind == OpKind::Probe) check_rank(source_of(op), "source");
+      }
+      if (op.request != 0 && !started.emplace(op.request, true).second)
+        cannot(log, op, fmt::format("request {} started twice", op.request));
+      for (const std::uint64_t request : op.requests) {
+        if (request == recording::kUnknownRequest)
+          cannot(log, op, fmt::format("{} waits for a request that a call analyze does not model started", op.function));
+        if (!started.contains(request))
+          cannot(log, op, fmt::format("{} waits for request {}, which no line before starts", op.function, request));
+      }
+    }
+  }
+}
+
+Outcome run(const std::vector<CommLog>& logs, Buffering buffering) { return Run(logs, buffering).go(); }
+
+std::string op_text(const CommLog& log, std::size_t index) {
+  const Op& op = log.ops.at(index);
+  std::string call;
+  switch (op.kind) {
+    case OpKind::Send:
+    case OpKind::StartSend: call = fmt::format("{}(dest {}, tag {}, comm {})", op.function, op.peer, op.tag, op.comm); break;
+    case OpKind::Receive:
+    case OpKind::StartReceive:
+    case OpKind::Probe:
+      call = fmt::format("{}(source {}, tag {}, comm {})", op.function, op.peer == kAnyPeer ? "MPI_ANY_SOURCE" : peer_text(op.peer),
+                         op.tag == kAnyTag ? "MPI_ANY_TAG" : std::to_string(op.tag), op.comm);
+      break;
+    case OpKind::SendReceive:
+      call = fmt::format("{}(dest {}, tag {}, source {}, tag {}, comm {})", op.function, op.peer, op.tag,
+                         op.source == kAnyPeer ? "MPI_ANY_SOURCE" : peer_text(op.source),
+                         op.receive_tag == kAnyTag ? "MPI_ANY_TAG" : std::to_string(op.receive_tag), op.comm);
+      break;
+    case OpKind::Collective:
+    case OpKind::StartCollective: call = fmt::format("{}(comm {})", op.function, op.comm); break;
+    case OpKind::WaitAll:
+    case OpKind::WaitAny: call = fmt::format("{}(requests {})", op.function, fmt::join(op.requests, ", ")); break;
+    case OpKind::Opaque: call = op.function; break;
+  }
+  if (op.request != 0) call += fmt::format(" as request {}", op.request);
+  const auto site = log.sites.find(op.site);
+  return fmt::format("{} at {}, rank-{}.log line {}", call, site == log.sites.end() ? "an unknown place" : site->second,
+                     log.rank, op.line);
+}
+
+}  // namespace mpisentry::launcher::analyze

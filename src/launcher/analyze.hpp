@@ -1,0 +1,88 @@
+// `mpisentry analyze DIR`: the communication logs of a run (COMM-LOG) read
+// offline, for the deadlocks that another matching of its receives from
+// MPI_ANY_SOURCE would give, without running the program again (in the
+// spirit of EMPDD). The decisions are here, apart from the files
+// (analyze_command.hpp), for the tests.
+//
+// How: the ranks' logged operations are run again in one process, as
+// MPI may run them: each rank goes as far as it can, messages wait in
+// their channels (one sender's in the order sent), a receive takes the
+// first message of its sender that it matches unless an earlier receive of
+// its rank matches it too, collectives wait for every member (MPI lets
+// them). A receive from MPI_ANY_SOURCE is left open until nothing else can
+// go on, so that every message that can be sent without it is there; it
+// then takes, when it can, a message that a later receive from that sender
+// needs: one of the last messages of (sender, tag) that the rank's receives
+// from that sender will wait for (that receive then waits forever), else one
+// that those receives wait for (bringing that nearer), else the first there. Every
+// step is one MPI could take, so each deadlock found is one the program
+// can reach, given that it makes the same calls whatever its receives took
+// (its control flow does not follow the data; where it does, as after an
+// MPI_Probe from MPI_ANY_SOURCE, the log has the calls of the recorded
+// run). Not every deadlock is found: the general question is NP-complete,
+// and one choice per receive is tried. Each operation is visited a bounded
+// number of times: the time grows with the log.
+//
+// Twice: with standard sends buffered (they complete before their receive,
+// as MPI may run a small one), and with zero buffering (every standard send
+// waits for its receive, as MPI may run a large one): a deadlock only there
+// is a program that relies on buffering.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "recording/comm_log.hpp"
+
+namespace mpisentry::launcher::analyze {
+
+enum class Buffering { Standard, Zero };
+
+// A receive from MPI_ANY_SOURCE given a message that a later receive of its
+// rank from that sender needs: one of the last ones (it starves that
+// receive), or one of those that receive waits for (the next such choice
+// may starve it).
+struct Choice {
+  int rank = 0;
+  std::size_t op = 0;  // index in the rank's ops
+  int sender = 0;      // MPI_COMM_WORLD rank
+  int tag = 0;
+  bool starves = false;
+};
+
+// Where a rank stopped: in op, or where its log ends without "end" (the
+// recorded run went no further there: op is ops.size()), and why, in words.
+// after_cut: it waits for such a rank, directly or through others: for the
+// end of the recorded run, not in a deadlock of its own.
+struct Stopped {
+  int rank = 0;
+  std::size_t op = 0;
+  bool log_ends = false;
+  bool after_cut = false;
+  std::string why;
+};
+
+struct Outcome {
+  Buffering buffering = Buffering::Standard;
+  std::size_t wildcards = 0;     // receives from MPI_ANY_SOURCE the run matched
+  std::vector<Choice> choices;   // those of them that took a message a later receive needs, in order
+  std::vector<Stopped> stopped;    // every rank that did not reach "end", by rank
+  // Some rank waits forever in an operation, not for a rank whose log ends.
+  bool deadlock() const;
+};
+
+// The logs of one run, by rank; throws std::invalid_argument for logs that
+// do not belong together or that it cannot analyze (a call it does not
+// model, a wait for a request it does not know, a rank out of range),
+// naming the rank, the line and the problem.
+void validate(const std::vector<recording::CommLog>& logs);
+
+// One run of the logs; validate() first.
+Outcome run(const std::vector<recording::CommLog>& logs, Buffering buffering);
+
+// An operation as the report names it: "MPI_Recv(source *, tag 1, comm 1)
+// at matchings.c:43 (receive_any), rank-0.log line 5".
+std::string op_text(const recording::CommLog& log, std::size_t op);
+
+}  // namespace mpisentry::launcher::analyze
