@@ -47,7 +47,7 @@ READER_TIMEOUT_S = 10  # for the output once the job has ended
 
 
 # The groups of rows, in the order they run; --only picks some.
-GROUPS = ["overhead", "races", "explore", "detection", "cpu", "exchange", "dump"]
+GROUPS = ["overhead", "races", "explore", "analyze", "detection", "cpu", "exchange", "dump"]
 
 
 class JobFailed(Exception):
@@ -467,6 +467,86 @@ def measure_explore(runner: Runner, launcher: str, program: str) -> tuple[list[l
     return rows, failures
 
 
+# ---------------------------------------------------------------- analyze on synthetic logs
+
+ANALYZE_SIZES = [10, 100, 1000, 10000, 100000]
+ANALYZE_TIMEOUT_S = 900
+
+
+def synthetic_logs(directory: str, shape: str, ranks: int) -> int:
+    """Writes the communication logs (rank-R.log) of a run of `ranks` ranks; returns the operations written.
+    master-worker: 2 rounds of rank 0 sending each worker a task and taking every result from MPI_ANY_SOURCE.
+    hidden: the same, but rank 0's last receive of each round is from rank 1 (a deadlock when the receives from
+    MPI_ANY_SOURCE take rank 1's result first). halo: 5 iterations of a ring exchange with both neighbours
+    (MPI_Irecv, MPI_Isend, MPI_Waitall) and an MPI_Allreduce."""
+    os.makedirs(directory)
+    operations = 0
+    for rank in range(ranks):
+        lines = [f"mpisentry-log 1\nrank {rank} of {ranks}\ncommand ./synthetic {shape}\nsite 1 synthetic.c:1 (main)\n"]
+        if shape == "halo":
+            left, right = (rank - 1) % ranks, (rank + 1) % ranks
+            for iteration in range(5):
+                first = 4 * iteration + 1
+                lines.append(f"irecv {first} MPI_Irecv 1 {left} 0 1\nirecv {first + 1} MPI_Irecv 1 {right} 0 1\n"
+                             f"isend {first + 2} MPI_Isend 1 {left} 0 1\nisend {first + 3} MPI_Isend 1 {right} 0 1\n"
+                             f"wait MPI_Waitall 1 {first} {first + 1} {first + 2} {first + 3}\n"
+                             "coll MPI_Allreduce 1 1\n")
+                operations += 6
+        elif rank == 0:
+            for _ in range(2):
+                lines.append("".join(f"send MPI_Send 1 {worker} 0 1\n" for worker in range(1, ranks)))
+                wildcards = ranks - 2 if shape == "hidden" else ranks - 1
+                lines.append("recv MPI_Recv 1 * 1 1\n" * wildcards)
+                if shape == "hidden":
+                    lines.append("recv MPI_Recv 1 1 1 1\n")
+                operations += 2 * (ranks - 1)
+        else:
+            lines.append("recv MPI_Recv 1 0 0 1\nsend MPI_Send 1 0 1 1\n" * 2)
+            operations += 4
+        lines.append("coll MPI_Barrier 1 1\nend\n")
+        operations += 1
+        with open(os.path.join(directory, f"rank-{rank}.log"), "w") as log:
+            log.write("".join(lines))
+    return operations
+
+
+def measure_analyze(runner: Runner, launcher: str) -> tuple[list[list[str]], list[str]]:
+    """mpisentry analyze's time and peak memory on synthetic logs of growing size."""
+    rows, failures = [], []
+    for shape in ("master-worker", "hidden", "halo"):
+        cells = []
+        for ranks in ANALYZE_SIZES:
+            directory = os.path.join(runner.work, f"logs-{shape}-{ranks}")
+            runner.progress(f"analyze: writing the logs of {shape} on {ranks} ranks")
+            operations = synthetic_logs(directory, shape, ranks)
+            runner.progress(f"analyze: {shape} on {ranks} ranks ({operations} operations)")
+            started = time.monotonic()
+            err_path = os.path.join(runner.work, "analyze.err")
+            with open(err_path, "w") as err:
+                job = subprocess.Popen([launcher, "analyze", directory], stdout=subprocess.DEVNULL, stderr=err,
+                                       start_new_session=True)
+            timer = threading.Timer(ANALYZE_TIMEOUT_S, kill_tree, [job.pid])
+            timer.start()
+            _, status, usage = os.wait4(job.pid, 0)  # this process's own peak memory
+            timer.cancel()
+            job.returncode = os.waitstatus_to_exitcode(status)
+            seconds = time.monotonic() - started
+            peak = usage.ru_maxrss  # KiB
+            if seconds >= ANALYZE_TIMEOUT_S:
+                failures.append(f"analyze {shape} {ranks} ranks: over {ANALYZE_TIMEOUT_S} s")
+            shutil.rmtree(directory, ignore_errors=True)
+            expected = 1 if shape == "hidden" else 0
+            if job.returncode != expected:
+                with open(err_path) as err:
+                    failures.append(f"analyze {shape} {ranks} ranks: exit status {job.returncode}, expected "
+                                    f"{expected}: {err.read().strip()[:200]}")
+            cells.append(f"{ranks}: {seconds:.2f} s, {seconds / operations * 1e6:.2f} µs/op, {peak / 1024:.0f} MiB")
+        rows.append([f"analyze: synthetic logs, {shape} ({'deadlock expected' if shape == 'hidden' else 'clean'}); "
+                     f"ranks: wall time, per operation, peak memory of the process",
+                     "-", "; ".join(cells), "-", "linear: time per operation flat", "-"])
+    return rows, failures
+
+
 # ---------------------------------------------------------------- detection latency
 
 def measure_detection(runner: Runner, program: str, library: str) -> tuple[list[list[str]], list[str]]:
@@ -784,6 +864,7 @@ def main() -> int:
         measures = {
             "races": lambda: measure_races(runner, programs, library, arguments.rounds),
             "explore": lambda: measure_explore(runner, launcher, matchings),
+            "analyze": lambda: measure_analyze(runner, launcher),
             "detection": lambda: measure_detection(runner, os.path.join(programs, "stuck_receive"), library),
             "cpu": lambda: measure_monitor_cpu(runner, os.path.join(programs, "idle"), library),
             "exchange": lambda: measure_exchange(runner, os.path.join(programs, "idle"), library, counter),

@@ -1,11 +1,11 @@
 #include "comm_log/comm_log.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -155,8 +155,9 @@ std::string line_of(Op op, const CallRecord& r, int count, const MPI_Request* re
 
 std::optional<std::string> start(const std::string& dir, int world_rank, int world_size, bool multiple_threads) {
   path = fmt::format("{}/rank-{}.log", dir, world_rank);
-  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
-    return fmt::format("cannot create the communication log's directory {}: {}", dir, std::strerror(errno));
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return fmt::format("cannot create the communication log's directory {}: {}", dir, error.message());
   fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return fmt::format("cannot write the communication log {}: {}", path, std::strerror(errno));
   write_all(recording::log_header_text(world_rank, world_size, races::command_line(), multiple_threads));

@@ -24,6 +24,14 @@ bool Outcome::deadlock() const {
   return std::ranges::any_of(stopped, [](const Stopped& stop) { return !stop.after_cut; });
 }
 
+std::vector<Choice> Outcome::deadlock_choices() const {
+  std::vector<Choice> made;
+  for (const Choice& choice : choices)
+    if (std::ranges::any_of(stopped, [&](const Stopped& stop) { return stop.rank == choice.rank && !stop.after_cut; }))
+      made.push_back(choice);
+  return made;
+}
+
 namespace {
 
 [[noreturn]] void cannot(const CommLog& log, const Op& op, std::string_view problem) {
@@ -145,13 +153,20 @@ class Run {
       : logs_(logs), members_(logs), buffering_(buffering), ranks_(logs.size()) {
     // What each (dest, sender, tag) channel will carry, and how many of it
     // the destination's receives from that sender and tag will wait for.
+    // Counted by tag, and of any tag (kAnyTag): a receive of any tag from
+    // that sender counts in the second only.
     for (const CommLog& log : logs)
       for (const Op& op : log.ops) {
-        if (sends(op.kind))
-          ++left(Key{members_.world_rank(op.comm, op.peer, log.rank), log.rank, op.comm, op.tag}).messages;
-        if (receives(op.kind) && source_of(op) != kAnyPeer && receive_tag_of(op) != kAnyTag)
-          ++left(Key{log.rank, members_.world_rank(op.comm, source_of(op), log.rank), op.comm, receive_tag_of(op)})
-                .receives;
+        if (sends(op.kind)) {
+          const int dest = members_.world_rank(op.comm, op.peer, log.rank);
+          ++left(Key{dest, log.rank, op.comm, op.tag}).messages;
+          ++left(Key{dest, log.rank, op.comm, kAnyTag}).messages;
+        }
+        if (receives(op.kind) && source_of(op) != kAnyPeer) {
+          const int source = members_.world_rank(op.comm, source_of(op), log.rank);
+          if (receive_tag_of(op) != kAnyTag) ++left(Key{log.rank, source, op.comm, receive_tag_of(op)}).receives;
+          ++left(Key{log.rank, source, op.comm, kAnyTag}).receives;
+        }
       }
   }
 
@@ -290,8 +305,8 @@ class Run {
       if (std::ranges::find(tags, tag) == tags.end()) tags.push_back(tag);
     }
     arrived.push_back(id);
-    if (slack({dest, sender, comm, tag}) <= 0) starving_[place_key(dest, comm, tag)].push_back(id);
-    if (left({dest, sender, comm, tag}).receives > 0) needed_[place_key(dest, comm, tag)].push_back(id);
+    if (starves(messages_.back())) starving_[place_key(dest, comm, tag)].push_back(id);
+    if (needed(messages_.back())) needed_[place_key(dest, comm, tag)].push_back(id);
     wildcard_ready(dest, comm);
     to_match_.push_back({dest, -1, comm, 0});
     wake(dest);  // a probe may find it
@@ -313,6 +328,13 @@ class Run {
     const Left& l = left(key);
     return l.messages - l.receives;
   }
+  static Key counted_key(const Message& m) { return {m.dest, m.sender, m.comm, m.tag}; }
+  static Key any_tag_key(const Message& m) { return {m.dest, m.sender, m.comm, kAnyTag}; }
+  // Taking message m by a receive from MPI_ANY_SOURCE leaves a later receive
+  // of its rank from its sender without a message: every such message left
+  // (of its tag, or of any) is one a receive from that sender waits for.
+  bool starves(const Message& m) { return slack(counted_key(m)) <= 0 || slack(any_tag_key(m)) <= 0; }
+  bool needed(const Message& m) { return left(counted_key(m)).receives > 0 || left(any_tag_key(m)).receives > 0; }
 
   // The first message of `sender` to `dest` on `comm` that `receive` matches.
   int first_match(const Receive& receive, int sender) {
@@ -351,16 +373,19 @@ class Run {
     Receive& receive = receives_[receive_id];
     Message& message = messages_[message_id];
     receive.matched = message.matched = true;
-    const Key counted{message.dest, message.sender, message.comm, message.tag};
-    --left(counted).messages;
-    if (receive.source != kAnyPeer && receive.tag != kAnyTag) --left(counted).receives;
-    // A receive from MPI_ANY_SOURCE (or of any tag) took one that a receive
-    // from this sender and tag may need: those of its messages still here
-    // may starve one now.
-    if ((receive.source == kAnyPeer || receive.tag == kAnyTag) && slack(counted) <= 0)
+    --left(counted_key(message)).messages;
+    --left(any_tag_key(message)).messages;
+    if (receive.source != kAnyPeer) {
+      if (receive.tag != kAnyTag) --left(counted_key(message)).receives;
+      --left(any_tag_key(message)).receives;
+    }
+    // A receive took one that a receive from this sender it was not counted
+    // for may need: those of the sender's messages still here may starve
+    // one now.
+    if (receive.source == kAnyPeer || receive.tag == kAnyTag)
       for (const int id : channels_[channel_key(message.dest, message.sender, message.comm)])
-        if (!messages_[id].matched && messages_[id].tag == message.tag)
-          starving_[place_key(message.dest, message.comm, message.tag)].push_back(id);
+        if (!messages_[id].matched && starves(messages_[id]))
+          starving_[place_key(message.dest, message.comm, messages_[id].tag)].push_back(id);
     if (receive.request != 0) ranks_[receive.rank].requests[receive.request] = true;
     if (message.request != 0) ranks_[message.sender].requests[message.request] = true;
     wake(receive.rank);
@@ -402,12 +427,9 @@ class Run {
       for (const int id : posted) {
         const Receive& receive = receives_[id];
         if (receive.matched || receive.source != kAnyPeer) continue;
-        const auto [message, taken] = candidate(posted, id);
+        const auto [message, reason] = candidate(posted, id);
         if (message < 0) continue;
-        ++wildcards_;
-        if (taken != Taken::First)
-          choices_.push_back(
-              {receive.rank, receive.op, messages_[message].sender, messages_[message].tag, taken == Taken::Starving});
+        choices_.push_back({receive.rank, receive.op, messages_[message].sender, messages_[message].tag, reason});
         ready_.push_front(place);  // its next receive from MPI_ANY_SOURCE, after the others went on
         pair(id, message);
         return true;
@@ -424,34 +446,31 @@ class Run {
            !taken_earlier(posted, receive, id);
   }
 
-  enum class Taken { First, Needed, Starving };
-
   // The message a wildcard receive takes: the first that starves a later
   // receive, else the first that a later receive waits for, else the first
   // that came. Entries that no receive can take any more go.
-  std::pair<int, Taken> candidate(const std::deque<int>& posted, int receive_id) {
+  std::pair<int, Reason> candidate(const std::deque<int>& posted, int receive_id) {
     const Receive& receive = receives_[receive_id];
     const std::vector<Key> where = places(receive.rank, receive.comm, receive.tag);
-    const auto counted = [&](int id) { return Key{receive.rank, messages_[id].sender, receive.comm, messages_[id].tag}; };
     for (const Key& place : where) {
       std::vector<int>& starving = starving_[place];
       std::erase_if(starving, [&](int id) { return messages_[id].matched; });
       for (const int id : starving)
-        if (slack(counted(id)) <= 0 && takeable(posted, receive_id, id)) return {id, Taken::Starving};
+        if (starves(messages_[id]) && takeable(posted, receive_id, id)) return {id, Reason::Starves};
     }
     for (const Key& place : where) {
-      std::vector<int>& needed = needed_[place];
-      std::erase_if(needed, [&](int id) { return messages_[id].matched || left(counted(id)).receives <= 0; });
-      for (const int id : needed)
-        if (takeable(posted, receive_id, id)) return {id, Taken::Needed};
+      std::vector<int>& wanted = needed_[place];
+      std::erase_if(wanted, [&](int id) { return messages_[id].matched || !needed(messages_[id]); });
+      for (const int id : wanted)
+        if (takeable(posted, receive_id, id)) return {id, Reason::Needed};
     }
     for (const Key& place : where) {
       std::deque<int>& arrived = arrived_[place];
       while (!arrived.empty() && messages_[arrived.front()].matched) arrived.pop_front();
       for (const int id : arrived)
-        if (takeable(posted, receive_id, id)) return {id, Taken::First};
+        if (takeable(posted, receive_id, id)) return {id, Reason::First};
     }
-    return {-1, Taken::First};
+    return {-1, Reason::First};
   }
 
   // ----- the outcome
@@ -459,7 +478,6 @@ class Run {
   Outcome outcome() const {
     Outcome result;
     result.buffering = buffering_;
-    result.wildcards = wildcards_;
     result.choices = choices_;
     const int ranks = static_cast<int>(logs_.size());
     // Ranks waiting for a rank whose log ends (or for one that waits for
@@ -572,8 +590,8 @@ class Run {
 
   std::string receiving_why(int rank, const Receive& r) const {
     if (r.source == kAnyPeer) return fmt::format("no rank sends it a message it can take ({})", tag_text(r.tag));
-    const auto found = left_.find(Key{rank, r.source, r.comm, r.tag});
-    const bool none_left = r.tag != kAnyTag && (found == left_.end() || found->second.messages <= 0);
+    const auto found = left_.find(Key{rank, r.source, r.comm, r.tag});  // r.tag may be kAnyTag: any of them
+    const bool none_left = found == left_.end() || found->second.messages <= 0;
     return fmt::format("it waits for a message from rank {} ({}): {}", r.source, tag_text(r.tag),
                        logs_[r.source].finalized && none_left
                            ? fmt::format("rank {} sends no more of them to it", r.source)
@@ -647,7 +665,6 @@ class Run {
   std::unordered_map<Key, std::vector<int>, KeyHash> tags_;     // (rank, comm): the tags of messages to it
   std::deque<Key> to_match_;  // (rank, comm): receives to match again
   std::deque<Key> ready_;     // (rank, comm): where a wildcard receive may take a message now
-  std::size_t wildcards_ = 0;
   std::vector<Choice> choices_;
 };
 

@@ -12,16 +12,17 @@
 // them). A receive from MPI_ANY_SOURCE is left open until nothing else can
 // go on, so that every message that can be sent without it is there; it
 // then takes, when it can, a message that a later receive from that sender
-// needs: one of the last messages of (sender, tag) that the rank's receives
-// from that sender will wait for (that receive then waits forever), else one
-// that those receives wait for (bringing that nearer), else the first there. Every
+// needs: one of the last messages of its sender (of its tag, or of any)
+// that the rank's receives from that sender will wait for (one of them then
+// waits forever), else one that they wait for (bringing that nearer), else
+// the first there. Every
 // step is one MPI could take, so each deadlock found is one the program
 // can reach, given that it makes the same calls whatever its receives took
 // (its control flow does not follow the data; where it does, as after an
 // MPI_Probe from MPI_ANY_SOURCE, the log has the calls of the recorded
 // run). Not every deadlock is found: the general question is NP-complete,
-// and one choice per receive is tried. Each operation is visited a bounded
-// number of times: the time grows with the log.
+// and one choice per receive is tried. The time grows about linearly with
+// the log (bench/run --only analyze).
 //
 // Twice: with standard sends buffered (they complete before their receive,
 // as MPI may run a small one), and with zero buffering (every standard send
@@ -39,16 +40,18 @@ namespace mpisentry::launcher::analyze {
 
 enum class Buffering { Standard, Zero };
 
-// A receive from MPI_ANY_SOURCE given a message that a later receive of its
-// rank from that sender needs: one of the last ones (it starves that
-// receive), or one of those that receive waits for (the next such choice
-// may starve it).
+// The message a receive from MPI_ANY_SOURCE took, and why that one.
+enum class Reason {
+  First,    // no message was one a later receive needs: the first that came
+  Needed,   // one that a later receive of its rank from that sender waits for
+  Starves,  // one of the last of them: that later receive waits forever
+};
 struct Choice {
   int rank = 0;
   std::size_t op = 0;  // index in the rank's ops
   int sender = 0;      // MPI_COMM_WORLD rank
   int tag = 0;
-  bool starves = false;
+  Reason reason = Reason::First;
 };
 
 // Where a rank stopped: in op, or where its log ends without "end" (the
@@ -65,11 +68,12 @@ struct Stopped {
 
 struct Outcome {
   Buffering buffering = Buffering::Standard;
-  std::size_t wildcards = 0;     // receives from MPI_ANY_SOURCE the run matched
-  std::vector<Choice> choices;   // those of them that took a message a later receive needs, in order
+  std::vector<Choice> choices;   // every receive from MPI_ANY_SOURCE the run matched, in order
   std::vector<Stopped> stopped;    // every rank that did not reach "end", by rank
   // Some rank waits forever in an operation, not for a rank whose log ends.
   bool deadlock() const;
+  // The choices of the ranks in the deadlock: the matching that makes it.
+  std::vector<Choice> deadlock_choices() const;
 };
 
 // The logs of one run, by rank; throws std::invalid_argument for logs that

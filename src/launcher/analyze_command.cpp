@@ -114,17 +114,27 @@ std::string buffering_title(analyze::Buffering buffering) {
                                                      "as MPI may run large ones)";
 }
 
-std::string rule_text(const analyze::Outcome& outcome) {
+std::string rule_text(const analyze::Outcome& outcome, bool chose) {
   std::string rule =
-      outcome.choices.empty()
-          ? "Rule: these waits never end whichever message each receive from MPI_ANY_SOURCE takes first."
-          : "Rule: a receive from MPI_ANY_SOURCE may take any sender's message that is sent and not yet received "
-            "(MPI orders only one sender's messages); the receives above took ones that a later receive from that "
-            "sender needs, so that one waits forever. This holds if the program makes the same calls whatever "
-            "its receives take.";
+      chose ? "Rule: a receive from MPI_ANY_SOURCE may take any sender's message that is sent and not yet received "
+              "(MPI orders only one sender's messages); with the messages the receives above took, the waits below "
+              "never end. This holds if the program makes the same calls whatever its receives take."
+            : "Rule: each of these ranks waits for an operation that no rank will make; none of them received "
+              "from MPI_ANY_SOURCE.";
   if (outcome.buffering == analyze::Buffering::Zero)
     rule += " With zero buffering a standard send waits until its receive takes it, which MPI allows.";
   return rule;
+}
+
+std::string reason_text(const analyze::Choice& taken) {
+  switch (taken.reason) {
+    case analyze::Reason::Starves:
+      return fmt::format("the last that a later receive of rank {} from rank {} needs", taken.rank, taken.sender);
+    case analyze::Reason::Needed:
+      return fmt::format("one that a later receive of rank {} from rank {} waits for", taken.rank, taken.sender);
+    case analyze::Reason::First: break;
+  }
+  return "the first that came (none there was one a later receive needs)";
 }
 
 void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& outcome) {
@@ -132,7 +142,7 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
   if (!outcome.deadlock()) {
     std::cout << fmt::format("  no deadlock found ({} receive{} from MPI_ANY_SOURCE matched; none could take the "
                              "last message that a later receive needs).\n",
-                             outcome.wildcards, outcome.wildcards == 1 ? "" : "s");
+                             outcome.choices.size(), outcome.choices.size() == 1 ? "" : "s");
     const auto ended = std::ranges::count_if(outcome.stopped, &analyze::Stopped::log_ends);
     if (ended > 0)
       std::cout << fmt::format("  where the logs end without MPI_Finalize, the recorded run went no further: {} "
@@ -142,18 +152,17 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
     return;
   }
   std::cout << "  DEADLOCK";
-  if (!outcome.choices.empty()) {
+  const std::vector<analyze::Choice> choices = outcome.deadlock_choices();
+  if (!choices.empty()) {
     std::cout << " when these receives from MPI_ANY_SOURCE take these messages:\n";
-    for (std::size_t i = 0; i < outcome.choices.size() && i < kShownRanks; ++i) {
-      const analyze::Choice& taken = outcome.choices[i];
-      std::cout << fmt::format("    rank {}: {}\n      takes rank {}'s message (tag {}), {} of rank {} from rank {} "
-                               "needs\n",
-                               taken.rank, analyze::op_text(logs[taken.rank], taken.op), taken.sender, taken.tag,
-                               taken.starves ? "the last that a later receive" : "one that a later receive",
-                               taken.rank, taken.sender);
+    for (std::size_t i = 0; i < choices.size() && i < kShownRanks; ++i) {
+      const analyze::Choice& taken = choices[i];
+      std::cout << fmt::format("    rank {}: {}\n      takes rank {}'s message (tag {}), {}\n", taken.rank,
+                               analyze::op_text(logs[taken.rank], taken.op), taken.sender, taken.tag,
+                               reason_text(taken));
     }
-    if (outcome.choices.size() > kShownRanks)
-      std::cout << fmt::format("    and {} more (--json lists every one)\n", outcome.choices.size() - kShownRanks);
+    if (choices.size() > kShownRanks)
+      std::cout << fmt::format("    and {} more (--json lists every one)\n", choices.size() - kShownRanks);
   } else {
     std::cout << ":\n";
   }
@@ -172,22 +181,22 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
   }
   if (outcome.stopped.size() > kShownRanks)
     std::cout << fmt::format("    and {} more ranks (--json lists every one)\n", outcome.stopped.size() - kShownRanks);
-  std::cout << "  " << rule_text(outcome) << '\n';
+  std::cout << "  " << rule_text(outcome, !choices.empty()) << '\n';
 }
 
 nlohmann::json outcome_json(const std::vector<CommLog>& logs, const analyze::Outcome& outcome) {
   nlohmann::json json;
   json["buffering"] = outcome.buffering == analyze::Buffering::Standard ? "standard" : "zero";
   json["deadlock"] = outcome.deadlock();
-  json["wildcard_receives"] = outcome.wildcards;
-  json["choices"] = nlohmann::json::array();
-  for (const analyze::Choice& taken : outcome.choices)
+  json["wildcard_receives"] = outcome.choices.size();
+  json["choices"] = nlohmann::json::array();  // of the ranks in the deadlock
+  for (const analyze::Choice& taken : outcome.deadlock_choices())
     json["choices"].push_back({{"rank", taken.rank},
                                {"operation", analyze::op_text(logs[taken.rank], taken.op)},
                                {"line", logs[taken.rank].ops[taken.op].line},
                                {"sender", taken.sender},
                                {"tag", taken.tag},
-                               {"starves", taken.starves}});
+                               {"why", reason_text(taken)}});
   json["stopped"] = nlohmann::json::array();
   for (const analyze::Stopped& stop : outcome.stopped) {
     const CommLog& log = logs[stop.rank];

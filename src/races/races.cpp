@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -111,8 +112,9 @@ void write_all(const std::string& text) {
 
 std::optional<Problem> start_recording(const std::string& dir, int world_size) {
   path = rank_file(dir, world_rank);
-  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
-    return Problem{dir, fmt::format("cannot create the recording directory: {}", std::strerror(errno))};
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return Problem{dir, fmt::format("cannot create the recording directory: {}", error.message())};
   fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Problem{path, fmt::format("cannot write the recording: {}", std::strerror(errno))};
   write_all(Writer::header_text({world_rank, world_size, command_line()}));

@@ -221,6 +221,8 @@ MPISENTRY_API int MPI_Finalize(void) {
   CallRecord record;
   record.shape = CallShape::Finalize;
   ThreadState& self = enter_call(record, FunctionId::Finalize);
+  // "end" now: a rank that waits here for the others has reached MPI_Finalize.
+  comm_log::finish();
   // Blocks until every rank is here: the monitors stop after the same round.
   monitor::stop();
   checking = false;
@@ -229,7 +231,6 @@ MPISENTRY_API int MPI_Finalize(void) {
   // may have reached CHECK-MAX-ERRORS: the job ends before MPI does.
   checks::stop_at_error_limit();
   races::finish();
-  comm_log::finish();
   const int result = PMPI_Finalize();
   self.leave(true);
   return result;

@@ -26,9 +26,13 @@ JobResult analyze(const Workspace& workspace, const std::filesystem::path& dir) 
                              dir.string()});
 }
 
+// Where the runs write their logs: a directory in one that does not exist
+// yet either (--comm-log makes both).
+std::filesystem::path log_dir(const Workspace& workspace) { return workspace.dir() / "runs" / "logs"; }
+
 Analyzed logged_run(const Workspace& workspace, int ranks, const Program& program,
                     const std::vector<std::string>& args) {
-  const std::filesystem::path dir = workspace.dir() / "logs";
+  const std::filesystem::path dir = log_dir(workspace);
   Analyzed result;
   result.job = run_checked(workspace, ranks, program, {"--deadlock-timeout", "2s", "--comm-log", dir.string()}, args);
   result.analysis = analyze(workspace, dir);
@@ -113,8 +117,8 @@ TEST_CASE("analyze: the log of a run that hung or crashed is on disk and read as
     CHECK(verdicts(hung.analysis.out) == kBothDeadlock);
     CHECK(has(hung.analysis.out, "    rank 0: MPI_Recv(source 1, tag 0, comm 1) at "));
     CHECK(has(hung.analysis.out, "      it waits for a message from rank 1 (tag 0): rank 1 is stopped too\n"));
-    CHECK(has(hung.analysis.out, "Rule: these waits never end whichever message each receive from MPI_ANY_SOURCE "
-                                 "takes first."));
+    CHECK(has(hung.analysis.out, "Rule: each of these ranks waits for an operation that no rank will make; none of "
+                                 "them received from MPI_ANY_SOURCE."));
   }
   {
     // Rank 1 crashes while rank 0 waits for its message.
@@ -132,7 +136,7 @@ TEST_CASE("analyze: the log of a run that hung or crashed is on disk and read as
 TEST_CASE("analyze: logs that are missing, cut or not of one run are refused, naming the file",
           "[races][analyze][errors]") {
   Workspace workspace;
-  const std::filesystem::path dir = workspace.dir() / "logs";
+  const std::filesystem::path dir = log_dir(workspace);
   JobResult missing = analyze(workspace, dir);
   CHECK(missing.exit_status == 2);
   CHECK(has(missing.err, "mpisentry analyze: " + dir.string() + ": no such directory"));
