@@ -1,11 +1,5 @@
 #include "comm_log/comm_log.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -13,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "log/log.hpp"
 #include "races/races.hpp"
 #include "recording/comm_log.hpp"
+#include "recording/rank_file.hpp"
 #include "records/communicators.hpp"
 
 namespace mpisentry::comm_log {
@@ -42,29 +36,13 @@ struct Started {
 // Guards everything below: taken by the program's threads at their logged
 // calls and by the writers.
 std::mutex mutex;
-std::string path;
-int fd = -1;
+recording::RankFile file;
 std::string pending;  // lines not yet written
 std::uint64_t requests_started = 0;
 std::unordered_map<MPI_Request, Started> requests;
 std::set<std::uint64_t> comms_declared;
 std::unordered_map<const void*, int> sites;
 std::vector<std::pair<int, const void*>> sites_unnamed;
-
-void write_all(const std::string& text) {
-  std::size_t done = 0;
-  while (fd >= 0 && done < text.size()) {
-    const ssize_t wrote = ::write(fd, text.data() + done, text.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) {
-      log::error("cannot write the communication log {}: {}; the log stops", path, std::strerror(errno));
-      ::close(fd);
-      fd = -1;
-      return;
-    }
-    done += static_cast<std::size_t>(wrote);
-  }
-}
 
 // Under the lock: the call site's number, named at the next flush.
 int site_of(const void* call_site) {
@@ -154,13 +132,8 @@ std::string line_of(Op op, const CallRecord& r, int count, const MPI_Request* re
 }  // namespace
 
 std::optional<std::string> start(const std::string& dir, int world_rank, int world_size, bool multiple_threads) {
-  path = fmt::format("{}/rank-{}.log", dir, world_rank);
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) return fmt::format("cannot create the communication log's directory {}: {}", dir, error.message());
-  fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return fmt::format("cannot write the communication log {}: {}", path, std::strerror(errno));
-  write_all(recording::log_header_text(world_rank, world_size, races::command_line(), multiple_threads));
+  if (auto problem = file.create(dir, fmt::format("rank-{}.log", world_rank), "the communication log")) return problem;
+  file.append(recording::log_header_text(world_rank, world_size, races::command_line(), multiple_threads));
   detail::on = true;
   return std::nullopt;
 }
@@ -248,7 +221,7 @@ void flush(bool symbolize) {
   } else if (!lock.try_lock()) {
     return;  // a crashed thread may hold it
   }
-  if (fd < 0) return;
+  if (!file.is_open()) return;
   if (symbolize && !sites_unnamed.empty()) {
     std::vector<std::pair<int, const void*>> unnamed;
     unnamed.swap(sites_unnamed);
@@ -258,7 +231,7 @@ void flush(bool symbolize) {
     lock.lock();
     pending.insert(0, named);
   }
-  write_all(pending);
+  file.append(pending);
   pending.clear();
 }
 
@@ -266,10 +239,8 @@ void finish() {
   flush(true);
   const std::lock_guard lock(mutex);
   detail::on = false;
-  if (fd < 0) return;
-  write_all(std::string(recording::kLogEnd));
-  ::close(fd);
-  fd = -1;
+  file.append(recording::kLogEnd);
+  file.close();
 }
 
 }  // namespace mpisentry::comm_log

@@ -1,6 +1,8 @@
 #include "launcher/analyze.hpp"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <cstdint>
 #include <deque>
 #include <stdexcept>
@@ -124,6 +126,11 @@ struct Receive {
   bool matches(const Message& m) const {
     return (source == kAnyPeer || source == m.sender) && (tag == kAnyTag || tag == m.tag);
   }
+  // Whether it is one of the receives counted for (sender, tag) `key`: its
+  // source and tag are within the key's.
+  bool counts_in(const Key& key) const {
+    return (key.sender == kAnyPeer || key.sender == source) && (key.tag == kAnyTag || key.tag == tag);
+  }
 };
 
 struct Collective {
@@ -151,22 +158,19 @@ class Run {
  public:
   Run(const std::vector<CommLog>& logs, Buffering buffering)
       : logs_(logs), members_(logs), buffering_(buffering), ranks_(logs.size()) {
-    // What each (dest, sender, tag) channel will carry, and how many of it
-    // the destination's receives from that sender and tag will wait for.
-    // Counted by tag, and of any tag (kAnyTag): a receive of any tag from
-    // that sender counts in the second only.
+    // How many messages each destination will get, and how many its
+    // receives will take, counted by (sender, tag), (sender, any tag), (any
+    // sender, tag) and (any sender, any tag): a receive counts in those its
+    // source and tag are within.
     for (const CommLog& log : logs)
       for (const Op& op : log.ops) {
-        if (sends(op.kind)) {
-          const int dest = members_.world_rank(op.comm, op.peer, log.rank);
-          ++left(Key{dest, log.rank, op.comm, op.tag}).messages;
-          ++left(Key{dest, log.rank, op.comm, kAnyTag}).messages;
-        }
-        if (receives(op.kind) && source_of(op) != kAnyPeer) {
-          const int source = members_.world_rank(op.comm, source_of(op), log.rank);
-          if (receive_tag_of(op) != kAnyTag) ++left(Key{log.rank, source, op.comm, receive_tag_of(op)}).receives;
-          ++left(Key{log.rank, source, op.comm, kAnyTag}).receives;
-        }
+        if (sends(op.kind))
+          for (const Key& key : counts_of(members_.world_rank(op.comm, op.peer, log.rank), log.rank, op.comm, op.tag))
+            ++left(key).messages;
+        if (receives(op.kind))
+          for (const Key& key : receive_counts(log.rank, world_or_any(log, op, source_of(op)), op.comm,
+                                               receive_tag_of(op)))
+            ++left(key).receives;
       }
   }
 
@@ -196,6 +200,36 @@ class Run {
     std::int64_t receives = 0;  // receives from (sender, tag) not yet matched
   };
   Left& left(const Key& key) { return left_[key]; }
+  // The counts a message from `sender` with `tag` to `dest` is in.
+  static std::array<Key, 4> counts_of(int dest, int sender, std::uint64_t comm, int tag) {
+    return {Key{dest, sender, comm, tag}, Key{dest, sender, comm, kAnyTag}, Key{dest, kAnyPeer, comm, tag},
+            Key{dest, kAnyPeer, comm, kAnyTag}};
+  }
+  static std::array<Key, 4> counts_of(const Message& m) { return counts_of(m.dest, m.sender, m.comm, m.tag); }
+  // The counts a receive from `source` (or kAnyPeer) with `tag` (or kAnyTag) is in.
+  static std::vector<Key> receive_counts(int rank, int source, std::uint64_t comm, int tag) {
+    std::vector<Key> keys;
+    for (const int each_source : {source, kAnyPeer})
+      for (const int each_tag : {tag, kAnyTag})
+        if (const Key key{rank, each_source, comm, each_tag}; std::ranges::find(keys, key) == keys.end())
+          keys.push_back(key);
+    return keys;
+  }
+  // The unmatched messages of a count (never the count of any sender and any
+  // tag, which every receive is in).
+  std::vector<int> messages_within(const Key& key) {
+    std::vector<int> ids;
+    const auto add = [&](const auto& queue, bool any_tag) {
+      for (const int id : queue)
+        if (!messages_[id].matched && (any_tag || messages_[id].tag == key.tag)) ids.push_back(id);
+    };
+    if (key.sender != kAnyPeer) add(channels_[channel_key(key.dest, key.sender, key.comm)], key.tag == kAnyTag);
+    else if (key.tag != kAnyTag) add(arrived_[place_key(key.dest, key.comm, key.tag)], true);
+    return ids;
+  }
+  int world_or_any(const CommLog& log, const Op& op, int rank) const {
+    return rank == kAnyPeer ? kAnyPeer : members_.world_rank(op.comm, rank, log.rank);
+  }
   static Key channel_key(int dest, int sender, std::uint64_t comm) { return {dest, sender, comm, 0}; }
   static Key place_key(int rank, std::uint64_t comm, int tag) { return {rank, -1, comm, tag}; }
 
@@ -305,8 +339,12 @@ class Run {
       if (std::ranges::find(tags, tag) == tags.end()) tags.push_back(tag);
     }
     arrived.push_back(id);
-    if (starves(messages_.back())) starving_[place_key(dest, comm, tag)].push_back(id);
-    if (needed(messages_.back())) needed_[place_key(dest, comm, tag)].push_back(id);
+    const Message& m = messages_.back();
+    const std::array<Key, 4> counts = counts_of(m);
+    if (std::any_of(counts.begin(), counts.end() - 1, [&](const Key& key) { return slack(key) <= 0; }))
+      starving_[place_key(dest, comm, tag)].push_back(id);
+    if (std::any_of(counts.begin(), counts.end() - 1, [&](const Key& key) { return left(key).receives > 0; }))
+      needed_[place_key(dest, comm, tag)].push_back(id);
     wildcard_ready(dest, comm);
     to_match_.push_back({dest, -1, comm, 0});
     wake(dest);  // a probe may find it
@@ -328,13 +366,20 @@ class Run {
     const Left& l = left(key);
     return l.messages - l.receives;
   }
-  static Key counted_key(const Message& m) { return {m.dest, m.sender, m.comm, m.tag}; }
-  static Key any_tag_key(const Message& m) { return {m.dest, m.sender, m.comm, kAnyTag}; }
-  // Taking message m by a receive from MPI_ANY_SOURCE leaves a later receive
-  // of its rank from its sender without a message: every such message left
-  // (of its tag, or of any) is one a receive from that sender waits for.
-  bool starves(const Message& m) { return slack(counted_key(m)) <= 0 || slack(any_tag_key(m)) <= 0; }
-  bool needed(const Message& m) { return left(counted_key(m)).receives > 0 || left(any_tag_key(m)).receives > 0; }
+  // The count in which receive `r` taking message `m` leaves a later receive
+  // without a message: one `r` is not counted in (its taking lowers the
+  // messages and not the receives) whose every message left is one a
+  // receive waits for.
+  std::optional<Key> starved(const Message& m, const Receive& r) {
+    for (const Key& key : counts_of(m))
+      if (!r.counts_in(key) && slack(key) <= 0) return key;
+    return std::nullopt;
+  }
+  // Whether a later receive that `r` is not counted with waits for m.
+  bool needed(const Message& m, const Receive& r) {
+    const std::array<Key, 4> counts = counts_of(m);
+    return std::ranges::any_of(counts, [&](const Key& key) { return !r.counts_in(key) && left(key).receives > 0; });
+  }
 
   // The first message of `sender` to `dest` on `comm` that `receive` matches.
   int first_match(const Receive& receive, int sender) {
@@ -373,19 +418,16 @@ class Run {
     Receive& receive = receives_[receive_id];
     Message& message = messages_[message_id];
     receive.matched = message.matched = true;
-    --left(counted_key(message)).messages;
-    --left(any_tag_key(message)).messages;
-    if (receive.source != kAnyPeer) {
-      if (receive.tag != kAnyTag) --left(counted_key(message)).receives;
-      --left(any_tag_key(message)).receives;
+    for (const Key& key : counts_of(message)) {
+      --left(key).messages;
+      if (receive.counts_in(key)) {
+        --left(key).receives;
+      } else if (slack(key) == 0) {
+        // Every message of this count left is now one a receive waits for.
+        for (const int id : messages_within(key))
+          if (!messages_[id].matched) starving_[place_key(key.dest, key.comm, messages_[id].tag)].push_back(id);
+      }
     }
-    // A receive took one that a receive from this sender it was not counted
-    // for may need: those of the sender's messages still here may starve
-    // one now.
-    if (receive.source == kAnyPeer || receive.tag == kAnyTag)
-      for (const int id : channels_[channel_key(message.dest, message.sender, message.comm)])
-        if (!messages_[id].matched && starves(messages_[id]))
-          starving_[place_key(message.dest, message.comm, messages_[id].tag)].push_back(id);
     if (receive.request != 0) ranks_[receive.rank].requests[receive.request] = true;
     if (message.request != 0) ranks_[message.sender].requests[message.request] = true;
     wake(receive.rank);
@@ -456,13 +498,15 @@ class Run {
       std::vector<int>& starving = starving_[place];
       std::erase_if(starving, [&](int id) { return messages_[id].matched; });
       for (const int id : starving)
-        if (starves(messages_[id]) && takeable(posted, receive_id, id)) return {id, Reason::Starves};
+        if (takeable(posted, receive_id, id))
+          if (const auto key = starved(messages_[id], receive))
+            return {id, key->sender == kAnyPeer ? Reason::StarvesTag : Reason::Starves};
     }
     for (const Key& place : where) {
       std::vector<int>& wanted = needed_[place];
-      std::erase_if(wanted, [&](int id) { return messages_[id].matched || !needed(messages_[id]); });
+      std::erase_if(wanted, [&](int id) { return messages_[id].matched; });
       for (const int id : wanted)
-        if (takeable(posted, receive_id, id)) return {id, Reason::Needed};
+        if (takeable(posted, receive_id, id) && needed(messages_[id], receive)) return {id, Reason::Needed};
     }
     for (const Key& place : where) {
       std::deque<int>& arrived = arrived_[place];

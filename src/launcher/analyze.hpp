@@ -42,9 +42,10 @@ enum class Buffering { Standard, Zero };
 
 // The message a receive from MPI_ANY_SOURCE took, and why that one.
 enum class Reason {
-  First,    // no message was one a later receive needs: the first that came
-  Needed,   // one that a later receive of its rank from that sender waits for
-  Starves,  // one of the last of them: that later receive waits forever
+  First,       // no message there was one a later receive needs: the first that came
+  Needed,      // one that a later receive of its rank waits for
+  Starves,     // one of the last from that sender that its later receives from it need: one waits forever
+  StarvesTag,  // one of the last of that tag that its later receives of that tag need: one waits forever
 };
 struct Choice {
   int rank = 0;

@@ -130,11 +130,12 @@ std::string reason_text(const analyze::Choice& taken) {
   switch (taken.reason) {
     case analyze::Reason::Starves:
       return fmt::format("the last that a later receive of rank {} from rank {} needs", taken.rank, taken.sender);
-    case analyze::Reason::Needed:
-      return fmt::format("one that a later receive of rank {} from rank {} waits for", taken.rank, taken.sender);
+    case analyze::Reason::StarvesTag:
+      return fmt::format("the last of tag {} that a later receive of rank {} needs", taken.tag, taken.rank);
+    case analyze::Reason::Needed: return fmt::format("one that a later receive of rank {} waits for", taken.rank);
     case analyze::Reason::First: break;
   }
-  return "the first that came (none there was one a later receive needs)";
+  return "the first that came: no message there was one a later receive needs";
 }
 
 void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& outcome) {

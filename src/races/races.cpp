@@ -1,16 +1,11 @@
 #include "races/races.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <deque>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -23,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "log/log.hpp"
+#include "recording/rank_file.hpp"
 #include "stacks/stacks.hpp"
 
 namespace mpisentry::races {
@@ -45,9 +41,7 @@ std::mutex mutex;
 int world_rank = 0;
 
 // Recording.
-std::string path;  // this rank's file
-int fd = -1;
-std::uint64_t bytes_written = 0;
+recording::RankFile file;
 Writer writer;
 // Where receives and probes from MPI_ANY_SOURCE were made, for the summary.
 struct Place {
@@ -85,8 +79,7 @@ std::uint64_t used_of_run = 0;  // its events already replayed
 std::uint64_t replayed_events = 0;
 bool said_recording_ended = false;
 
-std::string rank_file(const std::string& dir, int rank) { return fmt::format("{}/rank-{}.record", dir, rank); }
-
+std::string rank_file_name(int rank) { return fmt::format("rank-{}.record", rank); }
 
 [[noreturn]] void stop(const std::string& message) {
   log::error("{}", message);
@@ -94,36 +87,15 @@ std::string rank_file(const std::string& dir, int rank) { return fmt::format("{}
   std::_Exit(1);  // not reached: MPI_Abort ends the job
 }
 
-void write_all(const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t wrote = ::write(fd, text.data() + done, text.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) {
-      log::error("cannot write the recording {}: {}; recording stops", path, std::strerror(errno));
-      ::close(fd);
-      fd = -1;
-      return;
-    }
-    done += static_cast<std::size_t>(wrote);
-  }
-  bytes_written += done;
-}
-
 std::optional<Problem> start_recording(const std::string& dir, int world_size) {
-  path = rank_file(dir, world_rank);
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) return Problem{dir, fmt::format("cannot create the recording directory: {}", error.message())};
-  fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Problem{path, fmt::format("cannot write the recording: {}", std::strerror(errno))};
-  write_all(Writer::header_text({world_rank, world_size, command_line()}));
+  if (auto problem = file.create(dir, rank_file_name(world_rank), "the recording")) return Problem{dir, *problem};
+  file.append(Writer::header_text({world_rank, world_size, command_line()}));
   detail::mode |= detail::kRecording;
   return std::nullopt;
 }
 
 std::optional<Problem> start_replay(const std::string& dir, int world_size) {
-  replay_path = rank_file(dir, world_rank);
+  replay_path = dir + "/" + rank_file_name(world_rank);
   struct stat status {};
   if (::stat(dir.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
     return Problem{dir, "cannot replay: no such directory"};
@@ -150,11 +122,10 @@ std::optional<Problem> start_replay(const std::string& dir, int world_size) {
   return std::nullopt;
 }
 
-
 // What this rank recorded; nothing when it made no timing-dependent call.
 void print_summary(std::uint64_t events) {
   if (events == 0) return;
-  log::info("recorded {} outcomes of calls that depend on timing in {} ({} bytes)", events, path, bytes_written);
+  log::info("recorded {} outcomes of calls that depend on timing in {} ({} bytes)", events, file.path(), file.bytes());
   std::uint64_t total = 0;
   for (const auto& [site, place] : places) total += place.count;
   if (total == 0) return;
@@ -297,8 +268,7 @@ std::optional<Problem> start(const Setup& setup) {
   // Replay first: it reads its file before the recording may write one.
   if (!setup.replay_dir.empty())
     if (auto problem = start_replay(setup.replay_dir, setup.world_size)) return problem;
-  if (!setup.record_dir.empty())
-    if (auto problem = start_recording(setup.record_dir, setup.world_size)) return problem;
+  if (!setup.record_dir.empty()) return start_recording(setup.record_dir, setup.world_size);
   return std::nullopt;
 }
 
@@ -307,10 +277,9 @@ namespace {
 // Writes the rest and `ending`, and closes the file; false if it was not open.
 bool end_recording(Ending ending) {
   const std::lock_guard lock(mutex);
-  if (fd < 0) return false;
-  write_all(writer.take() + Writer::ending_text(ending));
-  ::close(fd);
-  fd = -1;
+  if (!file.is_open()) return false;
+  file.append(writer.take() + Writer::ending_text(ending));
+  file.close();
   return true;
 }
 
@@ -324,7 +293,7 @@ void flush(Patience patience) {
     if (patience == Patience::None || tries == 50) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  if (fd >= 0 && !writer.empty()) write_all(writer.take());
+  if (file.is_open() && !writer.empty()) file.append(writer.take());
 }
 
 void finish() {

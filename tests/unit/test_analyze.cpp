@@ -33,22 +33,21 @@ std::vector<CommLog> logs_of(const std::vector<std::string>& ranks, bool finaliz
   return logs;
 }
 
-std::string problem_of(const std::vector<CommLog>& logs) {
+// What `read` throws, or "(accepted)".
+template <typename Read>
+std::string thrown_by(Read&& read) {
   try {
-    validate(logs);
+    read();
   } catch (const std::invalid_argument& bad) {
     return bad.what();
   }
   return "(accepted)";
 }
-
+std::string problem_of(const std::vector<CommLog>& logs) {
+  return thrown_by([&] { validate(logs); });
+}
 std::string parse_problem(const std::string& text) {
-  try {
-    parse_log(text);
-  } catch (const std::invalid_argument& bad) {
-    return bad.what();
-  }
-  return "(accepted)";
+  return thrown_by([&] { parse_log(text); });
 }
 
 // The ranks that stopped in an operation, and at which (index).
@@ -130,6 +129,22 @@ TEST_CASE("analyze: a receive of any tag from one sender counts too", "[analyze]
   REQUIRE(outcome.deadlock_choices().size() == 1);
   CHECK(outcome.deadlock_choices()[0].sender == 0);
   CHECK(outcome.deadlock_choices()[0].reason == Reason::Starves);
+}
+
+TEST_CASE("analyze: a receive of any source and any tag that takes the last message of a tag a later one needs",
+          "[analyze]") {
+  // MBI's MessageRace_tag_ANY_TAG_1_Send_Recv_nok, and its mirror: which
+  // rank sends tag 1 must not matter.
+  for (const int tag_one_sender : {1, 2}) {
+    const auto sender = [&](int rank) { return fmt::format("send MPI_Send 1 0 {} 1\n", rank == tag_one_sender ? 1 : 2); };
+    const auto logs = logs_of({"recv MPI_Recv 1 * * 1\nrecv MPI_Recv 1 * 1 1\n", sender(1), sender(2)});
+    const Outcome outcome = run(logs, Buffering::Standard);
+    CHECK(outcome.deadlock());
+    REQUIRE(outcome.deadlock_choices().size() == 1);
+    CHECK(outcome.deadlock_choices()[0].sender == tag_one_sender);
+    CHECK(outcome.deadlock_choices()[0].reason == Reason::StarvesTag);
+    CHECK(stuck(outcome) == std::vector<std::pair<int, std::size_t>>{{0, 1}});
+  }
 }
 
 TEST_CASE("analyze: two receives from MPI_ANY_SOURCE that together take what a third needs", "[analyze]") {
