@@ -165,10 +165,10 @@ class Run {
     for (const CommLog& log : logs)
       for (const Op& op : log.ops) {
         if (sends(op.kind))
-          for (const Key& key : counts_of(members_.world_rank(op.comm, op.peer, log.rank), log.rank, op.comm, op.tag))
+          for (const Key& key : counts_of(world(log, op, op.peer), log.rank, op.comm, op.tag))
             ++left(key).messages;
         if (receives(op.kind))
-          for (const Key& key : receive_counts(log.rank, world_or_any(log, op, source_of(op)), op.comm,
+          for (const Key& key : receive_counts(log.rank, world(log, op, source_of(op)), op.comm,
                                                receive_tag_of(op)))
             ++left(key).receives;
       }
@@ -197,10 +197,11 @@ class Run {
  private:
   struct Left {
     std::int64_t messages = 0;  // sent or to be sent, not yet received
-    std::int64_t receives = 0;  // receives from (sender, tag) not yet matched
+    std::int64_t receives = 0;  // receives counted here, not yet matched
   };
   Left& left(const Key& key) { return left_[key]; }
-  // The counts a message from `sender` with `tag` to `dest` is in.
+  // The counts a message from `sender` with `tag` to `dest` is in, by these indices.
+  static constexpr std::size_t kSenderTag = 0, kSender = 1, kTag = 2;
   static std::array<Key, 4> counts_of(int dest, int sender, std::uint64_t comm, int tag) {
     return {Key{dest, sender, comm, tag}, Key{dest, sender, comm, kAnyTag}, Key{dest, kAnyPeer, comm, tag},
             Key{dest, kAnyPeer, comm, kAnyTag}};
@@ -227,9 +228,6 @@ class Run {
     else if (key.tag != kAnyTag) add(arrived_[place_key(key.dest, key.comm, key.tag)], true);
     return ids;
   }
-  int world_or_any(const CommLog& log, const Op& op, int rank) const {
-    return rank == kAnyPeer ? kAnyPeer : members_.world_rank(op.comm, rank, log.rank);
-  }
   static Key channel_key(int dest, int sender, std::uint64_t comm) { return {dest, sender, comm, 0}; }
   static Key place_key(int rank, std::uint64_t comm, int tag) { return {rank, -1, comm, tag}; }
 
@@ -239,7 +237,10 @@ class Run {
     runnable_.push_back(rank);
   }
 
-  int world(const CommLog& log, const Op& op, int rank) const { return members_.world_rank(op.comm, rank, log.rank); }
+  // The MPI_COMM_WORLD rank of `op`'s peer `rank` (kAnyPeer stays).
+  int world(const CommLog& log, const Op& op, int rank) const {
+    return rank == kAnyPeer ? kAnyPeer : members_.world_rank(op.comm, rank, log.rank);
+  }
 
   void advance(int rank) {
     const CommLog& log = logs_[rank];
@@ -339,12 +340,13 @@ class Run {
       if (std::ranges::find(tags, tag) == tags.end()) tags.push_back(tag);
     }
     arrived.push_back(id);
-    const Message& m = messages_.back();
-    const std::array<Key, 4> counts = counts_of(m);
-    if (std::any_of(counts.begin(), counts.end() - 1, [&](const Key& key) { return slack(key) <= 0; }))
-      starving_[place_key(dest, comm, tag)].push_back(id);
-    if (std::any_of(counts.begin(), counts.end() - 1, [&](const Key& key) { return left(key).receives > 0; }))
-      needed_[place_key(dest, comm, tag)].push_back(id);
+    const std::array<Key, 4> counts = counts_of(messages_.back());
+    const Key place = place_key(dest, comm, tag);
+    if (slack(counts[kSenderTag]) <= 0 || slack(counts[kSender]) <= 0) starving_.by_sender[place].push_back(id);
+    if (slack(counts[kTag]) <= 0) starving_.by_tag[place].push_back(id);
+    if (left(counts[kSenderTag]).receives > 0 || left(counts[kSender]).receives > 0)
+      needed_.by_sender[place].push_back(id);
+    if (left(counts[kTag]).receives > 0) needed_.by_tag[place].push_back(id);
     wildcard_ready(dest, comm);
     to_match_.push_back({dest, -1, comm, 0});
     wake(dest);  // a probe may find it
@@ -354,7 +356,7 @@ class Run {
   int post_receive(int rank, const Op& op, std::size_t index, std::uint64_t request) {
     const int source = source_of(op);
     const int id = static_cast<int>(receives_.size());
-    receives_.push_back({rank, op.comm, source == kAnyPeer ? kAnyPeer : world(logs_[rank], op, source),
+    receives_.push_back({rank, op.comm, world(logs_[rank], op, source),
                          receive_tag_of(op), index, request});
     posted_[{rank, -1, op.comm, 0}].push_back(id);
     if (source == kAnyPeer) wildcard_ready(rank, op.comm);
@@ -424,8 +426,8 @@ class Run {
         --left(key).receives;
       } else if (slack(key) == 0) {
         // Every message of this count left is now one a receive waits for.
-        for (const int id : messages_within(key))
-          if (!messages_[id].matched) starving_[place_key(key.dest, key.comm, messages_[id].tag)].push_back(id);
+        auto& lists = key.sender == kAnyPeer ? starving_.by_tag : starving_.by_sender;
+        for (const int id : messages_within(key)) lists[place_key(key.dest, key.comm, messages_[id].tag)].push_back(id);
       }
     }
     if (receive.request != 0) ranks_[receive.rank].requests[receive.request] = true;
@@ -436,7 +438,7 @@ class Run {
   }
 
   bool probe_finds(int rank, const Op& op) {
-    const int source = op.peer == kAnyPeer ? kAnyPeer : world(logs_[rank], op, op.peer);
+    const int source = world(logs_[rank], op, op.peer);
     const Receive probe{rank, op.comm, source, op.tag, 0, 0};
     if (source != kAnyPeer) return first_match(probe, source) >= 0;
     for (const Key& place : places(rank, op.comm, op.tag)) {
@@ -494,20 +496,24 @@ class Run {
   std::pair<int, Reason> candidate(const std::deque<int>& posted, int receive_id) {
     const Receive& receive = receives_[receive_id];
     const std::vector<Key> where = places(receive.rank, receive.comm, receive.tag);
-    for (const Key& place : where) {
-      std::vector<int>& starving = starving_[place];
-      std::erase_if(starving, [&](int id) { return messages_[id].matched; });
-      for (const int id : starving)
-        if (takeable(posted, receive_id, id))
-          if (const auto key = starved(messages_[id], receive))
-            return {id, key->sender == kAnyPeer ? Reason::StarvesTag : Reason::Starves};
-    }
-    for (const Key& place : where) {
-      std::vector<int>& wanted = needed_[place];
-      std::erase_if(wanted, [&](int id) { return messages_[id].matched; });
-      for (const int id : wanted)
-        if (takeable(posted, receive_id, id) && needed(messages_[id], receive)) return {id, Reason::Needed};
-    }
+    // The first message in `wanted`'s lists at `where` that the receive may
+    // take and `fits`; the lists by tag only for a receive of any tag (one
+    // of one tag is counted with the others of its tag).
+    const auto first_of = [&](Wanted& wanted, auto&& fits) -> int {
+      for (auto* lists : {&wanted.by_sender, receive.tag == kAnyTag ? &wanted.by_tag : nullptr})
+        for (const Key& place : where) {
+          if (lists == nullptr) continue;
+          std::vector<int>& ids = (*lists)[place];
+          std::erase_if(ids, [&](int id) { return messages_[id].matched; });
+          for (const int id : ids)
+            if (takeable(posted, receive_id, id) && fits(messages_[id])) return id;
+        }
+      return -1;
+    };
+    if (const int id = first_of(starving_, [&](const Message& m) { return starved(m, receive).has_value(); }); id >= 0)
+      return {id, starved(messages_[id], receive)->sender == kAnyPeer ? Reason::StarvesTag : Reason::Starves};
+    if (const int id = first_of(needed_, [&](const Message& m) { return needed(m, receive); }); id >= 0)
+      return {id, Reason::Needed};
     for (const Key& place : where) {
       std::deque<int>& arrived = arrived_[place];
       while (!arrived.empty() && messages_[arrived.front()].matched) arrived.pop_front();
@@ -581,17 +587,14 @@ class Run {
     Waited waited;
     const auto source = [&](const Op& receive) {
       if (source_of(receive) == kAnyPeer) waited.anyone = true;
-      else waited.ranks.push_back(members_.world_rank(receive.comm, source_of(receive), rank));
+      else waited.ranks.push_back(world(log, receive, source_of(receive)));
     };
     const auto absent = [&](const Op& collective, std::uint64_t sequence) {
-      members_.each_member(collective.comm, rank, [&](int member) {
-        const auto entered = ranks_[member].collectives_entered.find(collective.comm);
-        if (entered == ranks_[member].collectives_entered.end() || entered->second < sequence)
-          waited.ranks.push_back(member);
-      });
+      const std::vector<int> members = absent_members(rank, collective, sequence);
+      waited.ranks.insert(waited.ranks.end(), members.begin(), members.end());
     };
     const auto started = [&](const Op& start, std::uint64_t sequence) {
-      if (start.kind == OpKind::StartSend) waited.ranks.push_back(members_.world_rank(start.comm, start.peer, rank));
+      if (start.kind == OpKind::StartSend) waited.ranks.push_back(world(log, start, start.peer));
       if (start.kind == OpKind::StartReceive) source(start);
       if (start.kind == OpKind::StartCollective) absent(start, sequence);
     };
@@ -642,12 +645,18 @@ class Run {
                            : rank_state(r.source));
   }
 
-  std::string collective_why(int rank, const Op& op, std::uint64_t sequence) const {
+  // The members of `op`'s communicator that did not enter its collective #sequence.
+  std::vector<int> absent_members(int rank, const Op& op, std::uint64_t sequence) const {
     std::vector<int> absent;
     members_.each_member(op.comm, rank, [&](int member) {
       const auto entered = ranks_[member].collectives_entered.find(op.comm);
       if (entered == ranks_[member].collectives_entered.end() || entered->second < sequence) absent.push_back(member);
     });
+    return absent;
+  }
+
+  std::string collective_why(int rank, const Op& op, std::uint64_t sequence) const {
+    const std::vector<int> absent = absent_members(rank, op, sequence);
     const std::size_t shown = std::min<std::size_t>(absent.size(), 8);
     return fmt::format("it waits for rank{} {}{} to enter collective #{} of communicator {}",
                        absent.size() == 1 ? "" : "s", fmt::join(absent.begin(), absent.begin() + shown, ", "),
@@ -696,8 +705,13 @@ class Run {
   std::vector<Receive> receives_;
   std::unordered_map<Key, std::deque<int>, KeyHash> channels_;  // channel_key: unmatched messages, in order sent
   std::unordered_map<Key, std::deque<int>, KeyHash> arrived_;   // place_key: messages, in order sent
-  std::unordered_map<Key, std::vector<int>, KeyHash> starving_;  // place_key: messages whose taking starves a receive
-  std::unordered_map<Key, std::vector<int>, KeyHash> needed_;    // place_key: messages a receive from their sender waits for
+  // Messages a receive from MPI_ANY_SOURCE should take, by place_key: through
+  // a count of their sender, or of their tag from any sender.
+  struct Wanted {
+    std::unordered_map<Key, std::vector<int>, KeyHash> by_sender, by_tag;
+  };
+  Wanted starving_;  // whose taking may leave a later receive without a message
+  Wanted needed_;    // that a later receive waits for
   std::unordered_map<Key, std::deque<int>, KeyHash> posted_;     // (rank, comm): receives in order posted
   std::unordered_map<Key, Left, KeyHash> left_;
   struct PairHash {

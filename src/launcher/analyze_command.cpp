@@ -237,8 +237,9 @@ int run_analyze_command(std::span<const std::string> words) {
     operations += log.ops.size();
     threads = threads || log.multiple_threads;
     for (const recording::Op& op : log.ops)
-      wildcards += (op.kind == recording::OpKind::Receive || op.kind == recording::OpKind::StartReceive) &&
-                   op.peer == recording::kAnyPeer;
+      wildcards += ((op.kind == recording::OpKind::Receive || op.kind == recording::OpKind::StartReceive) &&
+                    op.peer == recording::kAnyPeer) ||
+                   (op.kind == recording::OpKind::SendReceive && op.source == recording::kAnyPeer);
   }
   std::cout << fmt::format("mpisentry analyze {}: {} ranks, {} operation{}, {} receive{} from MPI_ANY_SOURCE "
                            "(rank 0 ran: {})\n",
