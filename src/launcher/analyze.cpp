@@ -43,7 +43,7 @@ namespace {
 // The members of every communicator the logs use, as MPI_COMM_WORLD ranks.
 class Members {
  public:
-  Members(const std::vector<CommLog>& logs) : world_size_(static_cast<int>(logs.size())) {
+  explicit Members(const std::vector<CommLog>& logs) : world_size_(static_cast<int>(logs.size())) {
     for (const CommLog& log : logs)
       for (const auto& [id, comm] : log.comms) {
         const auto [known, added] = comms_.try_emplace(id, comm);
@@ -92,7 +92,11 @@ std::string peer_text(int value) { return value == kAnyPeer ? "*" : std::to_stri
 // ---------------------------------------------------------------------------
 // The run.
 
-struct Key {  // a channel: messages from sender to dest on comm (with a tag, for the counts)
+// What the run's maps are keyed by, each map by one kind: a channel (dest,
+// sender, comm), a place (dest, comm, tag; sender kAnyPeer), a rank's
+// communicator (dest, comm), a count (dest, sender or kAnyPeer, comm, tag or
+// kAnyTag).
+struct Key {
   int dest, sender;
   std::uint64_t comm;
   int tag;
@@ -229,7 +233,8 @@ class Run {
     return ids;
   }
   static Key channel_key(int dest, int sender, std::uint64_t comm) { return {dest, sender, comm, 0}; }
-  static Key place_key(int rank, std::uint64_t comm, int tag) { return {rank, -1, comm, tag}; }
+  static Key place_key(int rank, std::uint64_t comm, int tag) { return {rank, kAnyPeer, comm, tag}; }
+  static Key rank_comm_key(int rank, std::uint64_t comm) { return {rank, kAnyPeer, comm, 0}; }
 
   void wake(int rank) {
     if (ranks_[rank].queued) return;
@@ -336,7 +341,7 @@ class Run {
     channels_[channel_key(dest, sender, comm)].push_back(id);
     std::deque<int>& arrived = arrived_[place_key(dest, comm, tag)];
     if (arrived.empty()) {
-      std::vector<int>& tags = tags_[{dest, -1, comm, 0}];
+      std::vector<int>& tags = tags_[rank_comm_key(dest, comm)];
       if (std::ranges::find(tags, tag) == tags.end()) tags.push_back(tag);
     }
     arrived.push_back(id);
@@ -348,7 +353,7 @@ class Run {
       needed_.by_sender[place].push_back(id);
     if (left(counts[kTag]).receives > 0) needed_.by_tag[place].push_back(id);
     wildcard_ready(dest, comm);
-    to_match_.push_back({dest, -1, comm, 0});
+    to_match_.push_back(rank_comm_key(dest, comm));
     wake(dest);  // a probe may find it
     return id;
   }
@@ -358,9 +363,9 @@ class Run {
     const int id = static_cast<int>(receives_.size());
     receives_.push_back({rank, op.comm, world(logs_[rank], op, source),
                          receive_tag_of(op), index, request});
-    posted_[{rank, -1, op.comm, 0}].push_back(id);
+    posted_[rank_comm_key(rank, op.comm)].push_back(id);
     if (source == kAnyPeer) wildcard_ready(rank, op.comm);
-    to_match_.push_back({rank, -1, op.comm, 0});
+    to_match_.push_back(rank_comm_key(rank, op.comm));
     return id;
   }
 
@@ -406,7 +411,7 @@ class Run {
 
   // Receives from one source take their messages, in the order posted.
   void match(int rank, std::uint64_t comm) {
-    std::deque<int>& posted = posted_[{rank, -1, comm, 0}];
+    std::deque<int>& posted = posted_[rank_comm_key(rank, comm)];
     while (!posted.empty() && receives_[posted.front()].matched) posted.pop_front();
     for (const int id : posted) {
       const Receive& receive = receives_[id];
@@ -434,7 +439,7 @@ class Run {
     if (message.request != 0) ranks_[message.sender].requests[message.request] = true;
     wake(receive.rank);
     wake(message.sender);
-    to_match_.push_back({receive.rank, -1, receive.comm, 0});  // later receives may take what it held back
+    to_match_.push_back(rank_comm_key(receive.rank, receive.comm));  // later receives may take what it held back
   }
 
   bool probe_finds(int rank, const Op& op) {
@@ -453,13 +458,13 @@ class Run {
   std::vector<Key> places(int rank, std::uint64_t comm, int tag) {
     if (tag != kAnyTag) return {place_key(rank, comm, tag)};
     std::vector<Key> found;
-    for (const int each : tags_[{rank, -1, comm, 0}]) found.push_back(place_key(rank, comm, each));
+    for (const int each : tags_[rank_comm_key(rank, comm)]) found.push_back(place_key(rank, comm, each));
     return found;
   }
 
   // ----- receives from MPI_ANY_SOURCE
 
-  void wildcard_ready(int rank, std::uint64_t comm) { ready_.push_back({rank, -1, comm, 0}); }
+  void wildcard_ready(int rank, std::uint64_t comm) { ready_.push_back(rank_comm_key(rank, comm)); }
 
   // When nothing else can go on: one receive from MPI_ANY_SOURCE takes a
   // message, one that starves a later receive if it can. False when none can.

@@ -11,13 +11,12 @@
 // its rank matches it too, collectives wait for every member (MPI lets
 // them). A receive from MPI_ANY_SOURCE is left open until nothing else can
 // go on, so that every message that can be sent without it is there; it
-// then takes, when it can, a message that a later receive from that sender
-// needs: one of the last messages of its sender (of its tag, or of any)
-// that the rank's receives from that sender will wait for (one of them then
-// waits forever), else one that they wait for (bringing that nearer), else
-// the first there. Every
-// step is one MPI could take, so each deadlock found is one the program
-// can reach, given that it makes the same calls whatever its receives took
+// then takes one of the last messages that the rank's later receives will
+// wait for, counted by sender and tag, by sender, or by tag from any sender
+// (one of them then waits forever), else one that they wait for (bringing
+// that nearer), else the first there. Every step is one MPI could take, so
+// each deadlock found is one the program can reach, given that it makes
+// the same calls whatever its receives took
 // (its control flow does not follow the data; where it does, as after an
 // MPI_Probe from MPI_ANY_SOURCE, the log has the calls of the recorded
 // run). Not every deadlock is found: the general question is NP-complete,

@@ -141,9 +141,11 @@ std::string reason_text(const analyze::Choice& taken) {
 void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& outcome) {
   std::cout << buffering_title(outcome.buffering) << ":\n";
   if (!outcome.deadlock()) {
-    std::cout << fmt::format("  no deadlock found ({} receive{} from MPI_ANY_SOURCE matched; none could take the "
-                             "last message that a later receive needs).\n",
-                             outcome.choices.size(), outcome.choices.size() == 1 ? "" : "s");
+    const std::size_t matched = outcome.choices.size();
+    std::cout << (matched == 0 ? std::string("  no deadlock found (no receive from MPI_ANY_SOURCE to choose for).\n")
+                               : fmt::format("  no deadlock found ({} receive{} from MPI_ANY_SOURCE matched; none could "
+                                             "take the last message that a later receive needs).\n",
+                                             matched, matched == 1 ? "" : "s"));
     const auto ended = std::ranges::count_if(outcome.stopped, &analyze::Stopped::log_ends);
     if (ended > 0)
       std::cout << fmt::format("  where the logs end without MPI_Finalize, the recorded run went no further: {} "

@@ -93,6 +93,29 @@ TEST_CASE("analyze: programs whose every matching is right are clean", "[races][
   }
 }
 
+TEST_CASE("analyze: generated programs, correct under every matching and with a bug", "[races][analyze]") {
+  // Receives from MPI_ANY_SOURCE, persistent requests, MPI_Sendrecv,
+  // nonblocking collectives, split and duplicated communicators.
+  const Program program = TEST_PROGRAM(random_program);
+  {
+    Workspace workspace;
+    const Analyzed correct = logged_run(workspace, 4, program, {"--seed", "4"});
+    INFO(describe(correct.job) << describe(correct.analysis));
+    REQUIRE(correct.job.succeeded());
+    CHECK(correct.analysis.exit_status == 0);
+    CHECK(verdicts(correct.analysis.out) == kNeither);
+    CHECK(has(correct.analysis.out, "receives from MPI_ANY_SOURCE matched"));
+  }
+  {
+    Workspace workspace;
+    const Analyzed buggy = logged_run(workspace, 3, program, {"--seed", "1", "--bug", "missing-send"});
+    INFO(describe(buggy.job) << describe(buggy.analysis));
+    CHECK(has(buggy.job.err, "GLOBAL:DEADLOCK:HARD"));
+    CHECK(buggy.analysis.exit_status == 1);
+    CHECK(verdicts(buggy.analysis.out) == kBothDeadlock);
+  }
+}
+
 TEST_CASE("analyze: sends that rely on buffering deadlock with zero buffering only", "[races][analyze]") {
   const std::vector<std::pair<Program, int>> programs = {{TEST_PROGRAM(send_pair), 2}, {TEST_PROGRAM(isend_ring), 3}};
   for (const auto& [program, ranks] : programs) {

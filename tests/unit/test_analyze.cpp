@@ -260,7 +260,7 @@ TEST_CASE("analyze: logs it cannot model or that are not of one run are refused,
   CHECK(problem_of({log_of(0, 2, ""), log_of(0, 2, "")}) == "rank-1.log: its header says rank 0 of 2, not rank 1 of 2");
 }
 
-TEST_CASE("comm log: lines written are read back; a bad line is named", "[analyze][errors]") {
+TEST_CASE("comm log: lines written are read back, and a bad line is named", "[analyze][errors]") {
   Op op;
   op.kind = OpKind::SendReceive;
   op.function = "MPI_Sendrecv";
