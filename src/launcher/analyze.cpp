@@ -148,13 +148,13 @@ struct RankState {
   bool queued = false;
   int message = -1, receive = -1;  // of ops[pc]
   std::uint64_t collective = 0;    // ops[pc]'s: its sequence number on its communicator
-  std::unordered_map<std::uint64_t, bool> requests;  // started: complete
-  struct Start {
-    std::size_t op;
-    int message, receive;      // a send's, a receive's
-    std::uint64_t collective;  // a collective's sequence number
+  struct Request {
+    bool complete = false;
+    std::size_t op = 0;             // its start
+    int message = -1, receive = -1;  // a send's, a receive's
+    std::uint64_t collective = 0;   // a collective's sequence number
   };
-  std::unordered_map<std::uint64_t, Start> starts;  // by request
+  std::unordered_map<std::uint64_t, Request> requests;  // started, by number
   std::unordered_map<std::uint64_t, std::uint64_t> collectives_entered;  // by communicator
 };
 
@@ -255,7 +255,13 @@ class Run {
       if (!state.begun) {
         begin(rank, op);
         state.begun = true;
-        if (op.request != 0) state.starts[op.request] = {state.pc, state.message, state.receive, state.collective};
+        if (op.request != 0) {
+          RankState::Request& started = state.requests[op.request];  // complete as begin() found it
+          started.op = state.pc;
+          started.message = state.message;
+          started.receive = state.receive;
+          started.collective = state.collective;
+        }
       }
       if (!done(rank, op)) return;
       ++state.pc;
@@ -278,7 +284,7 @@ class Run {
       case OpKind::StartSend: {
         const bool waits = sender_waits(op);
         const std::uint64_t request = op.kind == OpKind::StartSend ? op.request : 0;
-        if (request != 0) state.requests[request] = !waits;
+        if (request != 0) state.requests[request].complete = !waits;
         if (op.kind == OpKind::SendReceive) state.receive = post_receive(rank, op, index, 0);
         state.message = post_message(rank, world(log, op, op.peer), op.tag, op.comm, waits, request);
         break;
@@ -286,7 +292,7 @@ class Run {
       case OpKind::Receive:
       case OpKind::StartReceive: {
         const std::uint64_t request = op.kind == OpKind::StartReceive ? op.request : 0;
-        if (request != 0) state.requests[request] = false;
+        if (request != 0) state.requests[request].complete = false;
         state.receive = post_receive(rank, op, index, request);
         break;
       }
@@ -296,11 +302,11 @@ class Run {
         state.collective = sequence;
         Collective& collective = collectives_[{op.comm, sequence}];
         if (op.kind == OpKind::StartCollective) {
-          state.requests[op.request] = false;
+          state.requests[op.request].complete = false;
           collective.requests.emplace_back(rank, op.request);
         }
         if (++collective.arrived == members_.size(op.comm)) {
-          for (const auto& [member, request] : collective.requests) ranks_[member].requests[request] = true;
+          for (const auto& [member, request] : collective.requests) ranks_[member].requests[request].complete = true;
           members_.each_member(op.comm, rank, [&](int member) { wake(member); });
         }
         break;
@@ -314,7 +320,7 @@ class Run {
 
   bool done(int rank, const Op& op) {
     RankState& state = ranks_[rank];
-    const auto complete = [&](std::uint64_t request) { return state.requests.at(request); };
+    const auto complete = [&](std::uint64_t request) { return state.requests.at(request).complete; };
     switch (op.kind) {
       case OpKind::Send: return !messages_[state.message].sender_waits || messages_[state.message].matched;
       case OpKind::Receive: return receives_[state.receive].matched;
@@ -435,8 +441,8 @@ class Run {
         for (const int id : messages_within(key)) lists[place_key(key.dest, key.comm, messages_[id].tag)].push_back(id);
       }
     }
-    if (receive.request != 0) ranks_[receive.rank].requests[receive.request] = true;
-    if (message.request != 0) ranks_[message.sender].requests[message.request] = true;
+    if (receive.request != 0) ranks_[receive.rank].requests[receive.request].complete = true;
+    if (message.request != 0) ranks_[message.sender].requests[message.request].complete = true;
     wake(receive.rank);
     wake(message.sender);
     to_match_.push_back(rank_comm_key(receive.rank, receive.comm));  // later receives may take what it held back
@@ -615,8 +621,7 @@ class Run {
       case OpKind::WaitAll:
       case OpKind::WaitAny:
         for (const std::uint64_t request : op.requests)
-          if (!state.requests.at(request)) {
-            const RankState::Start& start = state.starts.at(request);
+          if (const RankState::Request& start = state.requests.at(request); !start.complete) {
             started(log.ops[start.op], start.collective);
           }
         break;
@@ -685,8 +690,8 @@ class Run {
       case OpKind::WaitAny: {
         std::vector<std::string> open;
         for (const std::uint64_t request : op.requests) {
-          if (state.requests.at(request)) continue;
-          const RankState::Start& start = state.starts.at(request);
+          const RankState::Request& start = state.requests.at(request);
+          if (start.complete) continue;
           const Op& started = logs_[rank].ops[start.op];
           const std::string what = started.kind == OpKind::StartSend ? sending_why(messages_[start.message], started)
                                    : started.kind == OpKind::StartReceive
@@ -773,6 +778,8 @@ void validate(const std::vector<CommLog>& logs) {
 }
 
 Outcome run(const std::vector<CommLog>& logs, Buffering buffering) { return Run(logs, buffering).go(); }
+
+bool receives_from_any_source(const Op& op) { return receives(op.kind) && source_of(op) == kAnyPeer; }
 
 std::string op_text(const CommLog& log, std::size_t index) {
   const Op& op = log.ops.at(index);

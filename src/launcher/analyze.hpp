@@ -85,6 +85,10 @@ void validate(const std::vector<recording::CommLog>& logs);
 // One run of the logs; validate() first.
 Outcome run(const std::vector<recording::CommLog>& logs, Buffering buffering);
 
+// Whether `op` receives from MPI_ANY_SOURCE (a receive, a nonblocking one,
+// or MPI_Sendrecv's receive).
+bool receives_from_any_source(const recording::Op& op);
+
 // An operation as the report names it: "MPI_Recv(source *, tag 1, comm 1)
 // at matchings.c:43 (receive_any), rank-0.log line 5".
 std::string op_text(const recording::CommLog& log, std::size_t op);

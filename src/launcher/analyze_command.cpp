@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 using recording::CommLog;
 
 constexpr int kNone = 0, kFound = 1, kFailed = 2;
-constexpr std::size_t kShownRanks = 20;
+constexpr std::size_t kShown = 20;  // choices and stopped ranks printed; --json has them all
 
 std::string usage() {
   return "usage: mpisentry analyze [--json FILE] DIR\n"
@@ -158,19 +158,19 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
   const std::vector<analyze::Choice> choices = outcome.deadlock_choices();
   if (!choices.empty()) {
     std::cout << " when these receives from MPI_ANY_SOURCE take these messages:\n";
-    for (std::size_t i = 0; i < choices.size() && i < kShownRanks; ++i) {
+    for (std::size_t i = 0; i < choices.size() && i < kShown; ++i) {
       const analyze::Choice& taken = choices[i];
       std::cout << fmt::format("    rank {}: {}\n      takes rank {}'s message (tag {}), {}\n", taken.rank,
                                analyze::op_text(logs[taken.rank], taken.op), taken.sender, taken.tag,
                                reason_text(taken));
     }
-    if (choices.size() > kShownRanks)
-      std::cout << fmt::format("    and {} more (--json lists every one)\n", choices.size() - kShownRanks);
+    if (choices.size() > kShown)
+      std::cout << fmt::format("    and {} more (--json lists every one)\n", choices.size() - kShown);
   } else {
     std::cout << ":\n";
   }
   std::cout << "  where each rank stops:\n";
-  for (std::size_t i = 0; i < outcome.stopped.size() && i < kShownRanks; ++i) {
+  for (std::size_t i = 0; i < outcome.stopped.size() && i < kShown; ++i) {
     const analyze::Stopped& stop = outcome.stopped[i];
     const CommLog& log = logs[stop.rank];
     std::cout << fmt::format("    rank {}: {}\n      {}{}\n", stop.rank,
@@ -182,8 +182,8 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
                                                                 "the deadlock)"
                                                               : "");
   }
-  if (outcome.stopped.size() > kShownRanks)
-    std::cout << fmt::format("    and {} more ranks (--json lists every one)\n", outcome.stopped.size() - kShownRanks);
+  if (outcome.stopped.size() > kShown)
+    std::cout << fmt::format("    and {} more ranks (--json lists every one)\n", outcome.stopped.size() - kShown);
   std::cout << "  " << rule_text(outcome, !choices.empty()) << '\n';
 }
 
@@ -239,9 +239,7 @@ int run_analyze_command(std::span<const std::string> words) {
     operations += log.ops.size();
     threads = threads || log.multiple_threads;
     for (const recording::Op& op : log.ops)
-      wildcards += ((op.kind == recording::OpKind::Receive || op.kind == recording::OpKind::StartReceive) &&
-                    op.peer == recording::kAnyPeer) ||
-                   (op.kind == recording::OpKind::SendReceive && op.source == recording::kAnyPeer);
+      wildcards += analyze::receives_from_any_source(op);
   }
   std::cout << fmt::format("mpisentry analyze {}: {} ranks, {} operation{}, {} receive{} from MPI_ANY_SOURCE "
                            "(rank 0 ran: {})\n",
