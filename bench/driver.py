@@ -249,7 +249,7 @@ class Variant:
 
 
 # What `mpisentry --check-all` switches on.
-CHECK_ALL = "GLOBAL:COLLECTIVE:** ON; GLOBAL:MSG:** ON; LOCAL:** ON"
+CHECK_ALL = "GLOBAL:COLLECTIVE:** ON; GLOBAL:MSG:** ON; LOCAL:** ON; GLOBAL:MSG:RACE OFF"
 
 
 def overhead_variants(library: str) -> list[Variant]:
@@ -270,8 +270,12 @@ def overhead_variants(library: str) -> list[Variant]:
             # Each family alone: which of them may be on by default.
             Variant("with the collective checks", {**checker, "MPISENTRY_CHECK": "GLOBAL:COLLECTIVE:** ON"},
                     ", checker with CHECK GLOBAL:COLLECTIVE:** ON", over="with"),
-            Variant("with the message checks", {**checker, "MPISENTRY_CHECK": "GLOBAL:MSG:** ON"},
-                    ", checker with CHECK GLOBAL:MSG:** ON", over="with")]
+            Variant("with the message checks",
+                    {**checker, "MPISENTRY_CHECK": "GLOBAL:MSG:** ON; GLOBAL:MSG:RACE OFF"},
+                    ", checker with CHECK GLOBAL:MSG:** ON", over="with"),
+            # The race summary on the same channel: a clock read per message and per wildcard receive.
+            Variant("with the race check", {**checker, "MPISENTRY_CHECK": "GLOBAL:MSG:RACE ON"},
+                    ", checker with CHECK GLOBAL:MSG:RACE ON", over="with")]
 
 
 def run_variant(runner: Runner, programs: str, kernel: Kernel, variant: Variant, failures: list[str]) -> dict[str, float]:

@@ -70,7 +70,10 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
   s.limits = Limits(settings.max_errors, settings.max_reports, settings.suppression_limit);
   if (!s.any) return;
   PMPI_Comm_dup(MPI_COMM_WORLD, &s.summary_comm);
-  start_messages(on(report::Check::MessageDatatype), on(report::Check::MessagePending), settings.max_pending,
+  start_messages({.datatype = on(report::Check::MessageDatatype),
+                  .pending = on(report::Check::MessagePending),
+                  .race = on(report::Check::MessageRace),
+                  .max_pending = settings.max_pending},
                  multiple_threads);
   start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree), multiple_threads);
   start_collectives();
@@ -78,7 +81,8 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
   std::vector<std::string_view> names;
   for (int i = static_cast<int>(report::Check::CollectiveOperation); i < report::kCheckCount; ++i)
     if (s.enabled[i]) names.emplace_back(report::check_name(static_cast<report::Check>(i)));
-  log::info("{} consistency checks on (VERBOSE 2 names them); CHECK-MAX-ERRORS {}{}", names.size(),
+  log::info("{} consistency check{} on (VERBOSE 2 names them); CHECK-MAX-ERRORS {}{}", names.size(),
+            names.size() == 1 ? "" : "s",
             settings.max_errors, settings.max_errors == 0 ? " (never stop)" : "");
   log::debug("consistency checks on: {}", fmt::join(names, ", "));
 }

@@ -6,7 +6,8 @@ Limits::Decision Limits::count(report::Check check, const std::string& key) {
   report::CheckCounts& counts = counts_[static_cast<int>(check)];
   ++counts.found;
   Decision decision;
-  if (report::severity(check) != report::Severity::Warning)
+  if (const report::Severity severity = report::severity(check);
+      severity != report::Severity::Warning && severity != report::Severity::Info)
     decision.error_limit_reached = ++errors_ >= max_errors_ && max_errors_ > 0;
   std::int64_t* printed_here = nullptr;
   if (const auto known = printed_per_key_.find(key); known != printed_per_key_.end())

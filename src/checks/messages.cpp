@@ -2,6 +2,7 @@
 
 #include <link.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,8 @@
 #include <cstring>
 #include <atomic>
 #include <deque>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "checks/findings.hpp"
 #include "checks/requests.hpp"
@@ -32,6 +36,7 @@ namespace mpisentry::checks {
 
 namespace detail {
 bool shadowing = false;
+bool judging_races = false;
 }
 
 namespace {
@@ -51,12 +56,13 @@ struct Record {
   std::int64_t bytes = 0;
   std::uint64_t hash = 0;
   std::uint64_t call_site = 0;  // offset in the sender's executable + 1; 0: elsewhere
+  std::int64_t sent_at = 0;     // GLOBAL:MSG:RACE: race_clock() once the send call started it; 0 without it
   std::int32_t tag = 0;
   std::uint32_t type_text = 0;  // offset of the sender's datatype text in its batch
   std::uint16_t function = 0;   // FunctionId
   std::uint8_t flags = 0;
 };
-constexpr std::uint8_t kUntyped = 1, kKnown = 2, kMultipleThreads = 4, kCancel = 8;
+constexpr std::uint8_t kUntyped = 1, kKnown = 2, kMultipleThreads = 4, kCancel = 8, kSynchronous = 16;
 static_assert(std::is_trivially_copyable_v<Record>);
 
 // A batch on the wire: the header, `records` Records, then `text_bytes` of
@@ -92,6 +98,61 @@ struct Taken {
   TypeRef type;
   const void* posted_at = nullptr;
   const void* completed_at = nullptr;
+  std::uint64_t order = 0;  // GLOBAL:MSG:RACE: the rank's count of receives when it completed
+  std::int64_t passed_over_at = 0;  // Receive::passed_over_at
+  const void* passed_over_by = nullptr;
+};
+
+// GLOBAL:MSG:RACE. A receive from MPI_ANY_SOURCE raced with another rank
+// when a message of that rank that it matches (communicator and tag) was
+// sent before the receive returned and received only after it, or never:
+// nothing the receiving rank did after it learnt which message it got can
+// have caused that message, so with other timing the receive could have
+// taken it. "Before" is read on CLOCK_MONOTONIC, which orders events as
+// causality does within one kernel; a Lamport clock would need the sender's
+// value at the receive, which a batched record brings only later. Ranks that
+// read other clocks (another kernel or time namespace) are not compared. Not
+// judged: a receive while a receive started before it was active on its
+// communicator or a message probed by MPI_Mprobe was left to receive (MPI
+// might have had to give that one the other message first), and one whose
+// own message came from a synchronous send (that send returned once the
+// receive matched it, before the receive returned, and its sender may have
+// caused the other message then).
+//
+// Records arrive in batches, late: the receives wait for them in a window of
+// the last kRaceWindow per communicator, and a message is compared with at
+// most kRaceScan of them (the earliest that completed after it was sent).
+constexpr std::size_t kRaceWindow = 4096;
+constexpr std::size_t kRaceScan = 64;
+
+// A receive or probe from MPI_ANY_SOURCE, in a window. A probe judges as a
+// receive would that completed then: MPI gives a message to an active receive
+// before a probe sees it, and no receive was active.
+struct Wildcard {
+  // Its own message: known when its record pairs with the receive (a probe
+  // matches nothing: Ordinary).
+  enum class Own : std::uint8_t { Unknown, Ordinary, Synchronous };
+  std::uint64_t order;  // the rank's count of receives when it completed (a probe: those before it)
+  std::int64_t at;      // when it returned (race_clock)
+  int tag;              // as posted: MPI_ANY_TAG too
+  int source;           // the comm rank whose message it took
+  std::uint32_t place;  // in State::race_places
+  Own own = Own::Unknown;
+  bool counted = false;       // its race is counted in its place
+  std::vector<int> raced_with;  // world ranks, kept until `own` is known
+};
+
+// A call site of receives or probes from MPI_ANY_SOURCE, or of Waitany,
+// Waitsome, Testany or Testsome calls that passed over receives.
+struct RacePlace {
+  enum class Kind { Receives, Probes, Completions };
+  const void* call_site = nullptr;
+  Kind kind = Kind::Receives;
+  std::int64_t calls = 0;
+  std::int64_t judged = 0;  // calls judged (receives and probes)
+  std::int64_t raced = 0;   // calls that raced; for Completions, the receives passed over that could have come first
+  std::vector<int> took;        // world ranks whose messages they took, sorted
+  std::vector<int> could_take;  // world ranks whose messages they could have taken, sorted
 };
 
 // The messages of one source and tag: at most one of the queues is not
@@ -126,6 +187,7 @@ struct Shadow {
   // Receives freed while active, as (source, tag), wildcards kept: the
   // messages they took have records that nobody pairs.
   std::vector<std::pair<int, int>> abandoned;
+  std::deque<Wildcard> wildcards;  // GLOBAL:MSG:RACE's window, in completion order
 };
 
 struct PendingMessage {
@@ -161,6 +223,11 @@ struct State {
   std::uint32_t tick = 0;                        // the monitor's tick when they were last sent
   std::unordered_map<MPI_Message, MPI_Comm> probed;
   std::uint64_t next_number = 1;
+  // GLOBAL:MSG:RACE.
+  std::vector<std::uint64_t> clock_domains;  // by world rank: equal values read one clock
+  std::uint64_t receives_completed = 0;
+  std::vector<RacePlace> race_places;
+  std::map<std::pair<const void*, RacePlace::Kind>, std::uint32_t> race_place_index;
 };
 
 State& state() {
@@ -281,6 +348,212 @@ void compare(const Taken& taken, const Arrived& sent, Shadow& shadow, int source
                    shadow.name});
 }
 
+// Which clock CLOCK_MONOTONIC is: the kernel (its boot id) and the time
+// namespace. Unknown: this rank's own, like no other's.
+std::uint64_t clock_domain() {
+  std::string domain;
+  std::ifstream boot_id("/proc/sys/kernel/random/boot_id");
+  if (!std::getline(boot_id, domain) || domain.empty())
+    return std::hash<std::string>{}("unknown clock of rank " + std::to_string(world_rank()));
+  char time_namespace[64] = {};
+  if (readlink("/proc/self/ns/time", time_namespace, sizeof time_namespace - 1) > 0) domain += time_namespace;
+  return std::hash<std::string>{}(domain);
+}
+
+void add_rank(std::vector<int>& ranks, int rank) {
+  const auto at = std::lower_bound(ranks.begin(), ranks.end(), rank);
+  if (at == ranks.end() || *at != rank) ranks.insert(at, rank);
+}
+
+// Under the lock: the index of the place of `kind` at `call_site`.
+std::uint32_t race_place(const void* call_site, RacePlace::Kind kind) {
+  State& s = state();
+  const auto [index, added] =
+      s.race_place_index.try_emplace({call_site, kind}, static_cast<std::uint32_t>(s.race_places.size()));
+  if (added) {
+    s.race_places.emplace_back().call_site = call_site;
+    s.race_places.back().kind = kind;
+  }
+  return index->second;
+}
+
+// What a receive or probe from MPI_ANY_SOURCE asked for and got.
+struct WildcardCall {
+  const void* call_site;
+  bool probe;
+  int tag;            // as posted
+  int source;         // the comm rank whose message it got
+  bool after_active;  // a receive started before it was active
+};
+
+// Under the lock: `call` completed at `at`, after `order` receives of the
+// rank (counting itself, for a receive).
+void note_wildcard(Shadow& shadow, const WildcardCall& call, std::uint64_t order, std::int64_t at) {
+  State& s = state();
+  const std::uint32_t index =
+      race_place(call.call_site, call.probe ? RacePlace::Kind::Probes : RacePlace::Kind::Receives);
+  RacePlace& place = s.race_places[index];
+  ++place.calls;
+  add_rank(place.took, world_rank_of(shadow.peers, call.source));
+  if (call.after_active || !s.probed.empty()) return;
+  if (shadow.wildcards.size() == kRaceWindow) shadow.wildcards.pop_front();
+  shadow.wildcards.push_back({order, at, call.tag, call.source, index,
+                              call.probe ? Wildcard::Own::Ordinary : Wildcard::Own::Unknown, false, {}});
+  if (call.probe) ++place.judged;
+}
+
+// Under the lock: a race of `receive` counts once its own message is known
+// to be no synchronous send's.
+void count_race(Wildcard& receive) {
+  if (receive.own != Wildcard::Own::Ordinary || receive.raced_with.empty()) return;
+  RacePlace& place = state().race_places[receive.place];
+  if (!receive.counted) ++place.raced;
+  receive.counted = true;
+  for (const int rank : receive.raced_with) add_rank(place.could_take, rank);
+  receive.raced_with.clear();
+}
+
+// Whether the records of `shadow` pair with the messages the receives took:
+// not once a receive was freed while active or failed (it may have taken a
+// message whose record the next receive then gets).
+bool pairing_holds(const Shadow& shadow) {
+  return shadow.abandoned.empty() && !state().count_lost.load(std::memory_order_relaxed);
+}
+
+// Under the lock: `record` is the own message of the rank's `order`-th
+// receive.
+void own_message(Shadow& shadow, std::uint64_t order, const Record& record) {
+  if (shadow.wildcards.empty() || order == 0) return;
+  const auto found = std::partition_point(shadow.wildcards.begin(), shadow.wildcards.end(),
+                                          [&](const Wildcard& w) { return w.order < order; });
+  if (found == shadow.wildcards.end() || found->order != order || found->own != Wildcard::Own::Unknown) return;
+  if (record.flags & kSynchronous) {
+    found->own = Wildcard::Own::Synchronous;
+    return;
+  }
+  found->own = Wildcard::Own::Ordinary;
+  ++state().race_places[found->place].judged;
+  count_race(*found);
+}
+
+// Whether comm rank `source` of `shadow` reads this rank's clock.
+bool same_clock(const Shadow& shadow, int source) {
+  const State& s = state();
+  const int sender = world_rank_of(shadow.peers, source);
+  return sender >= 0 && sender < static_cast<int>(s.clock_domains.size()) &&
+         s.clock_domains[static_cast<std::size_t>(sender)] == s.clock_domains[static_cast<std::size_t>(world_rank())];
+}
+
+// Under the lock: the message of `record` from comm rank `source`, taken by
+// the rank's `taken_order`-th receive (UINT64_MAX: by none), against the
+// receives from MPI_ANY_SOURCE that completed before.
+void judge_races(Shadow& shadow, int source, const Record& record, std::uint64_t taken_order) {
+  if (!judging_races() || record.sent_at == 0 || shadow.wildcards.empty() || !pairing_holds(shadow) ||
+      !same_clock(shadow, source))
+    return;
+  const int sender = world_rank_of(shadow.peers, source);
+  auto receive = std::partition_point(shadow.wildcards.begin(), shadow.wildcards.end(),
+                                      [&](const Wildcard& w) { return w.at <= record.sent_at; });
+  for (std::size_t scanned = 0; receive != shadow.wildcards.end() && receive->order < taken_order &&
+                                scanned < kRaceScan;
+       ++receive, ++scanned) {
+    if (receive->source == source || (receive->tag != MPI_ANY_TAG && receive->tag != record.tag) ||
+        receive->own == Wildcard::Own::Synchronous)
+      continue;
+    add_rank(receive->raced_with, sender);
+    count_race(*receive);
+  }
+}
+
+// Under the lock: the message of `record` from comm rank `source`, taken by
+// a receive that a Waitany, Waitsome, Testany or Testsome at `by` passed
+// over at `at`: had it come first, the call could have returned that
+// receive.
+void judge_passed_over(Shadow& shadow, int source, const Record& record, std::int64_t at, const void* by) {
+  State& s = state();
+  if (at == 0 || record.sent_at == 0 || record.sent_at >= at || !pairing_holds(shadow) || !same_clock(shadow, source))
+    return;
+  RacePlace& place = s.race_places[race_place(by, RacePlace::Kind::Completions)];
+  ++place.raced;
+  add_rank(place.could_take, world_rank_of(shadow.peers, source));
+}
+
+// Where no other thread calls MPI: the records of `shadow` that no receive
+// took, as messages received by none.
+void judge_unreceived(Shadow& shadow) {
+  if (!judging_races()) return;
+  shadow.streams.for_each([&](std::uint64_t key, Stream& stream) {
+    for (const Arrived& arrived : stream.arrived) judge_races(shadow, source_of(key), arrived.record, UINT64_MAX);
+  });
+}
+
+// One report of this rank's receives from MPI_ANY_SOURCE that raced.
+void report_races() {
+  const State& s = state();
+  std::vector<const RacePlace*> raced;
+  std::int64_t calm = 0, unjudged = 0;
+  for (const RacePlace& place : s.race_places) {
+    if (place.raced > 0) raced.push_back(&place);
+    if (place.kind == RacePlace::Kind::Completions) continue;  // raced counts receives there, not calls
+    calm += place.judged - place.raced;
+    unjudged += place.calls - place.judged;
+  }
+  if (raced.empty()) return;
+  const int me = world_rank();
+  report::Finding finding;
+  finding.check = report::Check::MessageRace;
+  finding.summary.push_back(fmt::format(
+      "Calls of rank {} raced at {} place{}: with other timing, each could have got another rank's message, or "
+      "returned another request.",
+      me, raced.size(), raced.size() == 1 ? "" : "s"));
+  finding.summary.push_back(
+      "Most races are intended (a master and its workers); a race matters where what the program computes or calls "
+      "next depends on which message came first.");
+  for (const RacePlace* place : raced) {
+    const std::string place_text = stacks::place_text(place->call_site);
+    const std::string could = fmt::format("rank{} {}", place->could_take.size() == 1 ? "" : "s",
+                                          fmt::join(place->could_take, ", "));
+    const auto plural = [](std::int64_t n, const char* one, const char* more) { return n == 1 ? one : more; };
+    switch (place->kind) {
+      case RacePlace::Kind::Receives:
+      case RacePlace::Kind::Probes: {
+        const bool probes = place->kind == RacePlace::Kind::Probes;
+        finding.summary.push_back(fmt::format(
+            "{}: {} {} from MPI_ANY_SOURCE {} messages from rank{} {}; {} raced, with {}", place_text, place->calls,
+            probes ? plural(place->calls, "probe", "probes") : plural(place->calls, "receive", "receives"),
+            probes ? "found" : "took", place->took.size() == 1 ? "" : "s", fmt::join(place->took, ", "), place->raced,
+            could));
+        break;
+      }
+      case RacePlace::Kind::Completions:
+        finding.summary.push_back(fmt::format(
+            "{}: {} {} of MPI_Waitany, MPI_Waitsome, MPI_Testany or MPI_Testsome returned requests while receives "
+            "among the others were active; {} of those receives could have completed first, with messages of {}",
+            place_text, place->calls, plural(place->calls, "call", "calls"), place->raced, could));
+        break;
+    }
+    finding.parties.push_back({{me}, "called there", "", call_site_stack(place->call_site)});
+  }
+  if (calm > 0)
+    finding.summary.push_back(fmt::format("{} other {} from MPI_ANY_SOURCE {} not found to race.", calm,
+                                          calm == 1 ? "receive or probe" : "receives and probes",
+                                          calm == 1 ? "was" : "were"));
+  if (unjudged > 0)
+    finding.summary.push_back(fmt::format(
+        "{} {} not judged: a receive started before was still active, a message MPI_Mprobe took was not yet "
+        "received, or its own message came from a synchronous send.",
+        unjudged, unjudged == 1 ? "was" : "were"));
+  finding.summary.push_back(
+      "rule: a receive or probe from MPI_ANY_SOURCE raced with another rank when a message of that rank that it "
+      "matches (communicator and tag) was sent before it returned and received only after it, or never, while no "
+      "receive started before it was active and its own message came from no synchronous send; a call that "
+      "returned some requests raced when a receive among the others, which no receive started before it competed "
+      "with, took a message sent before the call returned (times read on the monotonic clock of the kernel both "
+      "ranks run on).");
+  finding.key = "race";
+  report(std::move(finding));
+}
+
 // Under the lock: one arrived record of comm rank `source`, paired with the
 // receive that waited for it, if any.
 void arrive(Shadow& shadow, int source, const Record& record, std::uint32_t type_text, std::vector<Mismatch>& found) {
@@ -298,7 +571,11 @@ void arrive(Shadow& shadow, int source, const Record& record, std::uint32_t type
     stream.arrived.push_back(arrived);
     return;
   }
-  compare(stream.taken.front(), arrived, shadow, source, found);
+  const Taken& taken = stream.taken.front();
+  judge_races(shadow, source, record, taken.order);
+  own_message(shadow, taken.order, record);
+  judge_passed_over(shadow, source, record, taken.passed_over_at, taken.passed_over_by);
+  compare(taken, arrived, shadow, source, found);
   stream.taken.pop_front();
   --shadow.taken_waiting;
 }
@@ -617,25 +894,33 @@ Shadow remove_shadow(std::unordered_map<MPI_Comm, Shadow>::iterator found, std::
 }  // namespace
 
 std::vector<Frame> call_site_stack(const void* call_site) {
-  if (!call_site) return {};
-  stacks::RawStack raw;
-  raw.pcs[0] = const_cast<void*>(call_site);
-  raw.depth = 1;
-  return stacks::symbolize_every_frame(raw);
+  return call_site ? stacks::symbolize_call_site(call_site) : std::vector<Frame>{};
 }
 
-void start_messages(bool datatype_check, bool pending_check, int max_pending, bool multiple_threads) {
+void start_messages(const MessageChecks& checks, bool multiple_threads) {
   State& s = state();
   s.multiple_threads = multiple_threads;
-  s.datatype_check = datatype_check;
-  s.pending_check = pending_check;
-  s.max_pending = max_pending;
+  s.datatype_check = checks.datatype;
+  s.pending_check = checks.pending;
+  s.max_pending = checks.max_pending;
   dl_iterate_phdr(locate_executable, &s);
-  if (!datatype_check && !pending_check) return;
+  if (!checks.datatype && !checks.pending && !checks.race) return;
   s.shadows[MPI_COMM_WORLD] = make_shadow(MPI_COMM_WORLD);
   s.shadows[MPI_COMM_SELF] = make_shadow(MPI_COMM_SELF);
   s.tick = tick::now();
   detail::shadowing = true;
+  if (!checks.race) return;
+  // On every rank, whatever its thread level, as the others do it.
+  int world_size = 1;
+  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  s.clock_domains.assign(static_cast<std::size_t>(world_size), 0);
+  const std::uint64_t mine = clock_domain();
+  PMPI_Allgather(&mine, 1, MPI_UINT64_T, s.clock_domains.data(), 1, MPI_UINT64_T, s.shadows.at(MPI_COMM_WORLD).dup);
+  // At MPI_THREAD_MULTIPLE two threads' receives may complete in either
+  // order, and the order of receives is what the rule reads.
+  detail::judging_races = !multiple_threads;
+  if (multiple_threads && world_rank() == 0)
+    log::info("GLOBAL:MSG:RACE judges no receive of a program at MPI_THREAD_MULTIPLE");
 }
 
 void communicator_created(MPI_Comm created) {
@@ -668,9 +953,11 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
   r.bytes = sig.bytes;
   r.hash = sig.hash;
   r.call_site = call_site_of(call_site);
+  r.sent_at = judging_races() ? race_clock() : 0;
   r.tag = tag;
   r.function = static_cast<std::uint16_t>(function);
-  r.flags = (sig.untyped ? kUntyped : 0) | (sig.known ? kKnown : 0) | (s.multiple_threads ? kMultipleThreads : 0);
+  r.flags = (sig.untyped ? kUntyped : 0) | (sig.known ? kKnown : 0) | (s.multiple_threads ? kMultipleThreads : 0) |
+            (function_info(function).family == FunctionId::Ssend ? kSynchronous : 0);
   std::vector<Mismatch> found;
   std::uint64_t number = 0;
   {
@@ -719,6 +1006,11 @@ void received(const Receive& receive, const MPI_Status& status) {
   PMPI_Test_cancelled(&status, &cancelled);
   if (cancelled) return;
   State& s = state();
+  // Read before the wrapper returns: the program learns which message came
+  // only then.
+  const std::int64_t at = judging_races() && receive.source == MPI_ANY_SOURCE ? race_clock() : 0;
+  const bool after_active =
+      receive.after_active || (at != 0 && !receive.posted_at && receive_active_before(receive.comm, UINT64_MAX));
   Taken taken;
   taken.compare = s.datatype_check && receive.known_type && !s.multiple_threads && receive.in_order &&
                   (receive.posted_at || receive_in_order(receive.comm, status.MPI_SOURCE, status.MPI_TAG));
@@ -738,8 +1030,21 @@ void received(const Receive& receive, const MPI_Status& status) {
     const Guard guard;
     Shadow* shadow = find_shadow(receive.comm);
     if (!shadow) return;
+    if (judging_races()) {
+      taken.order = ++s.receives_completed;
+      taken.passed_over_at = receive.passed_over_at;
+      taken.passed_over_by = receive.passed_over_by;
+    }
+    if (at != 0) note_wildcard(*shadow,
+                               {receive.posted_at ? receive.posted_at : receive.completed_at, false, receive.tag,
+                                status.MPI_SOURCE, after_active},
+                               taken.order, at);
     Stream& stream = stream_of(*shadow, status.MPI_SOURCE, status.MPI_TAG);
     if (!stream.arrived.empty()) {
+      judge_races(*shadow, status.MPI_SOURCE, stream.arrived.front().record, taken.order);
+      own_message(*shadow, taken.order, stream.arrived.front().record);
+      judge_passed_over(*shadow, status.MPI_SOURCE, stream.arrived.front().record, taken.passed_over_at,
+                        taken.passed_over_by);
       compare(taken, stream.arrived.front(), *shadow, status.MPI_SOURCE, found);
       stream.arrived.pop_front();
     } else {
@@ -760,6 +1065,33 @@ void probed(MPI_Message message, MPI_Comm comm) {
   if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC) return;
   const Guard guard;
   state().probed[message] = comm;
+}
+
+std::int64_t race_clock() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+void passed_over(const void* call_site) {
+  const Guard guard;
+  ++state().race_places[race_place(call_site, RacePlace::Kind::Completions)].calls;
+}
+
+void probe_found(MPI_Comm comm, int tag, const MPI_Status& status, const void* call_site) {
+  if (status.MPI_SOURCE < 0) return;  // MPI_PROC_NULL
+  const std::int64_t at = race_clock();
+  const bool after_active = receive_active_before(comm, UINT64_MAX);
+  State& s = state();
+  std::vector<Mismatch> found;
+  {
+    const Guard guard;
+    Shadow* shadow = find_shadow(comm);
+    if (!shadow) return;
+    note_wildcard(*shadow, {call_site, true, tag, status.MPI_SOURCE, after_active}, s.receives_completed, at);
+    on_tick(found);
+  }
+  report_mismatches(found);
 }
 
 void lost_count_of_messages() { state().count_lost.store(true, std::memory_order_relaxed); }
@@ -799,6 +1131,7 @@ void communicator_freeing(MPI_Comm comm) {
   for (const std::int64_t count : sent_here) expected += count;
   const std::int64_t missing = take_remaining({&shadow}, expected, found);
   report_mismatches(found);
+  judge_unreceived(shadow);
   std::vector<PendingMessage> pending;
   collect_pending(shadow, pending);
   report_pending(std::move(pending), missing, shadow.name, "MPI_Comm_free");
@@ -832,10 +1165,15 @@ void finish_messages() {
   const std::int64_t missing = take_remaining(live, expected, found);
   report_mismatches(found);
   std::vector<PendingMessage> pending;
-  for (Shadow* shadow : live) collect_pending(*shadow, pending);
+  for (Shadow* shadow : live) {
+    judge_unreceived(*shadow);
+    collect_pending(*shadow, pending);
+  }
   report_pending(std::move(pending), missing, "its communicators", "MPI_Finalize");
+  if (judging_races()) report_races();
   for (Shadow* shadow : live) complete_sent_batches(*shadow);
   detail::shadowing = false;
+  detail::judging_races = false;
   // The shadows go as the program's communicators do: MPICH keeps a
   // communicator's memory past MPI_Finalize unless it was freed.
   for (auto& [comm, shadow] : s.shadows)

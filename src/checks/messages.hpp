@@ -1,5 +1,5 @@
-// GLOBAL:MSG:DATATYPE:MISMATCH and GLOBAL:MSG:PENDING: the per-message
-// channel. Each sender keeps one record per message (its type signature,
+// GLOBAL:MSG:DATATYPE:MISMATCH, GLOBAL:MSG:PENDING and GLOBAL:MSG:RACE: the
+// per-message channel. Each sender keeps one record per message (its type signature,
 // call and call site) in an outbox per communicator and destination, and
 // sends the outbox as one batch on a shadow communicator (a duplicate of the
 // program's, made with it) when it holds kBatch records, when the monitor's
@@ -9,7 +9,10 @@
 // message a receiver takes from (source, tag) pairs with the n-th record
 // from there: a receive compares at once when the record is there, else
 // when its batch arrives. What was sent and never received is the records
-// left over when a communicator is freed or MPI is finalized.
+// left over when a communicator is freed or MPI is finalized. For
+// GLOBAL:MSG:RACE each record also carries when it was sent, which the
+// receiver compares with when its receives and probes from MPI_ANY_SOURCE
+// returned (the rules are in messages.cpp).
 //
 // Below MPI_THREAD_MULTIPLE the program's MPI calls never overlap, and the
 // channel takes no lock; at MULTIPLE one lock guards it, and types are not
@@ -35,10 +38,12 @@
 namespace mpisentry::checks {
 
 namespace detail {
-extern bool shadowing;  // a GLOBAL:MSG check is on; set at start, then read only
+extern bool shadowing;     // a GLOBAL:MSG check is on; set at start, then read only
+extern bool judging_races;  // GLOBAL:MSG:RACE is on, below MPI_THREAD_MULTIPLE; the same
 }
 
 inline bool shadowing() noexcept { return detail::shadowing; }
+inline bool judging_races() noexcept { return detail::judging_races; }
 
 // The program's return address of the wrapper it called.
 #define MPISENTRY_CALL_SITE __builtin_return_address(0)
@@ -49,7 +54,13 @@ std::vector<Frame> call_site_stack(const void* call_site);
 // From checks::start (collective over MPI_COMM_WORLD): shadows of
 // MPI_COMM_WORLD and MPI_COMM_SELF when a GLOBAL:MSG check is on.
 // `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE.
-void start_messages(bool datatype_check, bool pending_check, int max_pending, bool multiple_threads);
+struct MessageChecks {
+  bool datatype = false;  // GLOBAL:MSG:DATATYPE:MISMATCH
+  bool pending = false;   // GLOBAL:MSG:PENDING
+  bool race = false;      // GLOBAL:MSG:RACE
+  int max_pending = 20;   // CHECK-MAX-PENDING
+};
+void start_messages(const MessageChecks& checks, bool multiple_threads);
 
 // After a call made `created` (MPI_COMM_NULL on ranks not in it), on every
 // member: its shadow (collective over it).
@@ -98,6 +109,20 @@ struct Receive {
   // receive posted earlier that could take the same messages, which MPI
   // matched first (or after such a receive). Only paired.
   bool in_order = true;
+  // What it asked for (comm ranks): kMatched for MPI_Mrecv and MPI_Imrecv,
+  // whose probe chose the message.
+  int source = kMatched;
+  int tag = MPI_ANY_TAG;
+  // GLOBAL:MSG:RACE: a receive started before it was still active on its
+  // communicator when it completed (MPI may have to give that one another
+  // sender's message first).
+  bool after_active = false;
+  // GLOBAL:MSG:RACE: when a Waitany, Waitsome, Testany or Testsome last
+  // returned other requests while this receive was active (race_clock; 0:
+  // none did), and its call site.
+  std::int64_t passed_over_at = 0;
+  const void* passed_over_by = nullptr;
+  static constexpr int kMatched = -32767;
 };
 void received(const Receive& receive, const MPI_Status& status);
 
@@ -119,6 +144,18 @@ void receive_abandoned(MPI_Comm comm, int source, int tag);
 // MPI_Mrecv or MPI_Imrecv that takes it.
 void probed(MPI_Message message, MPI_Comm comm);
 MPI_Comm take_probed(MPI_Message message);
+
+// GLOBAL:MSG:RACE's clock (CLOCK_MONOTONIC, in ns).
+std::int64_t race_clock();
+
+// GLOBAL:MSG:RACE: a Waitany, Waitsome, Testany or Testsome at `call_site`
+// returned some requests while receives among the others were active (each
+// gets Receive::passed_over_at).
+void passed_over(const void* call_site);
+
+// GLOBAL:MSG:RACE: a probe from MPI_ANY_SOURCE with `tag` at `call_site`
+// found the message that `status` describes.
+void probe_found(MPI_Comm comm, int tag, const MPI_Status& status, const void* call_site);
 
 // A blocking send: its record once it succeeded.
 class SendCheck {
@@ -146,16 +183,19 @@ class SendCheck {
 // its own when the program ignores it.
 class ReceiveCheck {
  public:
-  ReceiveCheck(FunctionId function, std::int64_t count, MPI_Datatype type, MPI_Comm comm, MPI_Status*& status,
-               const void* call_site)
+  ReceiveCheck(FunctionId function, std::int64_t count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+               MPI_Status*& status, const void* call_site)
       : on_(shadowing()), receive_{function, count, type, comm, true, nullptr, call_site} {
-    if (on_ && status == MPI_STATUS_IGNORE) status = &own_;
+    if (!on_) return;
+    if (status == MPI_STATUS_IGNORE) status = &own_;
     status_ = status;
+    receive_.source = source;
+    receive_.tag = tag;
   }
   // MPI_Mrecv: the communicator is the probe's.
   ReceiveCheck(FunctionId function, std::int64_t count, MPI_Datatype type, const MPI_Message* message,
                MPI_Status*& status, const void* call_site)
-      : ReceiveCheck(function, count, type, MPI_COMM_NULL, status, call_site) {
+      : ReceiveCheck(function, count, type, Receive::kMatched, MPI_ANY_TAG, MPI_COMM_NULL, status, call_site) {
     if (on_ && message) receive_.comm = take_probed(*message);
   }
   int done(int result) const {
@@ -187,10 +227,10 @@ class ReceiveCheck {
 class SendReceiveCheck {
  public:
   SendReceiveCheck(FunctionId function, std::int64_t send_count, MPI_Datatype send_type, int dest, int send_tag,
-                   std::int64_t receive_count, MPI_Datatype receive_type, MPI_Comm comm, MPI_Status*& status,
-                   const void* call_site)
+                   std::int64_t receive_count, MPI_Datatype receive_type, int source, int receive_tag, MPI_Comm comm,
+                   MPI_Status*& status, const void* call_site)
       : send_(function, send_count, send_type, dest, send_tag, comm, call_site),
-        receive_(function, receive_count, receive_type, comm, status, call_site) {}
+        receive_(function, receive_count, receive_type, source, receive_tag, comm, status, call_site) {}
   int done(int result) const { return receive_.done(send_.done(result)); }
 
  private:
@@ -198,21 +238,27 @@ class SendReceiveCheck {
   ReceiveCheck receive_;
 };
 
-// MPI_Mprobe and MPI_Improbe (flag: nullptr for the blocking one).
+// MPI_Probe, MPI_Iprobe, MPI_Mprobe and MPI_Improbe (message: nullptr for
+// the first two; flag: nullptr for the blocking ones): a matched probe's
+// communicator, and for GLOBAL:MSG:RACE which message a probe from
+// MPI_ANY_SOURCE found. A probe whose status the program ignores is not
+// judged (it cannot act on the sender). The arguments come with the
+// result, read after the call.
 class ProbeCheck {
  public:
-  ProbeCheck(MPI_Comm comm, const MPI_Message* message, const int* flag)
-      : on_(shadowing()), comm_(comm), message_(message), flag_(flag) {}
-  int done(int result) const {
-    if (on_ && result == MPI_SUCCESS && (flag_ == nullptr || *flag_)) probed(*message_, comm_);
+  ProbeCheck() : on_(shadowing()) {}
+  int done(int result, int source, int tag, MPI_Comm comm, const MPI_Message* message, const int* flag,
+           const MPI_Status* status, const void* call_site) const {
+    if (!on_ || result != MPI_SUCCESS || (flag && !*flag)) return result;
+    // Judged before its message counts as probed and not yet received.
+    if (judging_races() && source == MPI_ANY_SOURCE && status != MPI_STATUS_IGNORE)
+      probe_found(comm, tag, *status, call_site);
+    if (message) probed(*message, comm);
     return result;
   }
 
  private:
   bool on_;
-  MPI_Comm comm_;
-  const MPI_Message* message_;
-  const int* flag_;
 };
 
 }  // namespace mpisentry::checks

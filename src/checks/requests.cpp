@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -32,6 +33,10 @@ struct Entry {
   std::uint64_t sent = 0;    // the active send's record in the message channel
   std::uint64_t sequence = 0;  // start order
   const void* call_site = nullptr;
+  // GLOBAL:MSG:RACE: when a Waitany, Waitsome, Testany or Testsome last
+  // returned other requests while this receive was active, and where.
+  std::int64_t passed_over_at = 0;
+  const void* passed_over_by = nullptr;
   // The active receives in start order (below MPI_THREAD_MULTIPLE only).
   Entry* earlier = nullptr;
   Entry* later = nullptr;
@@ -175,6 +180,8 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   entry.sent = sent_record;
   entry.sequence = next_sequence();
   entry.call_site = call_site;
+  entry.passed_over_at = 0;
+  entry.passed_over_by = nullptr;
   entry.earlier = entry.later = nullptr;
   link_receive(entry);
 }
@@ -218,6 +225,8 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
       if (!entry || !entry->persistent) continue;
       entry->active = true;
       entry->sequence = next_sequence();
+      entry->passed_over_at = 0;
+      entry->passed_over_by = nullptr;
       link_receive(*entry);
       if (!sends(entry->kind) || !shadowing()) continue;
       copy_used(send, entry->record);
@@ -265,29 +274,53 @@ void freeing(MPI_Request request) {
 
 namespace {
 
+// What an active receive's entry asks for: (source, tag), wildcards kept.
+std::pair<int, int> wanted_by(const Entry& entry) {
+  const CallRecord& r = entry.record;
+  if (r.shape == CallShape::MatchedReceive) return {MPI_ANY_SOURCE, MPI_ANY_TAG};
+  return entry.kind == Kind::SendReceive ? std::pair{r.source, r.recv_tag} : std::pair{r.peer, r.tag};
+}
+
+// Whether a message from (source, tag) may match a receive of (wanted
+// source, wanted tag); wildcards on either side match.
+bool may_match(std::pair<int, int> wanted, int source, int tag) {
+  return (wanted.first == MPI_ANY_SOURCE || source == MPI_ANY_SOURCE || wanted.first == source) &&
+         (wanted.second == MPI_ANY_TAG || tag == MPI_ANY_TAG || wanted.second == tag);
+}
+
 // Below MPI_THREAD_MULTIPLE: marks the active receives on `comm` started
 // before `before` that could take a message from (source, tag) as
 // unordered; true when there were none.
 bool taint_earlier_receives(MPI_Comm comm, int source, int tag, std::uint64_t before) {
   bool any = false;
   for (Entry* entry = state().first_receive; entry && entry->sequence < before; entry = entry->later) {
-    const CallRecord& r = entry->record;
-    if (r.comm != comm) continue;
-    const bool matched = r.shape == CallShape::MatchedReceive;
-    const int wanted_source = matched ? MPI_ANY_SOURCE : entry->kind == Kind::SendReceive ? r.source : r.peer;
-    const int wanted_tag = matched ? MPI_ANY_TAG : entry->kind == Kind::SendReceive ? r.recv_tag : r.tag;
-    if ((wanted_source == MPI_ANY_SOURCE || wanted_source == source) && (wanted_tag == MPI_ANY_TAG || wanted_tag == tag)) {
-      entry->unordered = true;
-      any = true;
-    }
+    if (entry->record.comm != comm || !may_match(wanted_by(*entry), source, tag)) continue;
+    entry->unordered = true;
+    any = true;
   }
   return !any;
+}
+
+// Below MPI_THREAD_MULTIPLE: whether an active receive started before
+// `entry` could take the messages that `entry` asks for.
+bool earlier_receive_competes(const Entry& entry) {
+  const auto [source, tag] = wanted_by(entry);
+  for (const Entry* earlier = state().first_receive; earlier && earlier->sequence < entry.sequence;
+       earlier = earlier->later)
+    if (earlier->record.comm == entry.record.comm && may_match(wanted_by(*earlier), source, tag)) return true;
+  return false;
 }
 
 }  // namespace
 
 bool receive_in_order(MPI_Comm comm, int source, int tag) {
   return taint_earlier_receives(comm, source, tag, UINT64_MAX);
+}
+
+bool receive_active_before(MPI_Comm comm, std::uint64_t before) {
+  for (const Entry* entry = state().first_receive; entry && entry->sequence < before; entry = entry->later)
+    if (entry->record.comm == comm) return true;
+  return false;
 }
 
 struct HeldRequests::Held {
@@ -361,9 +394,16 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
                                                    taint_earlier_receives(r.comm, statuses[k].MPI_SOURCE,
                                                                           statuses[k].MPI_TAG, entry.sequence));
         if (receives.empty()) receives.reserve(static_cast<std::size_t>(count));  // not for a call without receives
-        receives.push_back({{r.function, r.count, r.datatype, r.comm, entry.kind == Kind::Receive, entry.call_site,
-                             call_site, in_order},
-                            &statuses[k]});
+        Receive receive{r.function, r.count, r.datatype, r.comm, entry.kind == Kind::Receive, entry.call_site,
+                        call_site, in_order};
+        if (r.shape != CallShape::MatchedReceive) {
+          std::tie(receive.source, receive.tag) = wanted_by(entry);
+          receive.after_active = receive.source == MPI_ANY_SOURCE && judging_races() &&
+                                 receive_active_before(r.comm, entry.sequence);
+        }
+        receive.passed_over_at = entry.passed_over_at;
+        receive.passed_over_by = entry.passed_over_by;
+        receives.push_back({receive, &statuses[k]});
       }
       unlink_receive(entry);
       if (sends(entry.kind) && entry.sent != 0) {
@@ -464,6 +504,47 @@ void ScratchBuffer::take() {
 
 void ScratchBuffer::give_back() { free_buffers->push_back(bytes_); }
 
+namespace {
+
+// GLOBAL:MSG:RACE, below MPI_THREAD_MULTIPLE: the active receives that a
+// Waitany, Waitsome, Testany or Testsome did not return when it returned
+// others, found before those are completed, and noted as passed over when
+// it returns. A receive that an active receive started before it competes
+// with for messages is left out: MPI may have had to give that one the
+// message first. A call on more than kMaxRequests requests is not judged
+// (finding the competing receives costs a walk of the active ones each).
+// The entries stay where they are while the call's returned requests are
+// completed: StableMap moves no value, and only those are erased.
+class PassedOver {
+ public:
+  static constexpr int kMaxRequests = 64;
+  PassedOver(const MPI_Request* requests, int count, const int* returned, int returned_count) {
+    if (!judging_races() || returned_count <= 0 || count > kMaxRequests) return;
+    Shard& shard = state().shards[0];  // below MPI_THREAD_MULTIPLE
+    for (int i = 0; i < count; ++i) {
+      if (requests[i] == MPI_REQUEST_NULL || std::find(returned, returned + returned_count, i) != returned + returned_count)
+        continue;
+      Entry* entry = shard.live.find(key_of(requests[i]));
+      if (entry && takes_messages(*entry) && !earlier_receive_competes(*entry)) entries_[size_++] = entry;
+    }
+  }
+  void mark(const void* call_site) const {
+    if (size_ == 0) return;
+    const std::int64_t now = race_clock();
+    for (int i = 0; i < size_; ++i) {
+      entries_[i]->passed_over_at = now;
+      entries_[i]->passed_over_by = call_site;
+    }
+    passed_over(call_site);
+  }
+
+ private:
+  Entry* entries_[kMaxRequests];
+  int size_ = 0;
+};
+
+}  // namespace
+
 void CompleteMany::finish() const {
   const bool any_completed = flag_ == nullptr || *flag_;
   switch (mode_) {
@@ -472,15 +553,21 @@ void CompleteMany::finish() const {
       return;
     case Mode::Any: {
       const bool one = any_completed && *index_ != MPI_UNDEFINED && *index_ >= 0 && *index_ < count_;
+      const PassedOver passed(handles_, count_, index_, one ? 1 : 0);
       completed(handles_, index_, one ? 1 : 0, statuses_, Handle::Released, call_site_, held_);
+      passed.mark(call_site_);
       return;
     }
-    case Mode::Some:
-      completed(handles_, indices_, *index_ == MPI_UNDEFINED ? 0 : *index_, statuses_, Handle::Released, call_site_,
-                held_);
+    case Mode::Some: {
+      const int returned = *index_ == MPI_UNDEFINED ? 0 : *index_;
+      const PassedOver passed(handles_, count_, indices_, returned);
+      completed(handles_, indices_, returned, statuses_, Handle::Released, call_site_, held_);
+      passed.mark(call_site_);
       return;
+    }
   }
 }
+
 
 MatchedStartCheck::MatchedStartCheck(FunctionId function, std::int64_t count, MPI_Datatype type,
                                      const MPI_Message* message, MPI_Request* request, const void* call_site)

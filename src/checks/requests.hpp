@@ -118,6 +118,10 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
 // round); that receive's shadow is then not compared either.
 bool receive_in_order(MPI_Comm comm, int source, int tag);
 
+// Below MPI_THREAD_MULTIPLE: whether a receive started before `before`
+// (UINT64_MAX: any) is still active on `comm`.
+bool receive_active_before(MPI_Comm comm, std::uint64_t before);
+
 // A Wait/Test call on `requests` returned an error: which of them
 // completed, and how, is not known; they are no longer tracked (not
 // reported as not freed) and GLOBAL:MSG:PENDING stops (lost_count_of_messages).

@@ -11,6 +11,7 @@
 #include "recording/comm_log.hpp"
 #include "recording/rank_file.hpp"
 #include "records/communicators.hpp"
+#include "stacks/stacks.hpp"
 
 namespace mpisentry::comm_log {
 
@@ -227,7 +228,7 @@ void flush(bool symbolize) {
     unnamed.swap(sites_unnamed);
     lock.unlock();  // symbolizing is slow the first time: the program's threads go on
     std::string named;
-    for (const auto& [site, call_site] : unnamed) named += recording::site_text(site, races::place_text(call_site));
+    for (const auto& [site, call_site] : unnamed) named += recording::site_text(site, stacks::place_text(call_site));
     lock.lock();
     pending.insert(0, named);
   }

@@ -139,7 +139,7 @@ void print_summary(std::uint64_t events) {
       log::info("  and {} more places", places.size() - kShown);
       break;
     }
-    log::info("  {}: {} {} from rank{} {}{}", place_text(site), place.count,
+    log::info("  {}: {} {} from rank{} {}{}", stacks::place_text(site), place.count,
               place.kind == Kind::Probe ? "probes" : "receives", place.sources.size() > 1 ? "s" : "",
               fmt::join(place.sources, ", "),
               place.raced == 0 ? std::string()
@@ -245,17 +245,6 @@ std::string command_line() {
   for (char& c : text)
     if (c == '\0' || c == '\n') c = ' ';
   return text;
-}
-
-std::string place_text(const void* call_site) {
-  stacks::RawStack raw;
-  raw.pcs[0] = const_cast<void*>(call_site);
-  raw.depth = 1;
-  const std::vector<Frame> frames = stacks::symbolize_every_frame(raw);
-  if (frames.empty()) return fmt::format("{} ({})", call_site, "??");
-  const Frame& frame = frames.front();
-  if (frame.file.empty()) return fmt::format("{} ({})", call_site, frame.function);
-  return fmt::format("{}:{} ({})", frame.file, frame.line, frame.function);
 }
 
 std::optional<Problem> start(const Setup& setup) {

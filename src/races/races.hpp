@@ -96,10 +96,6 @@ std::optional<Event> replayed(Kind kind, FunctionId function);
 // The rank's command line (NULs as spaces), as its recording keeps it.
 std::string command_line();
 
-// A call site as the summary and the communication log name it:
-// "file:line (function)". Slow the first time (symbolization).
-std::string place_text(const void* call_site);
-
 // Records `event`.
 void record(const Event& event);
 

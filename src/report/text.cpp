@@ -526,7 +526,7 @@ std::string headline(Check check) {
     case Severity::Fatal: return fmt::format("{}: fatal error", check_name(check));
     case Severity::Error: return fmt::format("{}: error", check_name(check));
     case Severity::Warning: return fmt::format("{}: warning", check_name(check));
-    case Severity::Info: return fmt::format("{}: on request", check_name(check));
+    case Severity::Info: return fmt::format("{}: {}", check_name(check), check == Check::Dump ? "on request" : "information");
   }
   return check_name(check);
 }
@@ -578,7 +578,7 @@ std::string format_summary(int rank, const CheckCounts (&counts)[kCheckCount]) {
   std::int64_t errors = 0, warnings = 0, suppressed = 0;
   for (int i = 0; i < kCheckCount; ++i) {
     const CheckCounts& count = counts[i];
-    if (count.found == 0) continue;
+    if (count.found == 0 || severity(static_cast<Check>(i)) == Severity::Info) continue;  // not a problem
     const bool warning = severity(static_cast<Check>(i)) == Severity::Warning;
     (warning ? warnings : errors) += count.found;
     suppressed += count.suppressed;

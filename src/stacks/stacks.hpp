@@ -73,6 +73,14 @@ std::vector<Frame> symbolize(const RawStack& stack);
 // Every frame of `stack`, none left out (symbolize() is this plus user_frames).
 std::vector<Frame> symbolize_every_frame(const RawStack& stack);
 
+// Every frame of one call site (a return address), the calls inlined there
+// included, innermost first.
+std::vector<Frame> symbolize_call_site(const void* call_site);
+
+// A program's call site as summaries name it: "file:line (function)". Slow
+// the first time (symbolization).
+std::string place_text(const void* call_site);
+
 // The user's part of `frames`: main (or Fortran's MAIN__) and what it called,
 // without frames of implementation modules.
 std::vector<Frame> user_frames(std::vector<Frame> frames, std::string_view self_path);

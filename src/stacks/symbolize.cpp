@@ -189,6 +189,21 @@ std::vector<Frame> user_frames(std::vector<Frame> frames, std::string_view self_
 
 std::vector<Frame> symbolize_every_frame(const RawStack& stack) { return symbolize_stack(stack, false); }
 
+std::vector<Frame> symbolize_call_site(const void* call_site) {
+  RawStack raw;
+  raw.pcs[0] = const_cast<void*>(call_site);
+  raw.depth = 1;
+  return symbolize_every_frame(raw);
+}
+
+std::string place_text(const void* call_site) {
+  const std::vector<Frame> frames = symbolize_call_site(call_site);
+  if (frames.empty()) return fmt::format("{} ({})", call_site, "??");
+  const Frame& frame = frames.front();
+  if (frame.file.empty()) return fmt::format("{} ({})", call_site, frame.function);
+  return fmt::format("{}:{} ({})", frame.file, frame.line, frame.function);
+}
+
 std::vector<Frame> symbolize(const RawStack& stack) {
   return user_frames(symbolize_stack(stack, true), checker_module());
 }

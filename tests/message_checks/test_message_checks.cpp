@@ -302,3 +302,74 @@ TEST_CASE("request_leaks: MPI_Request_free of an inactive persistent request is 
   check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(request_leaks), kAllChecks, {"free_inactive"});
   check_no_finding(run_checked(workspace, 2, TEST_PROGRAM(request_leaks), kAllChecks, {"free_inactive"}));
 }
+
+namespace {
+const std::vector<std::string> kRaceCheck = {"--check", "GLOBAL:MSG:RACE ON"};
+}
+
+TEST_CASE("msg_race: receives from MPI_ANY_SOURCE that could have taken another rank's message are a GLOBAL:MSG:RACE",
+          "[messages][race]") {
+  // shape, ranks, the place's line: receives and senders taken, races and senders that could have been
+  const auto [shape, ranks, place] = GENERATE(table<std::string, int, std::string>({
+      // The first two calls each pass over receives whose messages were there.
+      {"waitany", 4,
+       R"(: 2 calls of MPI_Waitany, MPI_Waitsome, MPI_Testany or MPI_Testsome returned requests while receives among )"
+       R"(the others were active; 2 of those receives could have completed first, with messages of ranks [123], [123]$)"},
+      // Each receive but the last could have taken each later one's message.
+      {"raced", 4, R"(: 3 receives from MPI_ANY_SOURCE took messages from ranks 1, 2, 3; 2 raced, with ranks [123], [123]$)"},
+      {"waitall", 4, R"(: 3 receives from MPI_ANY_SOURCE took messages from ranks 1, 2, 3; 2 raced, with ranks [123], [123]$)"},
+      {"probe", 4, R"(: 3 probes from MPI_ANY_SOURCE found messages from ranks 1, 2, 3; 2 raced, with ranks [123], [123]$)"},
+      {"iprobe", 4, R"(: 3 probes from MPI_ANY_SOURCE found messages from ranks 1, 2, 3; 2 raced, with ranks [123], [123]$)"},
+      {"mprobe", 4, R"(: 3 probes from MPI_ANY_SOURCE found messages from ranks 1, 2, 3; 2 raced, with ranks [123], [123]$)"},
+      // Rank 2's message is sent after rank 1's, not after rank 0's receive.
+      {"relayed", 3, R"(: 1 receive from MPI_ANY_SOURCE took messages from rank [12]; 1 raced, with rank [12]$)"},
+      // The message not taken is never received.
+      {"unreceived", 3, R"(: 1 receive from MPI_ANY_SOURCE took messages from rank [12]; 1 raced, with rank [12]$)"},
+  }));
+  INFO("shape " << shape);
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(msg_race);
+  const JobResult result = run_checked(workspace, ranks, program, kRaceCheck, {shape});
+  // Information: the program goes on, and its exit status is its own.
+  CHECK(result.succeeded());
+  if (shape == "unreceived")
+    CHECK(result.out.rfind("received 1, ", 0) == 0);
+  else
+    CHECK(result.out == (ranks == 4 ? "received 3, senders' sum 6\n" : "received 2, senders' sum 3\n"));
+  check_reported(result, {R"(^\[0\] INFO: GLOBAL:MSG:RACE: information$)",
+                          R"(Calls of rank 0 raced at 1 place: with other timing, each could have got another rank's )"
+                          R"(message, or returned another request\.$)",
+                          R"(msg_race\.c:)" + std::to_string(marked_line(program, shape == "relayed" ? "first" : shape)) +
+                              R"( \(main\))" + place,
+                          R"(rule: a receive or probe from MPI_ANY_SOURCE raced with another rank when a message)",
+                          R"(rank 0 called there:)"});
+  // The last receive or probe had no other message left to take.
+  if (shape != "waitany" && shape != "unreceived")
+    check_reported(result, {R"(1 other receive or probe from MPI_ANY_SOURCE was not found to race\.)"});
+  // Information is not a problem: the summary counts none.
+  CHECK(result.err.find("problem") == std::string::npos);
+}
+
+TEST_CASE("msg_race: a message the receive caused, and receives after an active one, are not a GLOBAL:MSG:RACE",
+          "[messages][race][clean]") {
+  // causal, waitany_causal: rank 2 sends only after rank 0's first receive,
+  // or first MPI_Waitany, returned. ssend_relayed: after rank 1's MPI_Ssend
+  // returned, which it does once rank 0's receive matched it, not once that
+  // receive returned. earlier: an
+  // MPI_Irecv started before the raced receives is active, and could take
+  // the other message first.
+  const auto [shape, ranks] = GENERATE(table<std::string, int>({
+      {"causal", 3}, {"waitany_causal", 3}, {"ssend_relayed", 4}, {"earlier", 3}}));
+  INFO("shape " << shape);
+  Workspace workspace;
+  const JobResult plain = check_unchanged_by_checker(workspace, ranks, TEST_PROGRAM(msg_race), kRaceCheck, {shape});
+  CHECK(plain.out == "received 2, senders' sum 3\n");
+}
+
+TEST_CASE("msg_race: --check-all leaves GLOBAL:MSG:RACE off", "[messages][race][clean]") {
+  Workspace workspace;
+  const JobResult result = run_checked(workspace, 4, TEST_PROGRAM(msg_race), kAllChecks, {"raced"});
+  INFO(describe(result));
+  CHECK(result.succeeded());
+  CHECK(result.err.find("GLOBAL:MSG:RACE") == std::string::npos);
+}

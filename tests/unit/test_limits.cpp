@@ -33,10 +33,12 @@ TEST_CASE("limits: past CHECK-MAX-REPORTS nothing more is printed, whatever the 
   CHECK(limits.counts()[static_cast<int>(Check::CallFailed)].suppressed == 1);
 }
 
-TEST_CASE("limits: CHECK-MAX-ERRORS counts errors, printed or not, and never warnings, and 0 never stops", "[limits]") {
+TEST_CASE("limits: CHECK-MAX-ERRORS counts errors, printed or not, never warnings nor information, and 0 never stops",
+          "[limits]") {
   Limits limits(3, 0, 1);
   CHECK_FALSE(limits.count(Check::CollectiveRoot, "same").error_limit_reached);
   CHECK_FALSE(limits.count(Check::RequestNotFreed, "w").error_limit_reached);
+  for (int i = 0; i < 5; ++i) CHECK_FALSE(limits.count(Check::MessageRace, "race").error_limit_reached);
   CHECK_FALSE(limits.count(Check::MessagePending, "w").error_limit_reached);
   CHECK_FALSE(limits.count(Check::CollectiveRoot, "same").error_limit_reached);
   CHECK(limits.count(Check::CollectiveRoot, "same").error_limit_reached);

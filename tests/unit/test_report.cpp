@@ -900,6 +900,8 @@ TEST_CASE("a finding prints in ITC's shape, its parties by rank class, with the 
         "[2] ERROR:       MPI_Allgather(comm=MPI_COMM_WORLD)\n");
   finding.check = Check::RequestNotFreed;
   CHECK(format_finding(finding).starts_with("[2] WARNING: LOCAL:REQUEST:NOT_FREED: warning\n"));
+  finding.check = Check::MessageRace;
+  CHECK(format_finding(finding).starts_with("[2] INFO: GLOBAL:MSG:RACE: information\n"));
 }
 
 TEST_CASE("the summary counts errors and warnings per check and in all, with what was suppressed", "[report]") {
@@ -907,6 +909,7 @@ TEST_CASE("the summary counts errors and warnings per check and in all, with wha
   CHECK(format_summary(0, counts).empty());
   counts[static_cast<int>(Check::CollectiveReduction)] = {10000, 9990};
   counts[static_cast<int>(Check::RequestNotFreed)] = {1, 0};
+  counts[static_cast<int>(Check::MessageRace)] = {1, 0};  // information, not a problem
   CHECK(format_summary(0, counts) ==
         "[0] INFO: GLOBAL:COLLECTIVE:REDUCTION_OPERATION_MISMATCH: found 10000 times (10000 errors + 0 warnings), "
         "9990 reports were suppressed\n"
