@@ -478,6 +478,13 @@ void judge_passed_over(Shadow& shadow, int source, const Record& record, std::in
   add_rank(place.could_take, world_rank_of(shadow.peers, source));
 }
 
+// Under the lock: the rules on `record`, the message that `taken` received.
+void judge_received(Shadow& shadow, int source, const Record& record, const Taken& taken) {
+  judge_races(shadow, source, record, taken.order);
+  own_message(shadow, taken.order, record);
+  judge_passed_over(shadow, source, record, taken.passed_over_at, taken.passed_over_by);
+}
+
 // Where no other thread calls MPI: the records of `shadow` that no receive
 // took, as messages received by none.
 void judge_unreceived(Shadow& shadow) {
@@ -572,9 +579,7 @@ void arrive(Shadow& shadow, int source, const Record& record, std::uint32_t type
     return;
   }
   const Taken& taken = stream.taken.front();
-  judge_races(shadow, source, record, taken.order);
-  own_message(shadow, taken.order, record);
-  judge_passed_over(shadow, source, record, taken.passed_over_at, taken.passed_over_by);
+  judge_received(shadow, source, record, taken);
   compare(taken, arrived, shadow, source, found);
   stream.taken.pop_front();
   --shadow.taken_waiting;
@@ -1041,10 +1046,7 @@ void received(const Receive& receive, const MPI_Status& status) {
                                taken.order, at);
     Stream& stream = stream_of(*shadow, status.MPI_SOURCE, status.MPI_TAG);
     if (!stream.arrived.empty()) {
-      judge_races(*shadow, status.MPI_SOURCE, stream.arrived.front().record, taken.order);
-      own_message(*shadow, taken.order, stream.arrived.front().record);
-      judge_passed_over(*shadow, status.MPI_SOURCE, stream.arrived.front().record, taken.passed_over_at,
-                        taken.passed_over_by);
+      judge_received(*shadow, status.MPI_SOURCE, stream.arrived.front().record, taken);
       compare(taken, stream.arrived.front(), *shadow, status.MPI_SOURCE, found);
       stream.arrived.pop_front();
     } else {
