@@ -1,10 +1,23 @@
 #include "log/log.hpp"
 
 #include <spdlog/sinks/stdout_sinks.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 namespace mpisentry::log {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kStderrDrainLimit = 2s;
+constexpr auto kStderrForwarding = 100ms;  // from the launcher's proxy on to mpiexec
+
+}  // namespace
 
 spdlog::logger& logger() {
   // Not registered in spdlog's registry: the program may use spdlog itself.
@@ -20,6 +33,14 @@ spdlog::logger& logger() {
 
 void set_rank(int world_rank) {
   logger().set_pattern("[mpisentry " + std::to_string(world_rank) + "] %^%l%$: %v");
+}
+
+void wait_for_stderr_to_drain() {
+  const auto deadline = Clock::now() + kStderrDrainLimit;
+  int unread = 0;
+  while (ioctl(STDERR_FILENO, FIONREAD, &unread) == 0 && unread > 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  std::this_thread::sleep_for(kStderrForwarding);
 }
 
 void set_verbosity(int verbose) {

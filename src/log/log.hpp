@@ -15,6 +15,12 @@ void set_rank(int world_rank);
 // VERBOSE 0 shows only errors and reports, 1 adds notices, 2 and more add progress.
 void set_verbosity(int verbose);
 
+// Before anything that ends the job (MPI_Abort): waits, at most 2 s, until
+// what this process wrote to stderr has been read from the pipe, then a
+// moment more for the launcher's proxy to pass it on; otherwise the job's
+// teardown may drop the last lines, the ones that say why it ended.
+void wait_for_stderr_to_drain();
+
 template <typename... Args>
 void info(spdlog::format_string_t<Args...> fmt, Args&&... args) {
   logger().info(fmt, std::forward<Args>(args)...);

@@ -83,6 +83,7 @@ std::string rank_file_name(int rank) { return fmt::format("rank-{}.record", rank
 
 [[noreturn]] void stop(const std::string& message) {
   log::error("{}", message);
+  log::wait_for_stderr_to_drain();
   PMPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);  // not reached: MPI_Abort ends the job
 }
