@@ -442,7 +442,12 @@ class Function:
             return self.checked(self.check(), f"\n{indent}{tested}")
         patient = self.patient()
         if patient is not None and self.entry.get("patient") != "plain":
-            alternatives.append(("mode.patient_waits", patient.replace("\n", "\n" + indent)))
+            condition = "mode.patient_waits"
+            if self.has("comm"):
+                # A call on MPI_COMM_NULL fails at once, and its error must be MPI's answer to the program's own
+                # call: Open MPI treats an MPI_Iprobe on MPI_COMM_NULL as fatal where MPI_Recv returns the error.
+                condition += f" && {self.arg('comm')} != MPI_COMM_NULL"
+            alternatives.append((condition, patient.replace("\n", "\n" + indent)))
         if "sync" in self.entry:
             alternatives.append(("mode.potential", self.pmpi(self.entry["sync"])))
         plain = self.pmpi()

@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <mutex>
+#include <iterator>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -39,16 +41,108 @@ const Pair kPairs[] = {
     {MPI_2INTEGER, MPI_INTEGER, MPI_INTEGER},
 };
 
+// MPI's predefined basic datatypes. A handle may differ between processes
+// (Open MPI's are addresses), so a signature hashes a type's place in this
+// list, which every process of the job has the same.
+const MPI_Datatype kBasicTypes[] = {
+    MPI_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG_INT, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR,
+    MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE,
+    MPI_LONG_DOUBLE, MPI_WCHAR, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
+    MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+    MPI_C_LONG_DOUBLE_COMPLEX, MPI_BYTE, MPI_PACKED, MPI_AINT, MPI_OFFSET, MPI_COUNT, MPI_CXX_BOOL,
+    MPI_CXX_FLOAT_COMPLEX, MPI_CXX_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX, MPI_INTEGER, MPI_REAL,
+    MPI_DOUBLE_PRECISION, MPI_COMPLEX, MPI_LOGICAL, MPI_CHARACTER, MPI_DOUBLE_COMPLEX,
+// The optional ones (MPI 4.0, 3.2.2) and one MPI's own (Open MPI's LOGICALs,
+// MPICH's MPIX_C_FLOAT16), where the header defines them.
+#ifdef MPI_INTEGER1
+    MPI_INTEGER1,
+#endif
+#ifdef MPI_INTEGER2
+    MPI_INTEGER2,
+#endif
+#ifdef MPI_INTEGER4
+    MPI_INTEGER4,
+#endif
+#ifdef MPI_INTEGER8
+    MPI_INTEGER8,
+#endif
+#ifdef MPI_INTEGER16
+    MPI_INTEGER16,
+#endif
+#ifdef MPI_REAL2
+    MPI_REAL2,
+#endif
+#ifdef MPI_REAL4
+    MPI_REAL4,
+#endif
+#ifdef MPI_REAL8
+    MPI_REAL8,
+#endif
+#ifdef MPI_REAL16
+    MPI_REAL16,
+#endif
+#ifdef MPI_COMPLEX4
+    MPI_COMPLEX4,
+#endif
+#ifdef MPI_COMPLEX8
+    MPI_COMPLEX8,
+#endif
+#ifdef MPI_COMPLEX16
+    MPI_COMPLEX16,
+#endif
+#ifdef MPI_COMPLEX32
+    MPI_COMPLEX32,
+#endif
+#ifdef MPI_LOGICAL1
+    MPI_LOGICAL1,
+#endif
+#ifdef MPI_LOGICAL2
+    MPI_LOGICAL2,
+#endif
+#ifdef MPI_LOGICAL4
+    MPI_LOGICAL4,
+#endif
+#ifdef MPI_LOGICAL8
+    MPI_LOGICAL8,
+#endif
+#ifdef MPIX_C_FLOAT16
+    MPIX_C_FLOAT16,
+#endif
+};
+// The standard's synonyms (MPI 4.0, 3.2.2), which Open MPI gives handles of
+// their own: each hashes as the type it names.
+const std::pair<MPI_Datatype, MPI_Datatype> kSynonyms[] = {
+    {MPI_LONG_LONG, MPI_LONG_LONG_INT},
+    {MPI_C_COMPLEX, MPI_C_FLOAT_COMPLEX},
+};
+
+// 1 + the place of `type` among kBasicTypes; 0 for a type not there (an
+// MPI's own extension), whose signatures are then not compared.
+std::uint64_t basic_type_code(MPI_Datatype type) {
+  for (const auto& [synonym, named] : kSynonyms)
+    if (type == synonym) type = named;
+  // An MPI that lacks an optional type defines it as MPI_DATATYPE_NULL.
+  if (type == MPI_DATATYPE_NULL) return 0;
+  for (std::size_t i = 0; i < std::size(kBasicTypes); ++i)
+    if (kBasicTypes[i] == type) return i + 1;
+  return 0;
+}
+
 std::int64_t size_of(MPI_Datatype type) {
   MPI_Count size = 0;
   return PMPI_Type_size_x(type, &size) == MPI_SUCCESS ? static_cast<std::int64_t>(size) : 0;
 }
 
-void append(std::vector<Run>& out, MPI_Datatype type) {
-  if (!out.empty() && out.back().type == type)
+// False for a basic type the checker does not know (basic_type_code).
+bool append(std::vector<Run>& out, MPI_Datatype type) {
+  if (!out.empty() && out.back().type == type) {
     ++out.back().count;
-  else
-    out.push_back({type, 1, size_of(type)});
+    return true;
+  }
+  const std::uint64_t code = basic_type_code(type);
+  if (code == 0) return false;
+  out.push_back({type, 1, size_of(type), code});
+  return true;
 }
 
 // The runs of one element of `type`, appended to `out`; false when the type
@@ -59,13 +153,8 @@ bool flatten(MPI_Datatype type, std::vector<Run>& out, int depth = 0) {
   if (PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) != MPI_SUCCESS) return false;
   if (combiner == MPI_COMBINER_NAMED) {
     for (const Pair& pair : kPairs)
-      if (type == pair.pair) {
-        append(out, pair.first);
-        append(out, pair.second);
-        return true;
-      }
-    append(out, type);
-    return true;
+      if (type == pair.pair) return append(out, pair.first) && append(out, pair.second);
+    return append(out, type);
   }
   std::vector<int> ints(static_cast<std::size_t>(integers));
   std::vector<MPI_Aint> aints(static_cast<std::size_t>(addresses));
@@ -81,7 +170,7 @@ bool flatten(MPI_Datatype type, std::vector<Run>& out, int depth = 0) {
       if (!out.empty() && out.back().type == one[0].type)
         out.back().count += one[0].count * times;
       else
-        out.push_back({one[0].type, one[0].count * times, one[0].type_size});
+        out.push_back({one[0].type, one[0].count * times, one[0].type_size, one[0].code});
       return true;
     }
     if (static_cast<std::int64_t>(out.size() + one.size()) * times > kMaxHashedRuns) return false;
@@ -253,14 +342,13 @@ Signature signature_of(const TypeInfo& type, std::int64_t count, std::int64_t ma
     s.bytes = only.type_size * s.elements;
     if (s.elements > 0) {
       s.untyped = is_untyped(only.type);
-      s.hash = mix(mix(0, static_cast<std::uint64_t>(static_cast<std::uint32_t>(only.type))),
-                   static_cast<std::uint64_t>(s.elements));
+      s.hash = mix(mix(0, only.code), static_cast<std::uint64_t>(s.elements));
     }
     return s;
   }
   const std::int64_t limit = max_bytes >= 0 ? max_bytes : INT64_MAX;
   // The runs of `count` elements, merged across element boundaries, fed to the hash.
-  Run pending{MPI_DATATYPE_NULL, 0, 0};
+  Run pending{MPI_DATATYPE_NULL, 0, 0, 0};
   std::int64_t runs = 0;
   const auto emit = [&](const Run& run) {
     if (run.count == 0) return;
@@ -270,8 +358,7 @@ Signature signature_of(const TypeInfo& type, std::int64_t count, std::int64_t ma
       return;
     }
     if (pending.count > 0 && runs++ < kMaxHashedRuns)
-      s.hash = mix(mix(s.hash, static_cast<std::uint64_t>(static_cast<std::uint32_t>(pending.type))),
-                   static_cast<std::uint64_t>(pending.count));
+      s.hash = mix(mix(s.hash, pending.code), static_cast<std::uint64_t>(pending.count));
     pending = run;
   };
   const auto add = [&](const Run& whole) {
@@ -286,7 +373,7 @@ Signature signature_of(const TypeInfo& type, std::int64_t count, std::int64_t ma
   };
   if (type.element.size() == 1) {
     const Run& only = type.element.front();
-    add({only.type, only.count * count, only.type_size});
+    add({only.type, only.count * count, only.type_size, only.code});
   } else {
     for (std::int64_t i = 0; i < count && runs < kMaxHashedRuns; ++i) {
       bool more = true;
@@ -296,7 +383,7 @@ Signature signature_of(const TypeInfo& type, std::int64_t count, std::int64_t ma
     }
     if (runs >= kMaxHashedRuns && max_bytes < 0) s.bytes = type.size * count;
   }
-  emit({MPI_DATATYPE_NULL, 1, 0});  // flushes the last run
+  emit({MPI_DATATYPE_NULL, 1, 0, 0});  // flushes the last run
   return s;
 }
 

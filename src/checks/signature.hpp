@@ -39,6 +39,7 @@ struct TypeInfo {
     MPI_Datatype type;  // a basic type
     std::int64_t count;
     std::int64_t type_size;  // its bytes
+    std::uint64_t code;      // the type as every process of the job knows it (basic_type_code)
   };
   std::vector<Run> element;  // the basic types of one element, runs merged
   std::int64_t size = 0;     // bytes of one element

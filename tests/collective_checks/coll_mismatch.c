@@ -39,6 +39,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "support.h"
+
 static int rank, size;
 
 static void operation(int ok) {
@@ -216,7 +218,11 @@ static void many(int ok) {
 static void kinds(int ok) {
   int value = 7;
   if (rank == 0 && ok) {
+#if MPI_VERSION >= 4
     MPI_Bcast_c(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#else
+    lacks_mpi4("MPI_Bcast_c");
+#endif
   } else if (rank == 0 || ok) {
     MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
   } else {

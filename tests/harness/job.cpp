@@ -36,14 +36,16 @@ bool starts_with_any(const std::string& entry, std::initializer_list<const char*
 }
 
 // The inherited environment, less the variables that configure the checker
-// (a developer's shell must not change what a test sees), plus `env`. In a
+// (a developer's shell must not change what a test sees) but for the
+// mpiexec that the mpisentry command runs (scripts/openmpi's), plus `env`. In a
 // sanitizer build, the sanitizer's runtime comes first in LD_PRELOAD: the
 // preloaded libraries and the programs need it loaded before any other.
 std::vector<std::string> job_environment(const Environment& env) {
   const std::string runtime = MPISENTRY_SANITIZER_RUNTIME;
   std::vector<std::string> entries;
   for (char** entry = environ; *entry != nullptr; ++entry)
-    if (!starts_with_any(*entry, {"MPISENTRY_", "VT_", "LD_PRELOAD="})) entries.emplace_back(*entry);
+    if (!starts_with_any(*entry, {"MPISENTRY_", "VT_", "LD_PRELOAD="}) || starts_with_any(*entry, {"MPISENTRY_MPIEXEC="}))
+      entries.emplace_back(*entry);
   for (const auto& [name, value] : env)
     entries.push_back(name + "=" + (name == "LD_PRELOAD" && !runtime.empty() ? runtime + ":" : "") + value);
   return entries;

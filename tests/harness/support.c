@@ -91,6 +91,11 @@ double now_seconds(void) {
   return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
 }
 
+void lacks_mpi4(const char* functions) {
+  fprintf(stderr, "this MPI (version %d.%d) lacks MPI 4.0's %s\n", MPI_VERSION, MPI_SUBVERSION, functions);
+  exit(77);
+}
+
 void compute_for(double seconds) {
   /* volatile keeps the arithmetic: the rank must really be busy on the CPU. */
   volatile double sink = 0;

@@ -35,6 +35,11 @@ double now_seconds(void);
  * computes. */
 void compute_for(double seconds);
 
+/* Under an MPI older than 4.0 (Open MPI 4.1), in place of the calls of a
+ * program that need MPI 4.0's `functions`: says so and ends the program with
+ * status 77. */
+void lacks_mpi4(const char* functions);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "support.h"
+
 static int rank;
 
 /* The two halves {0} and {1} of MPI_COMM_WORLD, joined as an inter-communicator. */
@@ -38,8 +40,12 @@ static MPI_Comm made_by(const char* how) {
     MPI_Comm_idup(MPI_COMM_WORLD, &comm, &request);
     MPI_Wait(&request, MPI_STATUS_IGNORE);
   } else if (strcmp(how, "idup_with_info") == 0) {
+#if MPI_VERSION >= 4
     MPI_Comm_idup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &comm, &request);
     MPI_Wait(&request, MPI_STATUS_IGNORE);
+#else
+    lacks_mpi4("MPI_Comm_idup_with_info");
+#endif
   } else if (strcmp(how, "idup_twice") == 0) {
     MPI_Comm first;
     MPI_Request both[2];
@@ -74,12 +80,20 @@ static MPI_Comm made_by(const char* how) {
     MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &other, MPI_UNWEIGHTED, 1, &other, MPI_UNWEIGHTED,
                                    MPI_INFO_NULL, 0, &comm);
   } else if (strcmp(how, "create_from_group") == 0) {
+#if MPI_VERSION >= 4
     MPI_Comm_create_from_group(world_group, "msg_comms", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &comm);
+#else
+    lacks_mpi4("MPI_Comm_create_from_group");
+#endif
   } else if (strcmp(how, "intercomm_create_from_groups") == 0) {
     MPI_Group mine, theirs;
     MPI_Group_incl(world_group, 1, &rank, &mine);
     MPI_Group_incl(world_group, 1, &other, &theirs);
+#if MPI_VERSION >= 4
     MPI_Intercomm_create_from_groups(mine, 0, theirs, 0, "msg_comms", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &comm);
+#else
+    lacks_mpi4("MPI_Intercomm_create_from_groups");
+#endif
     MPI_Group_free(&mine);
     MPI_Group_free(&theirs);
   } else if (strcmp(how, "intercomm_create") == 0) {

@@ -17,7 +17,11 @@ int main(int argc, char** argv) {
   MPI_Request barrier;
   int value = 7;
   if (rank == 2) compute_for(seconds);
+#if MPI_VERSION >= 4
   MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &barrier);
+#else
+  lacks_mpi4("MPI_Barrier_init");
+#endif
   MPI_Start(&barrier);
   if (rank == 0) MPI_Recv(&value, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   MPI_Wait(&barrier, MPI_STATUS_IGNORE);

@@ -124,3 +124,17 @@ TEST_CASE("signature: a freed datatype's handle, handed out again, is read again
   CHECK(mpisentry::checks::datatype_text(two_doubles) == "a derived datatype (2 x MPI_DOUBLE)");
   free_type(two_doubles);
 }
+
+TEST_CASE("signature: a basic type hashes as the same type in every process, its synonyms alike", "[signature]") {
+  with_mpi();
+  // Open MPI gives the standard's synonyms handles of their own.
+  CHECK(same(signature_of(MPI_LONG_LONG, 2), signature_of(MPI_LONG_LONG_INT, 2)));
+  CHECK(same(signature_of(MPI_C_COMPLEX, 2), signature_of(MPI_C_FLOAT_COMPLEX, 2)));
+  // Types of one size still differ by what they are.
+  CHECK(signature_of(MPI_INT, 1).differs_from(signature_of(MPI_FLOAT, 1)));
+  CHECK(signature_of(MPI_INT32_T, 1).differs_from(signature_of(MPI_UINT32_T, 1)));
+  CHECK(signature_of(MPI_DOUBLE, 1).differs_from(signature_of(MPI_INT64_T, 1)));
+  for (MPI_Datatype type : {MPI_CHAR, MPI_INT, MPI_DOUBLE, MPI_C_BOOL, MPI_CXX_BOOL, MPI_AINT, MPI_COUNT, MPI_INTEGER,
+                            MPI_DOUBLE_PRECISION, MPI_LOGICAL, MPI_CHARACTER})
+    CHECK(signature_of(type, 1).known);
+}
