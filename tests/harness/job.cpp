@@ -44,7 +44,8 @@ std::vector<std::string> job_environment(const Environment& env) {
   const std::string runtime = MPISENTRY_SANITIZER_RUNTIME;
   std::vector<std::string> entries;
   for (char** entry = environ; *entry != nullptr; ++entry)
-    if (!starts_with_any(*entry, {"MPISENTRY_", "VT_", "LD_PRELOAD="}) || starts_with_any(*entry, {"MPISENTRY_MPIEXEC="}))
+    if (!starts_with_any(*entry, {"MPISENTRY_", "VT_", "LD_PRELOAD="}) ||
+        starts_with_any(*entry, {"MPISENTRY_MPIEXEC="}))
       entries.emplace_back(*entry);
   for (const auto& [name, value] : env)
     entries.push_back(name + "=" + (name == "LD_PRELOAD" && !runtime.empty() ? runtime + ":" : "") + value);
