@@ -6,12 +6,17 @@ packages=(cmake make g++ gfortran pkg-config python3 mpich libmpich-dev libunwin
           libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev
           clang libclang-rt-14-dev  # scripts/fuzz: clang and its libFuzzer
           libasan8 libubsan1 libtsan2)  # scripts/sanitize: g++ brings them; its builds need them
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if ((${#missing[@]})); then
-  echo "== installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+
+# Installs those of the given packages that are missing.
+install_missing() {
+  local missing=() package
+  for package in "$@"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  if ((${#missing[@]})); then
+    echo "== installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+install_missing "${packages[@]}"
