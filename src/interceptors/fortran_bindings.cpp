@@ -1,14 +1,15 @@
 // MPICH's Fortran 2008 bindings (`use mpi_f08`) call PMPI_<name> directly for
 // every routine without a choice buffer (mpi_init_f08_, mpi_barrier_f08_,
-// mpi_wait_f08_, mpi_comm_dup_f08_, ...), so without help a program's calls
-// there never enter this library's MPI_<name> wrappers, and MPI_Init is never
-// seen. When the library loads, before the program's MPI_Init, the PMPI_<name>
-// slots of MPICH's Fortran library (its PLT and GOT relocations) that name a
-// function this library wraps are pointed at the wrapper. The wrappers reach
-// PMPI_<name> through this library's own slots, so nothing recurses. The
-// mpif.h and `use mpi` bindings call MPI_<name>, never PMPI_<name>, and the
-// f08 routines that take buffers call MPI_<name> as well: each call is
-// recorded once, whichever binding made it.
+// mpi_wait_f08_, mpi_comm_dup_f08_, ...); Open MPI's mpif.h and `use mpi`
+// bindings (libmpi_mpifh) call PMPI_<name> for every routine, and its f08
+// bindings call those. Without help a program's calls there never enter this
+// library's MPI_<name> wrappers, and MPI_Init is never seen. When the library
+// loads, before the program's MPI_Init, the PMPI_<name> slots of such a
+// Fortran library (its PLT and GOT relocations) that name a function this
+// library wraps are pointed at the wrapper. The wrappers reach PMPI_<name>
+// through this library's own slots, so nothing recurses. MPICH's mpif.h and
+// `use mpi` bindings, and its f08 routines that take buffers, call
+// MPI_<name>: each call is recorded once, whichever binding made it.
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -22,6 +23,7 @@
 #include <string_view>
 
 #include "log/log.hpp"
+#include "mpi_libraries/mpi_libraries.hpp"
 
 namespace mpisentry {
 namespace {
@@ -35,12 +37,6 @@ constexpr std::uint32_t kGlobalData = R_AARCH64_GLOB_DAT;
 #else
 #error "name this architecture's PLT and GOT relocation types"
 #endif
-
-// MPICH names its Fortran library libmpifort (libmpichfort on Debian).
-bool is_mpich_fortran_library(std::string_view path) {
-  const std::string_view file = path.substr(path.find_last_of('/') + 1);
-  return file.starts_with("libmpifort.so") || file.starts_with("libmpichfort.so");
-}
 
 // This library: the functions it defines are the ones it wraps (it exports
 // nothing else), so no second list of them is kept here.
@@ -133,20 +129,20 @@ void redirect_slots(const dl_phdr_info& object, const Self& self) {
   if (relro == Relro::Writable) mprotect(relro_pages, relro_length, PROT_READ);
 }
 
-int redirect_if_mpich_fortran(dl_phdr_info* object, std::size_t, void* self) {
-  if (object->dlpi_name != nullptr && is_mpich_fortran_library(object->dlpi_name))
+int redirect_if_fortran_bindings(dl_phdr_info* object, std::size_t, void* self) {
+  if (object->dlpi_name != nullptr && mpi_libraries::is_fortran_bindings(object->dlpi_name))
     redirect_slots(*object, *static_cast<const Self*>(self));
   return 0;
 }
 
 // Runs before the program's main, hence before its MPI_Init; the program is
 // single-threaded then, so no call can be passing through a slot being written.
-__attribute__((constructor)) void redirect_fortran_2008_bindings() {
+__attribute__((constructor)) void redirect_fortran_bindings() {
   Dl_info own{};
-  if (dladdr(reinterpret_cast<const void*>(&redirect_fortran_2008_bindings), &own) == 0) return;
+  if (dladdr(reinterpret_cast<const void*>(&redirect_fortran_bindings), &own) == 0) return;
   Self self{dlopen(own.dli_fname, RTLD_LAZY | RTLD_NOLOAD), own.dli_fbase};
   if (self.handle == nullptr) return;
-  dl_iterate_phdr(redirect_if_mpich_fortran, &self);
+  dl_iterate_phdr(redirect_if_fortran_bindings, &self);
   dlclose(self.handle);
 }
 

@@ -83,7 +83,11 @@ bool started_by_mpisentry(const Environment& env) {
     for (const auto library : config::split(preload->second, ": "))
       if (file_name(library).starts_with(kCheckerLibrary)) return true;
   }
-  return std::ranges::any_of(env, [](const auto& entry) { return entry.first.starts_with("MPISENTRY_"); });
+  // The mpisentry command's own variables may be in any shell's environment.
+  return std::ranges::any_of(env, [](const auto& entry) {
+    return entry.first.starts_with("MPISENTRY_") && entry.first != config::kLibraryVariable &&
+           entry.first != config::kMpiexecVariable;
+  });
 }
 
 Disposition parse_disposition(std::string_view status, int signal) {
@@ -117,7 +121,9 @@ bool is_rank(const ProcessState& process) { return process.maps_checker && proce
 
 bool forwards_to_ranks(std::string_view launcher_name, int signal) {
   if (launcher_name == "mpiexec.hydra") return signal == SIGUSR1;
-  if (launcher_name == "srun") return signal == SIGUSR1 || signal == SIGUSR2;
+  // Open MPI's mpiexec: orterun (4.x), prterun (5.x).
+  if (launcher_name == "srun" || launcher_name == "orterun" || launcher_name == "prterun")
+    return signal == SIGUSR1 || signal == SIGUSR2;
   return false;
 }
 

@@ -32,7 +32,8 @@ std::string dump_usage();
 using Environment = std::map<std::string, std::string, std::less<>>;
 Environment parse_environ(std::string_view text);
 
-// libmpisentry in LD_PRELOAD, or any MPISENTRY_ variable.
+// libmpisentry in LD_PRELOAD, or any MPISENTRY_ variable but those that the
+// mpisentry command reads (MPISENTRY_LIBRARY, MPISENTRY_MPIEXEC).
 bool started_by_mpisentry(const Environment& env);
 
 // What a process does with a signal that reaches it.
@@ -63,7 +64,7 @@ bool is_rank(const ProcessState& process);
 
 // Whether a launcher by this executable name passes `signal` to every rank:
 // hydra's mpiexec SIGUSR1 only (SIGUSR2 and real-time signals end it), srun
-// SIGUSR1 and SIGUSR2.
+// and Open MPI's mpiexec SIGUSR1 and SIGUSR2.
 bool forwards_to_ranks(std::string_view launcher_name, int signal);
 
 struct DumpPlan {

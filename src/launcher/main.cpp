@@ -55,21 +55,34 @@ int main(int argc, char** argv) {
   }
 
   std::error_code error;
-  const launcher::LibrarySearch library = launcher::find_library(std::filesystem::read_symlink("/proc/self/exe", error), env);
+  const launcher::ProgramMpi program = launcher::find_program_mpi(args, env);
+  const launcher::LibrarySearch library =
+      launcher::find_library(std::filesystem::read_symlink("/proc/self/exe", error), env, program.family);
   if (library.found.empty()) {
-    std::cerr << "mpisentry: cannot find libmpisentry.so; tried:\n";
+    if (program.family)
+      std::cerr << "mpisentry: " << program.program << " loads " << mpi_libraries::name(*program.family) << " ("
+                << program.library << "), and no libmpisentry.so for " << mpi_libraries::name(*program.family)
+                << " was found; tried:\n";
+    else
+      std::cerr << "mpisentry: cannot find libmpisentry.so; tried:\n";
     for (const std::string& path : library.tried) std::cerr << "mpisentry:   " << path << '\n';
-    std::cerr << "mpisentry: set MPISENTRY_LIBRARY to its path\n";
+    std::cerr << "mpisentry: install the library built for the program's MPI (docs/openmpi.md), or set "
+                 "MPISENTRY_LIBRARY to its path\n";
     return 2;
   }
-  for (const auto& [name, value] : launcher::job_environment(args, env, library.found)) {
+  for (const auto& [name, value] : launcher::job_environment(args, env, library.found, program.family)) {
     if (::setenv(name.c_str(), value.c_str(), 1) != 0) {
       std::cerr << "mpisentry: cannot set " << name << ": " << std::strerror(errno) << '\n';
       return 2;
     }
   }
 
-  const std::vector<std::string> command = launcher::job_command(args, env);
+  const launcher::MpiexecChoice mpiexec = launcher::choose_mpiexec(env, program.family);
+  if (mpiexec.other_family && args.launcher_line.empty())
+    std::cerr << "mpisentry: warning: " << program.program << " loads " << mpi_libraries::name(*program.family)
+              << ", but mpiexec is " << mpi_libraries::name(*mpiexec.other_family) << "'s; set MPISENTRY_MPIEXEC to "
+              << mpi_libraries::name(*program.family) << "'s\n";
+  const std::vector<std::string> command = launcher::job_command(args, mpiexec.command);
   if (settings.settings.explore_runs > 0)
     return launcher::run_exploration({settings.settings, command, launcher::explore::replay_arguments(args)});
   std::vector<char*> command_argv;

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "mpi_libraries/mpi_libraries.hpp"
 #include "signals/signals.hpp"
 
 namespace mpisentry::monitor::in_process {
@@ -106,18 +107,12 @@ bool in_checker(void* address) {
          mine.dli_fbase == theirs.dli_fbase;
 }
 
-// In a library of the MPI stack (MPICH, UCX, libfabric, PMI, hwloc), whose
-// handlers run no program code: UCX installs its own on SIGSEGV and others
-// as it loads, before main, and MPICH one on SIGUSR1 in MPI_Init.
+// In a library of the MPI stack, whose handlers run no program code: UCX
+// installs its own on SIGSEGV and others as it loads, before main, and MPICH
+// one on SIGUSR1 in MPI_Init.
 bool in_mpi_library(void* address) {
   Dl_info info{};
-  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return false;
-  std::string_view name = info.dli_fname;
-  name.remove_prefix(name.find_last_of('/') == std::string_view::npos ? 0 : name.find_last_of('/') + 1);
-  static constexpr std::string_view kLibraries[] = {"libmpi.", "libmpich.", "libucs.", "libucp.", "libuct.",
-                                                    "libucm.", "libfabric.", "libpmi", "libhwloc."};
-  return std::any_of(std::begin(kLibraries), std::end(kLibraries),
-                     [name](std::string_view library) { return name.starts_with(library); });
+  return dladdr(address, &info) != 0 && info.dli_fname != nullptr && mpi_libraries::is_mpi_stack(info.dli_fname);
 }
 
 // The signal that may run program code, or 0: a handler that is neither the

@@ -180,6 +180,14 @@ class Monitor {
   // a deadline: the launcher kills the other ranks as soon as one exits, so
   // no rank leaves before the others have written.
   void write_signal_dump(const signals::Ending& ending, const stacks::RawStack& stack) {
+    // Another rank ended first (MPI_Abort, an exit, a crash) and the launcher
+    // ends the others with SIGTERM, as Open MPI's mpiexec does where Hydra
+    // sends SIGKILL: this rank's stack is no finding of its own.
+    if (!ending.fatal && channel_broke_.load(std::memory_order_acquire)) {
+      log::debug("{} after checking for deadlocks ended ({}): the launcher ends the job, no report",
+                report::signal_name(ending.signal_number), channel_broken_);
+      return;
+    }
     const auto deadline = Clock::now() + kSignalDumpWait;
     RankSnapshot snapshot = describe(/*ask_threads=*/false);
     // The stack is the signalled thread's: its own when it called MPI.
@@ -236,6 +244,8 @@ class Monitor {
     try {
       run_rounds();
     } catch (const ChannelBroken& broken) {
+      channel_broken_ = broken.what();
+      channel_broke_.store(true, std::memory_order_release);
       if (rank() == 0)
         log::info("checking for deadlocks ends: {}", broken.what());
       else
@@ -736,6 +746,9 @@ class Monitor {
   bool symbolizer_warm_ = false;
   std::thread thread_;
   std::atomic<bool> finalizing_{false};
+  // Why the channel broke, written by the monitor's thread before the flag.
+  std::string channel_broken_;
+  std::atomic<bool> channel_broke_{false};
   int wake_pipe_[2] = {-1, -1};
   mutable std::mutex status_mutex_;
   LocalStatus status_;

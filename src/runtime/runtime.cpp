@@ -5,8 +5,10 @@
 // signal handlers, the monitor's thread, the interceptors' mode and delay
 // injection, then the checks, all before the program's first wrapped call.
 #include <dlfcn.h>
+#include <link.h>
 #include <mpi.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,6 +21,7 @@
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
 #include "log/log.hpp"
+#include "mpi_libraries/mpi_libraries.hpp"
 #include "monitor/handshake.hpp"
 #include "monitor/in_process.hpp"
 #include "monitor/monitor.hpp"
@@ -34,6 +37,41 @@
 
 namespace mpisentry {
 namespace {
+
+// A library of the other MPI family than this build's, when the process has
+// loaded one: this library preloaded by hand into a program of the other MPI
+// loads both MPIs into one process.
+std::string other_mpi_loaded() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, std::size_t, void* found) {
+        if (object->dlpi_name == nullptr) return 0;
+        const auto family = mpi_libraries::family_of(object->dlpi_name);
+        if (!family || *family == mpi_libraries::kBuiltFor) return 0;
+        *static_cast<std::string*>(found) = object->dlpi_name;
+        return 1;
+      },
+      &found);
+  return found;
+}
+
+// Every handle this library gave MPI would be the other MPI's: the process
+// ends before the program runs, with the status the mpisentry command gives
+// when it cannot start a job.
+void refuse_another_mpi() {
+  const std::string other = other_mpi_loaded();
+  if (other.empty()) return;
+  const std::string_view built_for = mpi_libraries::name(mpi_libraries::kBuiltFor);
+  const std::string_view program_mpi = mpi_libraries::name(*mpi_libraries::family_of(other));
+  log::error("this libmpisentry.so is built for {}, but the program loads {} ({}): start the job with the mpisentry "
+             "command, which preloads the library for the program's MPI, or preload the library built for {}",
+             built_for, program_mpi, other, program_mpi);
+  log::wait_for_stderr_to_drain();
+  _exit(127);
+}
+
+// Before the other constructors (the Fortran bindings' redirection).
+__attribute__((constructor(101))) void refuse_another_mpi_at_load() { refuse_another_mpi(); }
 
 // The recording and the communication log, written now: a crash, an exit
 // or MPI_Abort may end the process next.
@@ -128,6 +166,7 @@ MPI_Comm shake_hands(int world_rank, const config::LoadResult& loaded) {
 // checker's threads run beside the program's (they never call MPI while it
 // runs); MPICH treats the two alike.
 int initialize(int* argc, char*** argv, int required, int* provided) {
+  refuse_another_mpi();  // also one loaded since, as Python's mpi4py loads its MPI
   this_thread_state();  // the thread that initializes MPI is thread 0
   int granted = MPI_THREAD_SINGLE;
   monitor::in_process::note_before_init();

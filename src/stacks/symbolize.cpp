@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "mpi_libraries/mpi_libraries.hpp"
 #include "stacks/modules.hpp"
 #include "stacks/stacks.hpp"
 
@@ -160,9 +161,8 @@ std::vector<std::uintptr_t> program_entry_points() {
 
 bool is_implementation_module(std::string_view path, std::string_view self_path) {
   if (!self_path.empty() && path == self_path) return true;
-  // libmpi* covers libmpich and libmpichfort, libuc* UCX's libucp, libuct, libucs and libucm.
+  if (mpi_libraries::is_mpi_stack(path)) return true;
   static constexpr std::string_view kPrefixes[] = {
-      "libmpi",  "libuc",      "libhwloc", "libfabric",   // MPI and its transports
       "libc.so", "libpthread", "ld-linux", "linux-vdso",  // the C runtime, the kernel's vDSO
       "libunwind", "libgfortran"};
   const std::string_view name = file_name(path);

@@ -39,6 +39,11 @@ Environment preload_environment(const Workspace& workspace) {
           {"MPISENTRY_REPORT_FILE", workspace.report_path().string()}};
 }
 
+bool mpi_has(const std::string& functions) {
+  if (!kMpi4) WARN("this MPI lacks MPI 4.0's " << functions << ": not tried");
+  return kMpi4;
+}
+
 void check_deadlock(const JobResult& result, const Program& program, const ExpectedDeadlock& expected) {
   INFO(describe(result));
   REQUIRE_FALSE(result.timed_out);

@@ -31,6 +31,14 @@ inline const std::string kLongComputation = std::to_string(3 * kDeadlockTimeoutS
 // The most a detected deadlock may take from the job's start to its end.
 inline constexpr double kDeadlockJobSeconds = 30;
 
+// Whether the MPI has MPI 4.0's functions; Open MPI 4.1 has not, and there
+// the test programs that call them end with status 77 (lacks_mpi4 in
+// support.c).
+inline constexpr bool kMpi4 = MPISENTRY_MPI_VERSION >= 4;
+// For a test case of MPI 4.0's `functions`: false, with a warning that names
+// them, where the MPI lacks them.
+bool mpi_has(const std::string& functions);
+
 // mpisentry <options> --report-file <workspace report>: the checker's part
 // of every checked command line, before the job's.
 std::vector<std::string> checker_prefix(const Workspace& workspace, const std::vector<std::string>& options);

@@ -30,10 +30,16 @@ std::string host_name() {
 }
 
 // mpisentry <options> -- mpiexec -n 1 pingpong : -n 1 -env <variable> <value> pingpong
+// (Open MPI's mpiexec: -x <variable>=<value>)
 JobResult run_with_rank1_variable(const Workspace& workspace, const std::string& variable, const std::string& value) {
   const std::string pingpong = TEST_PROGRAM(pingpong).executable;
-  return run_job(workspace, with(checker_prefix(workspace, kDeadlockOptions),
-                                 {"--", MPIEXEC, "-n", "1", pingpong, ":", "-n", "1", "-env", variable, value, pingpong}));
+  const std::vector<std::string> rank1_variable =
+      MPISENTRY_BUILT_FOR_OPEN_MPI ? std::vector<std::string>{"-x", variable + "=" + value}
+                                   : std::vector<std::string>{"-env", variable, value};
+  std::vector<std::string> line = {"--", MPIEXEC, "-n", "1", pingpong, ":", "-n", "1"};
+  line.insert(line.end(), rank1_variable.begin(), rank1_variable.end());
+  line.push_back(pingpong);
+  return run_job(workspace, with(checker_prefix(workspace, kDeadlockOptions), line));
 }
 
 }  // namespace
@@ -140,4 +146,68 @@ TEST_CASE("launch: MONITOR-INTERFACES names no interface of the host: said, and 
   check_unchecked_run(result, plain);
   CHECK(result.err.find("[mpisentry 0] error: rank 0 (host " + host_name() + "): no interface of MONITOR-INTERFACES "
                         "nosuch0 is up with an IPv4 address") != std::string::npos);
+}
+
+namespace {
+
+// The other MPI than this build's, by Debian's names for its commands.
+#if MPISENTRY_BUILT_FOR_OPEN_MPI
+constexpr const char* kOtherMpicc = "mpicc.mpich";
+constexpr const char* kOtherMpiexec = "mpiexec.mpich";
+constexpr const char* kBuiltFor = "Open MPI";
+constexpr const char* kOtherMpi = "MPICH";
+#else
+constexpr const char* kOtherMpicc = "mpicc.openmpi";
+constexpr const char* kOtherMpiexec = "mpiexec.openmpi";
+constexpr const char* kBuiltFor = "MPICH";
+constexpr const char* kOtherMpi = "Open MPI";
+#endif
+
+// A program of the other MPI, built in the workspace; empty when that MPI is
+// not installed.
+std::string other_mpi_program(const Workspace& workspace) {
+  if (run_job(workspace, {"sh", "-c", std::string("command -v ") + kOtherMpicc}).exit_status != 0) return {};
+  const std::string source = (workspace.dir() / "init_finalize.c").string();
+  const std::string program = (workspace.dir() / "init_finalize").string();
+  std::ofstream(source) << "#include <mpi.h>\n"
+                           "int main(int argc, char** argv) { MPI_Init(&argc, &argv); return MPI_Finalize(); }\n";
+  const JobResult built = run_job(workspace, {kOtherMpicc, "-o", program, source});
+  INFO(describe(built));
+  REQUIRE(built.succeeded());
+  return program;
+}
+
+}  // namespace
+
+TEST_CASE("launch: a program of the other MPI gets no library of this one's", "[launch]") {
+  Workspace workspace;
+  const std::string program = other_mpi_program(workspace);
+  if (program.empty()) {
+    WARN(kOtherMpicc << " is not installed: a program of " << kOtherMpi << " is not tried");
+    return;
+  }
+  // Open MPI refuses root and more ranks than cores unless told.
+  const Environment open_mpi_env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
+                                    {"OMPI_MCA_rmaps_base_oversubscribe", "1"}};
+
+  SECTION("the mpisentry command looks for the library of the program's MPI and says it has none") {
+    const JobResult result = run_job(workspace, {MPISENTRY_LAUNCHER, "-n", "2", program}, open_mpi_env);
+    INFO(describe(result));
+    CHECK(result.exit_status == kStoppedStatus);
+    CHECK(result.err.find("mpisentry: " + program + " loads " + kOtherMpi + " (") != std::string::npos);
+    CHECK(result.err.find("), and no libmpisentry.so for " + std::string(kOtherMpi) + " was found; tried:") !=
+          std::string::npos);
+  }
+  SECTION("preloaded by hand, the library says which MPI it is built for and ends every rank before main") {
+    Environment env = open_mpi_env;
+    env.emplace_back("LD_PRELOAD", MPISENTRY_LIBRARY);
+    const JobResult result = run_job(workspace, {kOtherMpiexec, "-n", "2", program}, env);
+    INFO(describe(result));
+    REQUIRE_FALSE(result.timed_out);
+    CHECK(result.signal == 0);
+    CHECK(result.exit_status != 0);
+    CHECK(result.err.find(std::string("error: this libmpisentry.so is built for ") + kBuiltFor +
+                          ", but the program loads " + kOtherMpi + " (") != std::string::npos);
+    CHECK(result.err.find("Segmentation") == std::string::npos);
+  }
 }

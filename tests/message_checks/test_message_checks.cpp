@@ -2,6 +2,8 @@
 // and LOCAL:REQUEST:PREMATURE_FREE: each error is reported on the rank that
 // sees it, naming the calls, the ranks and both sides' values, and its
 // correct twin of the same shape runs clean with every check on.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "report_text.hpp"
@@ -146,8 +148,22 @@ const std::vector<std::pair<std::string, std::string>> kConstructors = {
     {"intercomm_merge", "MPI_Intercomm_merge"},
 };
 
+// MPI 4.0's constructors, which an MPI of 3.1 (Open MPI 4.1) lacks.
+const std::vector<std::string> kMpi4Constructors = {"idup_with_info", "create_from_group", "intercomm_create_from_groups"};
+
+// The constructors this MPI has; a warning names those left out.
+std::vector<std::pair<std::string, std::string>> constructors() {
+  if (mpi_has("MPI_Comm_idup_with_info, MPI_Comm_create_from_group and MPI_Intercomm_create_from_groups"))
+    return kConstructors;
+  std::vector<std::pair<std::string, std::string>> present;
+  for (const auto& constructor : kConstructors)
+    if (std::find(kMpi4Constructors.begin(), kMpi4Constructors.end(), constructor.first) == kMpi4Constructors.end())
+      present.push_back(constructor);
+  return present;
+}
+
 TEST_CASE("msg_comms: a datatype mismatch is reported on every kind of communicator", "[messages][datatype]") {
-  const auto [constructor, name] = GENERATE(from_range(kConstructors));
+  const auto [constructor, name] = GENERATE(from_range(constructors()));
   INFO("constructor " << constructor);
   Workspace workspace;
   const JobResult result = run_checked(workspace, 2, TEST_PROGRAM(msg_comms), kAllChecks, {constructor, "bad"});
@@ -160,7 +176,7 @@ TEST_CASE("msg_comms: a datatype mismatch is reported on every kind of communica
 
 TEST_CASE("msg_comms: a correct exchange on every kind of communicator is not reported",
           "[messages][datatype][clean]") {
-  const std::string constructor = GENERATE(from_range(kConstructors)).first;
+  const std::string constructor = GENERATE(from_range(constructors())).first;
   INFO("constructor " << constructor);
   Workspace workspace;
   const JobResult plain =

@@ -83,6 +83,13 @@ TEST_CASE("rma_lock: the holder computes past the timeout before it unlocks", "[
 }
 
 TEST_CASE("rma_bad_input: MPI_WIN_NULL and out-of-epoch calls get MPI's own errors", "[trust][clean][rma]") {
+  if (MPISENTRY_BUILT_FOR_OPEN_MPI) {
+    // Open MPI 4.1 answers MPI_Win_start(MPI_GROUP_NULL) with MPI_SUCCESS, and what the window does after
+    // that is undefined: its MPI_Win_flush to rank 99 crashed in some runs, and returned MPI_ERR_RMA_SYNC
+    // in others. No output to compare.
+    WARN("Open MPI accepts MPI_Win_start(MPI_GROUP_NULL): not tried");
+    return;
+  }
   Workspace workspace;
   const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(rma_bad_input), kDeadlockOptions);
   // The calls did fail, as the program meant them to.

@@ -110,8 +110,10 @@ TEST_CASE("sigterm_compute: a computing rank and a blocked rank end by SIGTERM a
   // Hydra's own status after SIGTERM varies from run to run without the
   // checker too (0 in 5 of 8 runs, else 15): the ranks must have ended by
   // SIGTERM's default action, never by the checker's abort (1) or a crash.
+  // Open MPI's mpiexec exits with 1 after SIGTERM, with or without the checker.
   const int status = checked.result.exit_status;
-  const bool ended_by_sigterm = status == 0 || status == 15 || status == 128 + 15;
+  const bool ended_by_sigterm = MPISENTRY_BUILT_FOR_OPEN_MPI ? status == plain.result.exit_status
+                                                             : status == 0 || status == 15 || status == 128 + 15;
   CHECK(ended_by_sigterm);
   CHECK(checked.result.signal == plain.result.signal);
 
@@ -134,6 +136,12 @@ TEST_CASE("sigterm_hang: on SIGTERM every rank dumps its blocked call", "[signal
 // At a batch time limit Slurm's step daemon and srun both send SIGTERM: the
 // second, taken by another thread, must not end the rank before its dump.
 TEST_CASE("sigterm_hang: a second SIGTERM during the dump waits for it", "[signal]") {
+  if (MPISENTRY_BUILT_FOR_OPEN_MPI) {
+    // Its ranks have process groups of their own, so the job's group is mpiexec alone, which ends
+    // the job at once on a second SIGTERM, with or without the checker.
+    WARN("Open MPI's ranks get no SIGTERM of the job's process group: not tried");
+    return;
+  }
   Workspace workspace;
   const JobResult result = run_until_terminated(workspace, {}, 2);
   check_rank_dumps(result);

@@ -158,6 +158,7 @@ TEST_CASE("join_waits poll and timed: a main thread that sleeps in a loop cannot
 
 TEST_CASE("unreadable_chain: ranks wait through a wait mpisentry cannot read for a rank that computes: a warning",
           "[no_progress]") {
+  if (!mpi_has("MPI_Barrier_init")) return;
   Workspace workspace;
   const JobResult result =
       run_checked(workspace, 3, TEST_PROGRAM(unreadable_chain),

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_handles.hpp"
 #include "monitor/describe.hpp"
 
 using namespace mpisentry;
@@ -25,10 +26,10 @@ constexpr int me = 1;
 
 // Handles the lookup knows (blocking point-to-point calls carry no comm_id,
 // so the lookup goes by handle); their ids are what requests' starts carry.
-const MPI_Comm reversed_comm = static_cast<MPI_Comm>(0x44000001);
-const MPI_Comm inter_comm = static_cast<MPI_Comm>(0x44000002);
-const MPI_Comm untracked_comm = static_cast<MPI_Comm>(0x44000003);
-const MPI_Comm accepted_comm = static_cast<MPI_Comm>(0x44000004);
+const MPI_Comm reversed_comm = test::fake_handle<MPI_Comm>(0x44000001);
+const MPI_Comm inter_comm = test::fake_handle<MPI_Comm>(0x44000002);
+const MPI_Comm untracked_comm = test::fake_handle<MPI_Comm>(0x44000003);
+const MPI_Comm accepted_comm = test::fake_handle<MPI_Comm>(0x44000004);
 constexpr std::uint64_t world_id = comms::kWorldId;
 constexpr std::uint64_t reversed_id = 71;  // world ranks in reverse order: comm rank r is world rank 3 - r
 constexpr std::uint64_t inter_id = 72;     // local group {0, 1}, remote group {2, 3}
@@ -80,16 +81,16 @@ CallRecord isend(int dest) { return started(send(FunctionId::Isend, dest), Funct
 CallRecord irecv(int source) { return started(recv(source), FunctionId::Irecv); }
 
 RequestView request(const CallRecord& start, RequestState state, int handle) {
-  return {static_cast<MPI_Request>(handle), true, start, state};
+  return {test::fake_handle<MPI_Request>(handle), true, start, state};
 }
 RequestView incomplete(const CallRecord& start, int handle) { return request(start, RequestState::Incomplete, handle); }
 RequestView complete(const CallRecord& start, int handle) { return request(start, RequestState::Complete, handle); }
 RequestView null_request() { return {MPI_REQUEST_NULL, false, {}, RequestState::Unknown}; }
 // The request table has no entry for it (started before it was seen, or overwritten).
-RequestView not_in_table(int handle) { return {static_cast<MPI_Request>(handle), false, {}, RequestState::Unknown}; }
+RequestView not_in_table(int handle) { return {test::fake_handle<MPI_Request>(handle), false, {}, RequestState::Unknown}; }
 // Not in the table: whatever `started` holds is not this request's start.
 RequestView stale(const CallRecord& start, int handle) {
-  return {static_cast<MPI_Request>(handle), false, start, RequestState::Incomplete};
+  return {test::fake_handle<MPI_Request>(handle), false, start, RequestState::Incomplete};
 }
 // Known, but not asked: the signal-dump thread never asks MPI.
 RequestView not_asked(const CallRecord& start, int handle) { return request(start, RequestState::Unknown, handle); }
@@ -424,9 +425,9 @@ TEST_CASE("Barrier and Allreduce with data wait definitely for every other membe
     CHECK(waits(max).collective.op == "MPI_MAX");
     CHECK(waits(collective(FunctionId::Barrier, 0)).collective.op.empty());  // MPI_OP_NULL
     CallRecord user = sum;
-    user.op = static_cast<MPI_Op>(0x98000000);
+    user.op = test::fake_handle<MPI_Op>(0x98000000);
     CallRecord other_user = sum;
-    other_user.op = static_cast<MPI_Op>(0x98000001);
+    other_user.op = test::fake_handle<MPI_Op>(0x98000001);
     CHECK(waits(user).collective.op == "a user-defined operation");
     CHECK(waits(user).collective.op == waits(other_user).collective.op);
   }
@@ -695,7 +696,7 @@ CallRecord on_window(FunctionId function, const Ranks& group = {}, int target = 
   CallRecord call;
   call.function = function;
   call.shape = CallShape::Window;
-  call.window.handle = static_cast<MPI_Win>(0xa0000001);
+  call.window.handle = test::fake_handle<MPI_Win>(0xa0000001);
   call.window.id = window_id;
   call.comm_id = reversed_id;
   call.sequence = 2;

@@ -53,15 +53,15 @@ TEST_CASE("launcher: -n N program args", "[launcher]") {
   CHECK(args.errors.empty());
   CHECK(args.ranks == "4");
   CHECK(args.program == Strings{"./app", "a", "--verbose", "b"});  // the program's own arguments
-  CHECK(job_command(args, lookup_in({})) == Strings{"mpiexec", "-n", "4", "./app", "a", "--verbose", "b"});
-  CHECK(job_command(args, lookup_in({{"MPISENTRY_MPIEXEC", "/opt/mpi/bin/mpiexec.hydra"}})) ==
+  CHECK(job_command(args, "mpiexec") == Strings{"mpiexec", "-n", "4", "./app", "a", "--verbose", "b"});
+  CHECK(job_command(args, "/opt/mpi/bin/mpiexec.hydra") ==
         Strings{"/opt/mpi/bin/mpiexec.hydra", "-n", "4", "./app", "a", "--verbose", "b"});
 }
 
 TEST_CASE("launcher: -- and a launcher line run as given", "[launcher]") {
   const auto args = parse({"--", "mpiexec", "-n", "2", "./x", "--check"});
   CHECK(args.errors.empty());
-  CHECK(job_command(args, lookup_in({{"MPISENTRY_MPIEXEC", "other"}})) == Strings{"mpiexec", "-n", "2", "./x", "--check"});
+  CHECK(job_command(args, "other") == Strings{"mpiexec", "-n", "2", "./x", "--check"});
 }
 
 TEST_CASE("launcher: options before the program, in both spellings", "[launcher]") {
@@ -174,6 +174,22 @@ TEST_CASE("launcher: --config wins over MPISENTRY_CONFIG and is passed on as an 
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("launcher: a program of Open MPI gets time for its dumps between SIGTERM and SIGKILL", "[launcher]") {
+  const auto args = parse({"-n", "2", "./app"});
+  const auto has = [](const std::vector<std::pair<std::string, std::string>>& variables, const std::string& value) {
+    return std::ranges::find(variables, std::pair<std::string, std::string>{kOpenMpiSigkillVariable, value}) !=
+           variables.end();
+  };
+  const std::string seconds = std::to_string(kOpenMpiSigkillSeconds);
+  CHECK(has(job_environment(args, lookup_in({}), "/lib/libmpisentry.so", mpi_libraries::Family::open_mpi), seconds));
+  CHECK_FALSE(has(job_environment(args, lookup_in({}), "/lib/libmpisentry.so", mpi_libraries::Family::mpich), seconds));
+  CHECK_FALSE(has(job_environment(args, lookup_in({}), "/lib/libmpisentry.so", std::nullopt), seconds));
+  // The user's own setting stays.
+  const Env env = {{kOpenMpiSigkillVariable, "30"}};
+  const auto variables = job_environment(args, lookup_in(env), "/lib/libmpisentry.so", mpi_libraries::Family::open_mpi);
+  CHECK_FALSE(has(variables, seconds));
+}
+
 TEST_CASE("launcher: the job's environment", "[launcher]") {
   const auto args = parse({"--deadlock-timeout", "5s", "--deadlock-timeout", "7s", "--report-json", "/tmp/r.json",
                            "--potential", "--check", "GLOBAL:DEADLOCK:HARD OFF", "-n", "2", "./app"});
@@ -204,32 +220,106 @@ TEST_CASE("launcher: the job's environment", "[launcher]") {
 }
 
 TEST_CASE("launcher: the library is found beside the launcher, or named", "[launcher]") {
+  using mpi_libraries::Family;
   const auto root = std::filesystem::temp_directory_path() / ("mpisentry_library_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(root / "bin");
-  std::filesystem::create_directories(root / "lib");
+  std::filesystem::create_directories(root / "lib" / "openmpi");
   const std::string launcher = (root / "bin" / "mpisentry").string();
+  const std::string mpich = (root / "lib/libmpisentry.so").string();
+  const std::string open_mpi = (root / "lib/openmpi/libmpisentry.so").string();
+  const std::string build_tree = (root / "runtime/libmpisentry.so").string();
+  const Family built_for = mpi_libraries::kBuiltFor;
+  const Family other = built_for == Family::mpich ? Family::open_mpi : Family::mpich;
 
   SECTION("nothing there: every path tried is listed") {
-    const auto search = find_library(launcher, lookup_in({}));
+    const auto search = find_library(launcher, lookup_in({}), std::nullopt);
     CHECK(search.found.empty());
-    CHECK(search.tried == Strings{(root / "lib/libmpisentry.so").string(), (root / "runtime/libmpisentry.so").string()});
+    CHECK(search.tried == (built_for == Family::mpich ? Strings{mpich, build_tree} : Strings{mpich, open_mpi, build_tree}));
+    CHECK(find_library(launcher, lookup_in({}), Family::open_mpi).tried ==
+          (built_for == Family::open_mpi ? Strings{open_mpi, build_tree} : Strings{open_mpi}));
   }
-  SECTION("installed layout") {
-    std::ofstream(root / "lib" / "libmpisentry.so") << "";
-    CHECK(find_library(launcher, lookup_in({})).found == (root / "lib/libmpisentry.so").string());
+  SECTION("installed layout: each MPI's library in its own directory") {
+    std::ofstream(mpich) << "";
+    std::ofstream(open_mpi) << "";
+    CHECK(find_library(launcher, lookup_in({}), Family::mpich).found == mpich);
+    CHECK(find_library(launcher, lookup_in({}), Family::open_mpi).found == open_mpi);
+    CHECK(find_library(launcher, lookup_in({}), std::nullopt).found == mpich);  // MPICH stays the default
   }
-  SECTION("build tree layout") {
+  SECTION("build tree layout: the build's own MPI only") {
     std::filesystem::create_directories(root / "runtime");
-    std::ofstream(root / "runtime" / "libmpisentry.so") << "";
-    CHECK(find_library(launcher, lookup_in({})).found == (root / "runtime/libmpisentry.so").string());
+    std::ofstream(build_tree) << "";
+    CHECK(find_library(launcher, lookup_in({}), built_for).found == build_tree);
+    CHECK(find_library(launcher, lookup_in({}), std::nullopt).found == build_tree);
+    CHECK(find_library(launcher, lookup_in({}), other).found.empty());
   }
   SECTION("MPISENTRY_LIBRARY overrides, and must exist") {
-    std::ofstream(root / "lib" / "libmpisentry.so") << "";
-    const auto search = find_library(launcher, lookup_in({{"MPISENTRY_LIBRARY", "/nonexistent/libx.so"}}));
+    std::ofstream(mpich) << "";
+    const auto search = find_library(launcher, lookup_in({{"MPISENTRY_LIBRARY", "/nonexistent/libx.so"}}), Family::mpich);
     CHECK(search.found.empty());
     CHECK(search.tried == Strings{"/nonexistent/libx.so"});
   }
   std::filesystem::remove_all(root);
+}
+
+TEST_CASE("launcher: the program's MPI is the first MPI library that ldd lists", "[launcher]") {
+  using mpi_libraries::Family;
+  const auto mpich = mpi_in_ldd_output(
+      "\tlinux-vdso.so.1 (0x00007ffd)\n"
+      "\tlibmpich.so.12 => /lib/x86_64-linux-gnu/libmpich.so.12 (0x00007f0)\n"
+      "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f1)\n");
+  REQUIRE(mpich);
+  CHECK(mpich->first == Family::mpich);
+  CHECK(mpich->second == "/lib/x86_64-linux-gnu/libmpich.so.12");
+  const auto open_mpi = mpi_in_ldd_output(
+      "\tlibmpi_mpifh.so.40 => /lib/x86_64-linux-gnu/libmpi_mpifh.so.40 (0x00007f2)\n"
+      "\tlibmpi.so.40 => /lib/x86_64-linux-gnu/libmpi.so.40 (0x00007f3)\n");
+  REQUIRE(open_mpi);
+  CHECK(open_mpi->first == Family::open_mpi);
+  CHECK(!mpi_in_ldd_output("\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x1)\n\t/lib64/ld-linux-x86-64.so.2 (0x2)\n"));
+  CHECK(!mpi_in_ldd_output(""));
+
+  // The unit tests link this build's MPI; a launcher line's launcher is not the program.
+  std::error_code error;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  const ProgramMpi program = find_program_mpi(parse({"-n", "2", self}), lookup_in({}));
+  CHECK(program.program == self);
+  CHECK(program.family == mpi_libraries::kBuiltFor);
+  CHECK(mpi_libraries::family_of(program.library) == mpi_libraries::kBuiltFor);
+  const Env path = {{"PATH", std::filesystem::path(self).parent_path().string()}};
+  CHECK(find_program_mpi(parse({"--", "mpiexec", "-n", "2", std::filesystem::path(self).filename().string()}),
+                         lookup_in(path))
+            .family == mpi_libraries::kBuiltFor);
+  CHECK(!find_program_mpi(parse({"-n", "2", "/bin/sh"}), lookup_in({})).family);
+  CHECK(!find_program_mpi(parse({"--", self, "-n", "2", "/bin/sh"}), lookup_in({})).family);
+}
+
+TEST_CASE("launcher: MPISENTRY_MPIEXEC, else mpiexec", "[launcher]") {
+  using mpi_libraries::Family;
+  CHECK(choose_mpiexec(lookup_in({{"MPISENTRY_MPIEXEC", "/opt/mpi/bin/mpiexec"}}), Family::open_mpi).command ==
+        "/opt/mpi/bin/mpiexec");
+  CHECK(choose_mpiexec(lookup_in({{"PATH", "/nonexistent"}}), Family::open_mpi).command == "mpiexec");
+  CHECK(choose_mpiexec(lookup_in({}), std::nullopt).command == "mpiexec");
+
+  // PATH's mpiexec is MPICH's Hydra: a program of Open MPI gets Debian's mpiexec.openmpi when PATH has it.
+  const std::filesystem::path hydra = "/usr/bin/mpiexec.hydra";
+  if (!std::filesystem::exists(hydra)) {
+    WARN("no " << hydra << ": the choice between two MPIs' mpiexec is not tested");
+    return;
+  }
+  const auto bin = std::filesystem::temp_directory_path() / ("mpisentry_mpiexec_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(bin);
+  std::filesystem::create_symlink(hydra, bin / "mpiexec");
+  const Env path = {{"PATH", bin.string()}};
+  CHECK(choose_mpiexec(lookup_in(path), Family::mpich).command == "mpiexec");
+  const MpiexecChoice without = choose_mpiexec(lookup_in(path), Family::open_mpi);
+  CHECK(without.command == "mpiexec");
+  CHECK(without.other_family == Family::mpich);
+  std::ofstream(bin / "mpiexec.openmpi") << "#!/bin/sh\n";
+  std::filesystem::permissions(bin / "mpiexec.openmpi", std::filesystem::perms::owner_all);
+  const MpiexecChoice with = choose_mpiexec(lookup_in(path), Family::open_mpi);
+  CHECK(with.command == "mpiexec.openmpi");
+  CHECK(!with.other_family);
+  std::filesystem::remove_all(bin);
 }
 
 TEST_CASE("launcher: --check-all switches on every consistency check, in order with the other options", "[launcher]") {

@@ -70,6 +70,7 @@ TEST_CASE("dump: started by mpisentry: the library preloaded or its variables", 
   CHECK(started_by_mpisentry({{"LD_PRELOAD", "/opt/mpisentry/lib/libmpisentry.so"}}));
   CHECK(started_by_mpisentry({{"LD_PRELOAD", "/lib/libother.so:/p/libmpisentry.so /lib/libz.so"}}));
   CHECK(started_by_mpisentry({{"MPISENTRY_DUMP_SIGNAL", "SIGUSR1"}}));
+  CHECK_FALSE(started_by_mpisentry({{"MPISENTRY_MPIEXEC", "/usr/bin/mpiexec.openmpi"}, {"MPISENTRY_LIBRARY", "/l.so"}}));
   CHECK_FALSE(started_by_mpisentry({{"LD_PRELOAD", "/usr/lib/libmpich.so"}, {"VT_CONFIG", "x.conf"}}));
   CHECK_FALSE(started_by_mpisentry({{"PATH", "/usr/bin"}, {"HOME", "/root/libmpisentry.so"}}));
 }
@@ -113,6 +114,9 @@ TEST_CASE("dump: which launchers pass the signal on to the ranks", "[launcher][d
   CHECK(forwards_to_ranks("srun", SIGUSR1));
   CHECK(forwards_to_ranks("srun", SIGUSR2));
   CHECK_FALSE(forwards_to_ranks("srun", SIGRTMIN));
+  CHECK(forwards_to_ranks("orterun", SIGUSR1));
+  CHECK(forwards_to_ranks("orterun", SIGUSR2));
+  CHECK_FALSE(forwards_to_ranks("orterun", SIGRTMIN));
   CHECK_FALSE(forwards_to_ranks("bash", SIGUSR1));
   CHECK_FALSE(forwards_to_ranks("app", SIGUSR1));
 }

@@ -322,6 +322,13 @@ TEST_CASE("implementation modules are the MPI stack, the C runtime and the check
   CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libucp.so.0", self));
   CHECK(is_implementation_module("libuct.so.0", self));
   CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libhwloc.so.15", self));
+  // Open MPI's library, runtime, Fortran bindings, components and PMIx
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libmpi.so.40", self));
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libopen-pal.so.40", self));
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/libopen-rte.so.40", self));
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/openmpi/lib/libmpi_mpifh.so", self));
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_pml_ob1.so", self));
+  CHECK(is_implementation_module("/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2", self));
   CHECK(is_implementation_module("/lib/x86_64-linux-gnu/libc.so.6", self));
   CHECK(is_implementation_module("/lib64/ld-linux-x86-64.so.2", self));
   CHECK(is_implementation_module("linux-vdso.so.1", self));

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_handles.hpp"
 #include "interceptors/tested_wait.hpp"
 #include "monitor/describe.hpp"
 #include "records/call_record.hpp"
@@ -22,8 +23,8 @@ namespace {
 
 // Fake handles, far from MPICH's, each request's index added.
 constexpr int kFirstHandle = 0x5e000000;
-MPI_Request handle(int index) { return static_cast<MPI_Request>(kFirstHandle + index); }
-int index_of(MPI_Request request) { return static_cast<int>(request) - kFirstHandle; }
+MPI_Request handle(int index) { return test::fake_handle<MPI_Request>(kFirstHandle + index); }
+int index_of(MPI_Request request) { return static_cast<int>(test::number_of(request)) - kFirstHandle; }
 
 // MPI_Request_get_status over fake requests: request i is found complete
 // from its tests_before_done[i]-th test on (0: at the first; kNever: never),

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_handles.hpp"
 #include "monitor/rounds.hpp"
 #include "records/call_record.hpp"
 #include "records/thread_state.hpp"
@@ -34,7 +35,7 @@ CallRecord numbered_call(std::uint64_t number) {
   record.sequence = number;
   record.request_count = static_cast<int>(number % kCopiedRequests) + 1;
   if (record.shape == CallShape::Requests)
-    for (int i = 0; i < record.request_count; ++i) record.requests[i] = static_cast<MPI_Request>(number);
+    for (int i = 0; i < record.request_count; ++i) record.requests[i] = test::fake_handle<MPI_Request>(number);
   return record;
 }
 
@@ -46,7 +47,7 @@ bool is_whole(const CallRecord& call) {
     return false;
   if (call.shape != CallShape::Requests) return true;
   for (int i = 0; i < call.request_count; ++i)
-    if (call.requests[i] != static_cast<MPI_Request>(number)) return false;
+    if (call.requests[i] != test::fake_handle<MPI_Request>(number)) return false;
   return true;
 }
 

@@ -21,6 +21,11 @@ TEST_CASE("file_collective: rank 0 in MPI_File_write_all, rank 1 in MPI_Recv fro
   Workspace workspace;
   const Program program = TEST_PROGRAM(file_collective);
   const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "deadlock"});
+  if (MPISENTRY_BUILT_FOR_OPEN_MPI) {
+    // Open MPI's MPI_File_write_all (OMPIO) returns without rank 1: no hang, and nothing to report.
+    check_clean_run(result, workspace);
+    return;
+  }
   check_deadlock(result, program,
                  {.calls = {{0, R"(MPI_File_write_all\(fh=0x[0-9a-f]+ \(the file MPI_File_open #1 of MPI_COMM_WORLD\), buf=.*, count=1024, datatype=MPI_INT\))"},
                             {1, R"(MPI_Recv\(.*source=0\b)"}},
@@ -40,6 +45,7 @@ TEST_CASE("file_collective: rank 1 computes before it joins MPI_File_write_all",
 }
 
 TEST_CASE("large_count: each rank calls a 4 MiB MPI_Bcast_c naming itself as root", "[wrapped][deadlock]") {
+  if (!mpi_has("MPI_Bcast_c")) return;
   Workspace workspace;
   const Program program = TEST_PROGRAM(large_count);
   const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "roots"});
@@ -52,6 +58,7 @@ TEST_CASE("large_count: each rank calls a 4 MiB MPI_Bcast_c naming itself as roo
 }
 
 TEST_CASE("large_count: rank 1 computes before MPI_Bcast_c and MPI_Allreduce_c", "[wrapped][clean]") {
+  if (!mpi_has("MPI_Bcast_c and MPI_Allreduce_c")) return;
   Workspace workspace;
   const JobResult plain =
       check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(large_count), kDeadlockOptions, {kComputation, "correct"});
@@ -59,6 +66,7 @@ TEST_CASE("large_count: rank 1 computes before MPI_Bcast_c and MPI_Allreduce_c",
 }
 
 TEST_CASE("bad_handles: MPI_COMM_NULL and MPI_FILE_NULL get MPI's own errors", "[wrapped][clean]") {
+  if (!mpi_has("MPI_Bcast_c, MPI_Allreduce_c and MPI_Sendrecv_replace_c")) return;
   Workspace workspace;
   const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(bad_handles), kDeadlockOptions);
   CHECK(plain.out.find("MPI_Bcast_c on MPI_COMM_NULL: MPI_ERR_COMM\n") != std::string::npos);

@@ -1,0 +1,44 @@
+#include "mpi_libraries/mpi_libraries.hpp"
+
+#include <algorithm>
+
+namespace mpisentry::mpi_libraries {
+namespace {
+
+std::string_view file_name(std::string_view path) {
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool starts_with_any(std::string_view name, std::initializer_list<std::string_view> prefixes) {
+  return std::ranges::any_of(prefixes, [name](std::string_view prefix) { return name.starts_with(prefix); });
+}
+
+}  // namespace
+
+std::string_view name(Family family) { return family == Family::open_mpi ? "Open MPI" : "MPICH"; }
+
+std::optional<Family> family_of(std::string_view path) {
+  const std::string_view file = file_name(path);
+  // MPICH's ABI is libmpi.so.12 (libmpich.so.12 on Debian, whose libmpi.so.12
+  // is a link to it); Open MPI's libmpi.so has other versions (40 since 3.0),
+  // and its runtime libopen-pal is in every Open MPI process. The bindings'
+  // libraries always come with these.
+  if (starts_with_any(file, {"libmpich.so", "libmpi.so.12"})) return Family::mpich;
+  if (starts_with_any(file, {"libmpi.so.", "libopen-pal.so", "libopen-rte.so"})) return Family::open_mpi;
+  return std::nullopt;
+}
+
+bool is_mpi_stack(std::string_view path) {
+  // libmpi covers libmpich, libmpichfort and Open MPI's libmpi_*; mca_ Open
+  // MPI's components; libpmi PMI and PMIx; libuc UCX's libucp, libuct, libucs
+  // and libucm.
+  return starts_with_any(file_name(path), {"libmpi", "libopen-pal.", "libopen-rte.", "mca_", "libpmi", "libuc",
+                                           "libfabric.", "libhwloc."});
+}
+
+bool is_fortran_bindings(std::string_view path) {
+  return starts_with_any(file_name(path), {"libmpifort.so", "libmpichfort.so", "libmpi_mpifh.so"});
+}
+
+}  // namespace mpisentry::mpi_libraries
