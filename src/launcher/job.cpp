@@ -54,11 +54,13 @@ std::string find_executable(const std::string& name, const config::EnvLookup& en
 }
 
 // What `ldd file` prints; empty when it fails (a script, a static program).
+// Without LD_PRELOAD, whose libraries ldd would list first.
 std::string ldd_output(const std::string& file) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return {};
   const pid_t child = ::fork();
   if (child == 0) {
+    ::unsetenv("LD_PRELOAD");
     ::dup2(out[1], STDOUT_FILENO);
     const int null = ::open("/dev/null", O_WRONLY);
     if (null >= 0) ::dup2(null, STDERR_FILENO);
