@@ -107,11 +107,38 @@ def kill_tree(root: int) -> None:
             pass  # ended meanwhile
 
 
+@dataclass
+class Mpi:
+    """The MPI a build is for, read from its CMake cache, and how its mpiexec is told things."""
+    name: str
+    mpiexec: str
+    bind_to_core: list[str]
+    env_option: Callable[[str, str], list[str]]
+
+    @staticmethod
+    def of_build(build: str) -> "Mpi":
+        cache = {}
+        with open(os.path.join(build, "CMakeCache.txt")) as lines:
+            for line in lines:
+                key, _, value = line.rstrip("\n").partition("=")
+                cache[key.split(":")[0]] = value
+        mpiexec = cache.get("MPIEXEC_EXECUTABLE") or "mpiexec"
+        if cache.get("MPISENTRY_BUILT_FOR_OPEN_MPI") == "1":
+            with open(os.path.join(os.path.dirname(__file__), "..", "scripts", "openmpi.env")) as settings:
+                os.environ.update(line.split("=", 1) for line in settings.read().splitlines()
+                                  if line and not line.startswith("#"))
+            # More ranks than cores are bound only when told they may share one.
+            return Mpi("Open MPI", mpiexec, ["--bind-to", "core:overload-allowed"],
+                       lambda name, value: ["-x", f"{name}={value}"])
+        return Mpi("MPICH", mpiexec, ["-bind-to", "core"], lambda name, value: ["-genv", name, value])
+
+
 class Runner:
     """Starts mpiexec jobs in a scratch folder, one at a time."""
 
-    def __init__(self, work: str):
+    def __init__(self, work: str, mpi: Mpi):
         self.work = work
+        self.mpi = mpi
         self.started = time.monotonic()
 
     def progress(self, text: str) -> None:
@@ -122,9 +149,9 @@ class Runner:
             while_running: Callable[[RunningJob], None] | None = None) -> JobResult:
         """Runs a job to its end. while_running, if given, is called once the job has started and may act on it
         (signal it, watch its files) until it ends or the job's deadline passes."""
-        argv = ["mpiexec", "-n", str(ranks)] + (["-bind-to", "core"] if pinned else [])
+        argv = [self.mpi.mpiexec, "-n", str(ranks)] + (self.mpi.bind_to_core if pinned else [])
         for name, value in env.items():
-            argv += ["-genv", name, value]
+            argv += self.mpi.env_option(name, value)
         argv += command
         job = subprocess.Popen(argv, cwd=self.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
@@ -856,7 +883,8 @@ def main() -> int:
             parser.error(f"{path} is missing: build the bench targets first (bench/run does)")
 
     work = tempfile.mkdtemp(prefix="mpisentry-bench-")
-    runner = Runner(work)
+    mpi = Mpi.of_build(build)
+    runner = Runner(work, mpi)
     load_before = load_average()
     rows: list[list[str]] = []
     failures: list[str] = []
@@ -882,7 +910,7 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
 
     elapsed = time.monotonic() - runner.started
-    print(f"mpisentry benchmark, {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores; load average "
+    print(f"mpisentry benchmark, {mpi.name} ({mpi.mpiexec}), {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores; load average "
           f"(1/5/15 min) {load_before} at start, {load_average()} at end; {elapsed:.0f} s; "
           f"groups {','.join(groups)}; {arguments.rounds} interleaved runs per overhead variant. Cells: median (min-max of the runs); "
           f"cost = median of the ratios with/without of runs that were neighbours in time.\n")

@@ -60,7 +60,8 @@ bool is_summary_frame(const void* buffer, std::size_t length) {
 }
 
 __attribute__((destructor)) void print_counts() {
-  const char* rank = std::getenv("PMI_RANK");
+  const char* rank = std::getenv("PMI_RANK");  // MPICH's
+  if (rank == nullptr) rank = std::getenv("OMPI_COMM_WORLD_RANK");
   std::printf("SENDS %s sends %llu bytes %llu summary_frames %llu socket_cpu_ns %llu\n", rank ? rank : "?",
               sends.load(), sent_bytes.load(), summary_frames.load(), socket_cpu_ns.load());
   std::fflush(stdout);

@@ -145,64 +145,69 @@ Arguments parse_arguments(std::span<const std::string> words) {
   return args;
 }
 
-std::string usage() {
-  std::string text =
-      "usage: mpisentry [options] -n N ./app [args...]  runs mpiexec -n N ./app args...\n"
-      "       mpisentry [options] -- LAUNCHER [args...] runs the launcher line as given\n"
-      "       mpisentry dump PID                        asks the job of launcher PID, started\n"
-      "                                                 with --dump-signal, for a report of\n"
-      "                                                 every rank's state (dump --help)\n"
-      "       mpisentry analyze DIR                     looks in the logs of a run made with\n"
-      "                                                 --comm-log DIR for the matchings of\n"
-      "                                                 receives from MPI_ANY_SOURCE that\n"
-      "                                                 deadlock (analyze --help)\n"
-      "\n"
-      "Runs an MPI job with the mpisentry deadlock checker preloaded into every rank.\n"
-      "Settings come from the config file, then VT_<KEY> and MPISENTRY_<KEY>\n"
-      "environment variables, then these options; each overrides the last.\n"
-      "\n"
-      "options:\n";
-  // Option in the first column, help wrapped to 80 columns in the second.
-  constexpr std::size_t help_column = 34, width = 80;
-  const auto add = [&](const std::string& option, std::string_view help) {
-    std::string line = "  " + option;
-    for (const auto word : config::split(help, " ")) {
-      const bool fits = line.size() < help_column || line.size() + 1 + word.size() <= width;
-      if (line.size() >= help_column && !fits) {
-        text += line + '\n';
-        line.clear();
-      }
-      if (line.size() < help_column) line.resize(help_column, ' ');
-      else line += ' ';
-      line += word;
-    }
-    text += line + '\n';
-  };
-  add("--config FILE", "read settings from FILE (ITC syntax; default: $MPISENTRY_CONFIG, else $VT_CONFIG)");
+std::span<const CommandForm> command_forms() {
+  static constexpr CommandForm forms[] = {
+      {"mpisentry [options] -n N ./app [args...]", "runs mpiexec -n N ./app args..."},
+      {"mpisentry [options] -- LAUNCHER [args...]", "runs the launcher line as given"},
+      {"mpisentry dump PID",
+       "asks the job of launcher PID, started with --dump-signal, for a report of every rank's state (dump --help)"},
+      {"mpisentry analyze DIR",
+       "looks in the logs of a run made with --comm-log DIR for the matchings of receives from MPI_ANY_SOURCE "
+       "that deadlock (analyze --help)"},
+      {"mpisentry report FILE.json", "makes a page of the JSON report to read in a browser (report --help)"}};
+  return forms;
+}
+
+std::vector<OptionHelp> options_help() {
+  std::vector<OptionHelp> options;
+  options.push_back({"--config FILE", "read settings from FILE (ITC syntax; default: $MPISENTRY_CONFIG, else $VT_CONFIG)"});
   const config::Settings defaults;
   for (const config::Key& key : config::keys()) {
-    add(config::option_name(key.name) + ' ' + config::value_syntax(key),
-        std::string(key.help) + " (" + std::string(key.name) + ", default " + config::value_text(key, defaults) + ')');
+    options.push_back({config::option_name(key.name) + ' ' + config::value_syntax(key),
+                       std::string(key.help) + " (" + std::string(key.name) + ", default " +
+                           config::value_text(key, defaults) + ')'});
   }
-  add("--check \"PATTERN ON|OFF\"", "switch checks by name, in order; '*' matches within a level, '**' across (repeatable)");
+  options.push_back({"--check \"PATTERN ON|OFF\"", std::string(kCheckPatternHelp) + " (repeatable)"});
   for (const config::CheckInfo& check : config::switchable_checks())
-    add("  " + std::string(check.name), std::string(check.help) + (defaults.*check.member ? " (default ON)" : " (default OFF)"));
-  add(std::string(potential_option), "the same as --check \"GLOBAL:DEADLOCK:POTENTIAL ON\"");
+    options.push_back({std::string(check.name),
+                       std::string(check.help) + (defaults.*check.member ? " (default ON)" : " (default OFF)"), true});
+  options.push_back({std::string(potential_option), "the same as --check \"GLOBAL:DEADLOCK:POTENTIAL ON\""});
   std::string check_all_text;
   for (const std::string_view pattern : check_all_patterns)
     check_all_text += (check_all_text.empty() ? "--check \"" : " --check \"") + std::string(pattern) + "\"";
-  add(std::string(check_all_option),
-      "for a test run: every consistency check on but the race summary (" + check_all_text +
-          "); they cost more than the deadlock checks (README)");
-  add(std::string(help_option), "show this text");
-  add(std::string(version_option), "show the version");
-  text +=
-      "\n"
-      "TIME is a number and a unit, c (microseconds), l (milliseconds), s, m, h, d\n"
-      "or w, added with '+' (1m+30s); a bare number is seconds.\n"
-      "Environment: MPISENTRY_LIBRARY (the library to preload), MPISENTRY_MPIEXEC (the\n"
-      "launcher used with -n).\n";
-  return text;
+  options.push_back({std::string(check_all_option),
+                     "for a test run: every consistency check on but the race summary (" + check_all_text +
+                         "); they cost more than the deadlock checks (README)"});
+  options.push_back({std::string(help_option), "show this text"});
+  options.push_back({std::string(version_option), "show the version"});
+  return options;
+}
+
+std::string usage() {
+  constexpr std::size_t width = 80;
+  std::string text;
+  for (const CommandForm& form : command_forms())
+    text += wrapped(form.does, width, (text.empty() ? "usage: " : "       ") + std::string(form.command), 49);
+  text += "\n" + wrapped(kDescription, width) + "\noptions:\n";
+  for (const OptionHelp& option : options_help())
+    text += wrapped(option.help, width, (option.is_check ? "    " : "  ") + option.option, 34);
+  return text + "\n" + wrapped(kTimeSyntax, width) + wrapped(kEnvironmentHelp, width);
+}
+
+std::string wrapped(std::string_view text, std::size_t width, std::string first, std::size_t column) {
+  std::string out, line = std::move(first);
+  for (const auto word : config::split(text, " ")) {
+    if (line.empty() || line.size() < column) {
+      line.resize(column, ' ');
+      line += word;
+    } else if (line.size() + 1 + word.size() > width) {
+      out += line + '\n';
+      line = std::string(column, ' ') + std::string(word);
+    } else {
+      line += ' ' + std::string(word);
+    }
+  }
+  return out + line + '\n';
 }
 
 }  // namespace mpisentry::launcher

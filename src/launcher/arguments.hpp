@@ -5,8 +5,10 @@
 
 #include "config/settings.hpp"
 
+#include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mpisentry::launcher {
@@ -33,7 +35,41 @@ struct Arguments {
 // are checked later, with the rest of the config (resolve_settings in job.hpp).
 Arguments parse_arguments(std::span<const std::string> words);
 
-// --help: the usage and every option, with the help text of flags.def.
+// The command's forms and what each does, for --help and the man page.
+struct CommandForm {
+  std::string_view command;  // "mpisentry [options] -n N ./app [args...]"
+  std::string_view does;
+};
+std::span<const CommandForm> command_forms();
+
+// Every option and what it does: the keys of flags.def, the checks of
+// checks.def (is_check: listed under --check), and the command's own.
+struct OptionHelp {
+  std::string option;  // "--deadlock-timeout TIME"
+  std::string help;
+  bool is_check = false;
+};
+std::vector<OptionHelp> options_help();
+
+// What --check and the config file's CHECK lines do.
+inline constexpr std::string_view kCheckPatternHelp =
+    "switch checks by name, in order; '*' matches within a level, '**' across";
+
+// The paragraphs of --help and the man page around the options.
+inline constexpr std::string_view kDescription =
+    "Runs an MPI job with the mpisentry deadlock checker preloaded into every rank. Settings come from the config "
+    "file, then VT_<KEY> and MPISENTRY_<KEY> environment variables, then these options; each overrides the last.";
+inline constexpr std::string_view kTimeSyntax =
+    "TIME is a number and a unit, c (microseconds), l (milliseconds), s, m, h, d or w, added with '+' (1m+30s); a "
+    "bare number is seconds.";
+inline constexpr std::string_view kEnvironmentHelp =
+    "Environment: MPISENTRY_LIBRARY (the library to preload), MPISENTRY_MPIEXEC (the launcher used with -n).";
+
+// --help: the forms, every option, with the help text of flags.def.
 std::string usage();
+
+// `first`, then `text` as lines of at most `width` characters (a longer word
+// stands alone), each line's text from `column` on: a hanging indent.
+std::string wrapped(std::string_view text, std::size_t width, std::string first = "", std::size_t column = 0);
 
 }  // namespace mpisentry::launcher

@@ -155,6 +155,11 @@ ProgramMpi find_program_mpi(const Arguments& args, const config::EnvLookup& env)
   return {};
 }
 
+InstalledLibraryDir installed_library_dir(Family family) {
+  if (family == Family::open_mpi) return {MPISENTRY_LIBDIR_OPEN_MPI_FROM_BINDIR, MPISENTRY_LIBDIR_OPEN_MPI_FULL};
+  return {MPISENTRY_LIBDIR_MPICH_FROM_BINDIR, MPISENTRY_LIBDIR_MPICH_FULL};
+}
+
 LibrarySearch find_library(const std::string& launcher_path, const config::EnvLookup& env,
                            std::optional<Family> program_family) {
   LibrarySearch search;
@@ -162,19 +167,18 @@ LibrarySearch find_library(const std::string& launcher_path, const config::EnvLo
     search.tried.emplace_back(library);
   } else {
     const fs::path launcher_dir = fs::path(launcher_path).parent_path();
-    const auto add = [&](const fs::path& relative) {
-      const std::string path = (launcher_dir / relative).lexically_normal().string();
+    // A path relative to the launcher's directory, or absolute.
+    const auto add = [&](const fs::path& library) {
+      const std::string path = (launcher_dir / library).lexically_normal().string();
       if (std::find(search.tried.begin(), search.tried.end(), path) == search.tried.end()) search.tried.push_back(path);
     };
-    const auto installed = [](Family family) {
-      return fs::path("..") / (family == Family::open_mpi ? MPISENTRY_LIBDIR_OPEN_MPI : MPISENTRY_LIBDIR_MPICH) /
-             "libmpisentry.so";
-    };
-    for (const Family family : program_family ? std::vector{*program_family}
-                                              : std::vector{Family::mpich, mpi_libraries::kBuiltFor})
-      add(installed(family));
+    const std::vector<Family> families =
+        program_family ? std::vector{*program_family} : std::vector{Family::mpich, mpi_libraries::kBuiltFor};
+    for (const Family family : families) add(fs::path(installed_library_dir(family).from_launcher) / "libmpisentry.so");
+    // The build tree's launcher takes its own library before an installed one.
     if (program_family.value_or(mpi_libraries::kBuiltFor) == mpi_libraries::kBuiltFor)
       add("../runtime/libmpisentry.so");
+    for (const Family family : families) add(fs::path(installed_library_dir(family).configured) / "libmpisentry.so");
   }
   for (const std::string& path : search.tried) {
     std::error_code error;

@@ -38,11 +38,20 @@ struct LibrarySearch {
   std::vector<std::string> tried;  // in order, for the error message
 };
 
-// $MPISENTRY_LIBRARY, else libmpisentry.so for the program's MPI beside the
-// launcher: installed, in that MPI's directory (../lib for MPICH, ../lib/openmpi
-// for Open MPI); in the build tree, ../runtime (src/launcher, src/runtime)
-// when the build is for that MPI. A program of no known MPI gets MPICH's,
-// else this build's MPI's.
+// Where an MPI's library installs: relative to the launcher's directory
+// (../lib, ../lib/openmpi under a default prefix), and the configured
+// directory.
+struct InstalledLibraryDir {
+  std::string from_launcher;
+  std::string configured;
+};
+InstalledLibraryDir installed_library_dir(mpi_libraries::Family family);
+
+// $MPISENTRY_LIBRARY, else libmpisentry.so for the program's MPI: in that
+// MPI's directory relative to the launcher (an install, also moved elsewhere);
+// in the build tree, ../runtime (src/launcher, src/runtime) when the build is
+// for that MPI; in the MPI's configured directory. A program of no known MPI
+// gets MPICH's, else this build's MPI's.
 LibrarySearch find_library(const std::string& launcher_path, const config::EnvLookup& env,
                            std::optional<mpi_libraries::Family> program_family);
 

@@ -2,13 +2,15 @@
 // with the MPI launcher, so that signals and the exit status pass straight
 // through. Exit status 2: a problem found before starting; 127: cannot start.
 // `mpisentry dump PID` asks a running job for a report instead (dump.hpp);
-// `mpisentry analyze DIR` reads a run's communication logs (analyze_command.hpp).
+// `mpisentry analyze DIR` reads a run's communication logs (analyze_command.hpp);
+// `mpisentry report FILE.json` makes a report's page (report_command.hpp).
 #include "launcher/analyze_command.hpp"
 #include "launcher/arguments.hpp"
 #include "launcher/dump.hpp"
 #include "launcher/explore.hpp"
 #include "launcher/explore_command.hpp"
 #include "launcher/job.hpp"
+#include "launcher/report_command.hpp"
 
 #include <unistd.h>
 
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
     return launcher::run_dump_command(std::span(words).subspan(1));
   if (!words.empty() && words.front() == launcher::kAnalyzeCommand)
     return launcher::run_analyze_command(std::span(words).subspan(1));
+  if (!words.empty() && words.front() == launcher::kReportCommand)
+    return launcher::run_report_command(std::span(words).subspan(1));
   const launcher::Arguments args = launcher::parse_arguments(words);
   if (args.help) {
     std::cout << launcher::usage();
@@ -77,12 +81,17 @@ int main(int argc, char** argv) {
     }
   }
 
-  const launcher::MpiexecChoice mpiexec = launcher::choose_mpiexec(env, program.family);
-  if (mpiexec.other_family && args.launcher_line.empty())
-    std::cerr << "mpisentry: warning: " << program.program << " loads " << mpi_libraries::name(*program.family)
-              << ", but mpiexec is " << mpi_libraries::name(*mpiexec.other_family) << "'s; set MPISENTRY_MPIEXEC to "
-              << mpi_libraries::name(*program.family) << "'s\n";
-  const std::vector<std::string> command = launcher::job_command(args, mpiexec.command);
+  // A launcher line names its own launcher: mpiexec is chosen for -n alone.
+  std::string mpiexec_command;
+  if (args.launcher_line.empty()) {
+    const launcher::MpiexecChoice mpiexec = launcher::choose_mpiexec(env, program.family);
+    if (mpiexec.other_family)
+      std::cerr << "mpisentry: warning: " << program.program << " loads " << mpi_libraries::name(*program.family)
+                << ", but mpiexec is " << mpi_libraries::name(*mpiexec.other_family)
+                << "'s; set MPISENTRY_MPIEXEC to " << mpi_libraries::name(*program.family) << "'s\n";
+    mpiexec_command = mpiexec.command;
+  }
+  const std::vector<std::string> command = launcher::job_command(args, mpiexec_command);
   if (settings.settings.explore_runs > 0)
     return launcher::run_exploration({settings.settings, command, launcher::explore::replay_arguments(args)});
   std::vector<char*> command_argv;

@@ -38,6 +38,7 @@
 #include "records/tick.hpp"
 #include "comm_log/comm_log.hpp"
 #include "races/races.hpp"
+#include "report/html.hpp"
 #include "report/report.hpp"
 #include "report/sink.hpp"
 #include "stacks/stacks.hpp"
@@ -131,9 +132,12 @@ class Monitor {
     // Rank 0 chooses, and every rank writes to the same absolute paths
     // whatever its own working directory.
     if (rank_ == 0) {
-      report_paths_ = resolve_report_paths(settings.report_file.empty() ? default_report_path() : settings.report_file,
-                                           settings.report_json, settings.report_dot,
-                                           std::getenv(config::kLaunchDirectoryVariable), working_directory());
+      ReportPaths asked;
+      asked.text = settings.report_file.empty() ? default_report_path() : settings.report_file;
+      asked.json = settings.report_json;
+      asked.dot = settings.report_dot;
+      asked.html = settings.report_html;
+      report_paths_ = resolve_report_paths(asked, std::getenv(config::kLaunchDirectoryVariable), working_directory());
       // Every report of the job, from any rank, is appended to the file: one
       // left by an earlier run goes first, with its dump handshake, before
       // any rank can leave MPI_Init.
@@ -143,10 +147,12 @@ class Monitor {
     report_paths_.text = broadcast_over(comm, report_paths_.text);
     report_paths_.json = broadcast_over(comm, report_paths_.json);
     report_paths_.dot = broadcast_over(comm, report_paths_.dot);
+    report_paths_.html = broadcast_over(comm, report_paths_.html);
     report::SinkSetup sink;
     sink.report_file = report_paths_.text;
     sink.json = report_paths_.json;
     sink.dot = report_paths_.dot;
+    sink.html = report_paths_.html;
     sink.rank = rank_;
     PMPI_Comm_size(comm, &sink.ranks);
     sink.job = broadcast_over(comm, job);
@@ -725,12 +731,21 @@ class Monitor {
     }
   }
 
-  // Through the report sink: the report file first, then stderr, JSON, DOT.
+  // Through the report sink: the report file first, then stderr, JSON, DOT;
+  // then the page, made from the JSON.
   void write_report(const report::Report& report) {
+    const std::string json =
+        settings_.report_json.empty() && settings_.report_html.empty() ? std::string() : report::format_json(report);
     const bool on_file = report::sink()->write(
-        report::format_text(report), settings_.report_json.empty() ? std::string() : report::format_json(report),
+        report::format_text(report), settings_.report_json.empty() ? std::string() : json,
         settings_.report_dot.empty() ? std::string() : report::format_dot(report));
     if (on_file) log::info("report written to {}", report_paths_.text);
+    if (settings_.report_html.empty()) return;
+    try {
+      report::sink()->write_page(report::format_html(json, report_paths_.text));
+    } catch (const report::BadReport& bad) {
+      log::error("cannot make the report's page for REPORT-HTML {}: {}", report_paths_.html, bad.what());
+    }
   }
 
   const config::Settings& settings_;

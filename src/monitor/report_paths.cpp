@@ -16,8 +16,8 @@ std::string resolve(const std::string& path, const std::string& base) {
 
 }  // namespace
 
-ReportPaths resolve_report_paths(const std::string& text, const std::string& json, const std::string& dot,
-                                 const char* launch_directory, const std::string& working_directory) {
+ReportPaths resolve_report_paths(const ReportPaths& asked, const char* launch_directory,
+                                 const std::string& working_directory) {
   std::string base = working_directory;
   std::string why;
   std::error_code error;
@@ -31,7 +31,8 @@ ReportPaths resolve_report_paths(const std::string& text, const std::string& jso
     base = launch_directory;
     why = fmt::format("the directory mpisentry started in, {}", base);
   }
-  return {resolve(text, base), resolve(json, base), resolve(dot, base), std::move(why)};
+  return {resolve(asked.text, base), resolve(asked.json, base), resolve(asked.dot, base), resolve(asked.html, base),
+          std::move(why)};
 }
 
 }  // namespace mpisentry::monitor

@@ -43,120 +43,92 @@
 // Communicator ids are 64-bit and written as decimal strings, which readers
 // whose numbers are doubles keep exact. Numbers that are not finite are
 // written as null. Strings hold the bytes as given; bytes that are not UTF-8
-// appear as \u00XX.
-#include <cmath>
-#include <iterator>
+// become U+FFFD.
+#include <string>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "report/hosts.hpp"
-#include "report/quote.hpp"
 #include "report/report.hpp"
 
 namespace mpisentry::report {
 namespace {
 
-std::string number(double value) { return std::isfinite(value) ? fmt::format("{}", value) : "null"; }
+// Keys in the order of the schema above.
+using Json = nlohmann::ordered_json;
 
-std::string rank_array(const std::vector<int>& ranks) { return fmt::format("[{}]", fmt::join(ranks, ",")); }
+std::string comm_id(std::uint64_t id) { return std::to_string(id); }
 
-std::string rank_runs(const RankSet& ranks) {
-  std::string out = "[";
-  for (const RankSet::Run& run : ranks.runs())
-    fmt::format_to(std::back_inserter(out), "{}[{},{}]", out.size() == 1 ? "" : ",", run.first, run.last);
-  return out + "]";
+Json rank_runs(const RankSet& ranks) {
+  Json runs = Json::array();
+  for (const RankSet::Run& run : ranks.runs()) runs.push_back({run.first, run.last});
+  return runs;
 }
 
-std::string boolean(bool value) { return value ? "true" : "false"; }
-
-std::string comm_id(std::uint64_t id) { return fmt::format("\"{}\"", id); }
-
-// "[a,b,...]" with each item written by append_item(out, item).
-template <typename Item, typename AppendItem>
-void append_array(std::string& out, const std::vector<Item>& items, AppendItem append_item) {
-  out += '[';
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    append_item(out, items[i]);
-  }
-  out += ']';
+Json collective(const CollectiveCall& call) {
+  if (call.comm_id == 0) return nullptr;
+  return {{"comm_id", comm_id(call.comm_id)}, {"sequence", call.sequence}, {"function", call.function},
+          {"root", call.root}, {"op", call.op}};
 }
 
-void append_frame(std::string& out, const Frame& frame) {
-  fmt::format_to(std::back_inserter(out), R"({{"function":{},"file":{},"line":{},"module":{}}})",
-                 json_quote(frame.function), json_quote(frame.file), frame.line, json_quote(frame.module));
+// `items` as an array, each made by to_item.
+template <typename Item, typename ToItem>
+Json array_of(const std::vector<Item>& items, ToItem to_item) {
+  Json array = Json::array();
+  for (const Item& item : items) array.push_back(to_item(item));
+  return array;
 }
 
-void append_message(std::string& out, const PendingMessage& message) {
-  fmt::format_to(std::back_inserter(out), R"({{"send":{},"peer":{},"tag":{},"comm_id":{}}})",
-                 boolean(message.send), message.peer, message.tag, comm_id(message.comm_id));
+Json thread_json(const ThreadSnapshot& thread) {
+  return {{"id", thread.id},
+          {"state", to_string(thread.state)},
+          {"seconds", thread.seconds},
+          {"function", thread.function},
+          {"call", thread.call},
+          {"wait_mode", to_string(thread.wait_mode)},
+          {"waits_for", rank_runs(thread.waits_for)},
+          {"possibly_waits_for", rank_runs(thread.possibly_waits_for)},
+          {"wait_reason", thread.wait_reason},
+          {"collective", collective(thread.collective)},
+          {"started_collectives", array_of(thread.started_collectives,
+                                           [](const StartedCollective& started) {
+                                             return Json{{"collective", collective(started.call)},
+                                                         {"waits_for", rank_runs(started.waits_for)},
+                                                         {"possibly_waits_for", rank_runs(started.possibly_waits_for)}};
+                                           })},
+          {"converted_send", thread.converted_send},
+          {"messages", array_of(thread.messages,
+                                [](const PendingMessage& message) {
+                                  return Json{{"send", message.send}, {"peer", message.peer}, {"tag", message.tag},
+                                              {"comm_id", comm_id(message.comm_id)}};
+                                })},
+          {"stack", array_of(thread.stack, [](const Frame& frame) {
+             return Json{{"function", frame.function}, {"file", frame.file}, {"line", frame.line},
+                         {"module", frame.module}};
+           })}};
 }
 
-void append_collective(std::string& out, const CollectiveCall& collective) {
-  if (collective.comm_id == 0) {
-    out += "null";
-    return;
-  }
-  fmt::format_to(std::back_inserter(out), R"({{"comm_id":{},"sequence":{},"function":{},"root":{},"op":{}}})",
-                 comm_id(collective.comm_id), collective.sequence, json_quote(collective.function), collective.root,
-                 json_quote(collective.op));
+Json rank_json(const RankSnapshot& rank) {
+  return {{"rank", rank.rank},
+          {"host", rank.host},
+          {"pid", rank.pid},
+          {"state", to_string(rank.state)},
+          {"seconds", rank.seconds},
+          {"activity", rank.activity},
+          {"exit_status", rank.exit_status == RankSnapshot::kNotExiting ? Json(nullptr) : Json(rank.exit_status)},
+          {"threads", array_of(rank.threads, thread_json)},
+          {"collectives", array_of(rank.collectives, [](const CollectiveCount& count) {
+             return Json{{"comm_id", comm_id(count.comm_id)}, {"entered", count.entered}};
+           })}};
 }
 
-void append_started(std::string& out, const StartedCollective& started) {
-  out += R"({"collective":)";
-  append_collective(out, started.call);
-  fmt::format_to(std::back_inserter(out), R"(,"waits_for":{},"possibly_waits_for":{}}})", rank_runs(started.waits_for),
-                 rank_runs(started.possibly_waits_for));
-}
-
-void append_thread(std::string& out, const ThreadSnapshot& thread) {
-  fmt::format_to(std::back_inserter(out),
-                 R"({{"id":{},"state":"{}","seconds":{},"function":{},"call":{},"wait_mode":"{}","waits_for":{},)"
-                 R"("possibly_waits_for":{},"wait_reason":{},"collective":)",
-                 thread.id, to_string(thread.state), number(thread.seconds), json_quote(thread.function),
-                 json_quote(thread.call), to_string(thread.wait_mode), rank_runs(thread.waits_for),
-                 rank_runs(thread.possibly_waits_for), json_quote(thread.wait_reason));
-  append_collective(out, thread.collective);
-  out += R"(,"started_collectives":)";
-  append_array(out, thread.started_collectives, append_started);
-  fmt::format_to(std::back_inserter(out), R"(,"converted_send":{},"messages":)", boolean(thread.converted_send));
-  append_array(out, thread.messages, append_message);
-  out += R"(,"stack":)";
-  append_array(out, thread.stack, append_frame);
-  out += '}';
-}
-
-void append_collective_count(std::string& out, const CollectiveCount& count) {
-  fmt::format_to(std::back_inserter(out), R"({{"comm_id":{},"entered":{}}})", comm_id(count.comm_id), count.entered);
-}
-
-void append_rank(std::string& out, const RankSnapshot& rank) {
-  fmt::format_to(std::back_inserter(out),
-                 R"({{"rank":{},"host":{},"pid":{},"state":"{}","seconds":{},"activity":{},"exit_status":{},"threads":)",
-                 rank.rank, json_quote(rank.host), rank.pid, to_string(rank.state), number(rank.seconds), rank.activity,
-                 rank.exit_status == RankSnapshot::kNotExiting ? "null" : std::to_string(rank.exit_status));
-  append_array(out, rank.threads, append_thread);
-  out += R"(,"collectives":)";
-  append_array(out, rank.collectives, append_collective_count);
-  out += '}';
-}
-
-void append_arc(std::string& out, const WaitArc& arc) {
-  fmt::format_to(std::back_inserter(out), R"({{"from":{{"rank":{},"thread":{}}},"to":{},"mode":"{}","possible":{}}})",
-                 arc.from.rank, arc.from.thread, arc.to, to_string(arc.mode), boolean(arc.possible));
-}
-
-void append_host(std::string& out, const HostGroup& group) {
-  fmt::format_to(std::back_inserter(out), R"({{"host":{},"ranks":"{}"}})", json_quote(group.host),
-                 compress_ranks(group.ranks));
-}
-
-void append_class(std::string& out, const RankClass& rank_class) {
-  fmt::format_to(std::back_inserter(out), R"({{"ranks":"{}","rank_list":{},"representative":{},"hosts":)",
-                 compress_ranks(rank_class.ranks), rank_array(rank_class.ranks), rank_class.representative->rank);
-  append_array(out, group_by_host(rank_class.members), append_host);
-  out += '}';
+Json class_json(const RankClass& rank_class) {
+  return {{"ranks", compress_ranks(rank_class.ranks)},
+          {"rank_list", rank_class.ranks},
+          {"representative", rank_class.representative->rank},
+          {"hosts", array_of(group_by_host(rank_class.members), [](const HostGroup& group) {
+             return Json{{"host", group.host}, {"ranks", compress_ranks(group.ranks)}};
+           })}};
 }
 
 const char* severity_word(Severity level) {
@@ -169,27 +141,50 @@ const char* severity_word(Severity level) {
   return "error";
 }
 
+// Compact, non-UTF-8 bytes replaced rather than thrown on.
+std::string dumped(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// Appends the keys of `members` to the object under way in `out`, on a line
+// of their own.
+void append_members(std::string& out, const Json& members) {
+  const std::string text = dumped(members);
+  out += ",\n";
+  out.append(text, 1, text.size() - 2);
+}
+
 }  // namespace
 
 std::string format_json(const Report& report) {
-  std::string out = fmt::format(
-      R"({{"schema":"mpisentry-report/5","check":"{}","severity":"{}","aborts_job":{},"rule":{},)"
-      R"("threshold_seconds":{},"threshold_key":{},"partial":{},)"
-      R"("core":{{"ranks":{},"cycle":{},"blocked_behind":{}}},"waiting":{},"culprits":{},"signal":{},)"
-      "\n\"arcs\":",
-      check_name(report.check), severity_word(severity(report.check)), boolean(aborts_job(report.check)),
-      json_quote(report.rule), number(report.threshold_seconds), json_quote(report.threshold_key),
-      boolean(report.partial), rank_array(report.core.core), rank_array(report.core.cycle),
-      rank_array(report.core.blocked_behind), rank_array(report.waiting), rank_array(report.culprits),
-      report.signal_number == 0 ? "null" : json_quote(signal_name(report.signal_number)));
-  append_array(out, report.arcs, append_arc);
-  fmt::format_to(std::back_inserter(out), ",\"arcs_left_out\":{},\n\"ranks\":[", report.arcs_left_out);
-  for (std::size_t i = 0; i < report.ranks.size(); ++i) {
-    out += i == 0 ? "\n" : ",\n";
-    append_rank(out, report.ranks[i]);
-  }
-  out += "],\n\"classes\":";
-  append_array(out, merge_stacks(report.ranks, leading_ranks(report)), append_class);
+  const Json head = {
+      {"schema", "mpisentry-report/5"},
+      {"check", check_name(report.check)},
+      {"severity", severity_word(severity(report.check))},
+      {"aborts_job", aborts_job(report.check)},
+      {"rule", report.rule},
+      {"threshold_seconds", report.threshold_seconds},
+      {"threshold_key", report.threshold_key},
+      {"partial", report.partial},
+      {"core", {{"ranks", report.core.core}, {"cycle", report.core.cycle}, {"blocked_behind", report.core.blocked_behind}}},
+      {"waiting", report.waiting},
+      {"culprits", report.culprits},
+      {"signal", report.signal_number == 0 ? Json(nullptr) : Json(signal_name(report.signal_number))}};
+  // The arcs on a line, then the ranks one at a time, each on a line of its
+  // own: 100,000 ranks never make one document in memory, and a reader can
+  // grep a rank's line.
+  std::string out = dumped(head);
+  out.pop_back();  // the head's closing brace
+  append_members(out, {{"arcs", array_of(report.arcs,
+                                         [](const WaitArc& arc) {
+                                           return Json{{"from", {{"rank", arc.from.rank}, {"thread", arc.from.thread}}},
+                                                       {"to", arc.to},
+                                                       {"mode", to_string(arc.mode)},
+                                                       {"possible", arc.possible}};
+                                         })},
+                       {"arcs_left_out", report.arcs_left_out}});
+  out += ",\n\"ranks\":[";
+  for (std::size_t i = 0; i < report.ranks.size(); ++i) out += (i == 0 ? "\n" : ",\n") + dumped(rank_json(report.ranks[i]));
+  out += ']';
+  append_members(out, {{"classes", array_of(merge_stacks(report.ranks, leading_ranks(report)), class_json)}});
   out += "}\n";
   return out;
 }

@@ -1,9 +1,5 @@
 #include "report/quote.hpp"
 
-#include <fmt/format.h>
-
-#include <iterator>
-
 namespace mpisentry::report {
 namespace {
 
@@ -56,28 +52,7 @@ std::string quote(std::string_view text, Escape escape, Invalid invalid) {
   return out;
 }
 
-void append_json_byte(std::string& out, unsigned char byte) {
-  fmt::format_to(std::back_inserter(out), "\\u{:04x}", byte);
-}
-
 }  // namespace
-
-std::string json_quote(std::string_view text) {
-  const auto escape = [](std::string& out, char c) {
-    switch (c) {
-      case '"': out += "\\\""; return true;
-      case '\\': out += "\\\\"; return true;
-      case '\n': out += "\\n"; return true;
-      case '\r': out += "\\r"; return true;
-      case '\t': out += "\\t"; return true;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20) return false;
-        append_json_byte(out, static_cast<unsigned char>(c));
-        return true;
-    }
-  };
-  return quote(text, escape, append_json_byte);
-}
 
 std::string dot_quote(std::string_view text) {
   const auto escape = [](std::string& out, char c) {

@@ -142,6 +142,13 @@ bool Sink::write(std::string_view text, std::string_view json, std::string_view 
   return write_locked(text, json, setup_.json, dot);
 }
 
+void Sink::write_page(std::string_view html) {
+  if (setup_.html.empty()) return;
+  const Hold hold(*this);
+  put_file(setup_.html, html, /*append=*/false);
+  step("html");
+}
+
 bool Sink::write_rank_dump(std::string_view text, std::string_view json, bool will_wait) {
   bool on_file = false;
   {

@@ -40,6 +40,7 @@ struct SinkSetup {
   std::string report_file;  // REPORT-FILE or the name made from the job; empty: stderr only
   std::string json;         // REPORT-JSON; empty: none
   std::string dot;          // REPORT-DOT; empty: none
+  std::string html;         // REPORT-HTML; empty: none
   int rank = 0;             // MPI_COMM_WORLD rank
   int ranks = 1;            // MPI_COMM_WORLD size: the marks the dump handshake waits for
   // Names the handshake folder when the report file is not a regular file;
@@ -47,7 +48,7 @@ struct SinkSetup {
   std::string job;
   int stderr_fd = 2;  // tests write elsewhere
   // Tests: told each step of a report as it is done ("file", "stderr",
-  // "json", "dot", "mark"), with the report lock held when it is.
+  // "json", "dot", "html", "mark"), with the report lock held when it is.
   std::function<void(std::string_view step)> trace;
 };
 
@@ -62,6 +63,9 @@ class Sink {
   // `dot` (when not empty, and their paths are set) to REPORT-JSON and
   // REPORT-DOT. True when the report file has it (or there is none).
   bool write(std::string_view text, std::string_view json = {}, std::string_view dot = {});
+  // The report's page to REPORT-HTML, when set: after write(), since making
+  // the page takes longer than anything write() does.
+  void write_page(std::string_view html);
 
   // A rank's own report when a signal ends it: as write(), its JSON to
   // REPORT-JSON with ".rankN" before the extension, then this rank's dump is

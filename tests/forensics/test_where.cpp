@@ -41,7 +41,7 @@ TEST_CASE("where: the text report's rank class names the host and each rank's pi
   Workspace workspace;
   const Program program = TEST_PROGRAM(ssend_ring);
   const JobResult result =
-      run_checked(workspace, 4, program, with(kDeadlockOptions, {"--report-json", workspace.json_path().string()}));
+      run_checked(workspace, 4, program, kDeadlockOptions);
   INFO(describe(result));
   REQUIRE(result.report);
   REQUIRE(result.report_json);

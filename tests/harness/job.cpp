@@ -63,6 +63,24 @@ void check_spawn_call(int error, const char* what) {
   if (error != 0) throw std::runtime_error(std::string(what) + ": " + std::strerror(error));
 }
 
+// Copies the workspace's JSON reports (report.json, report.rankN.json; other
+// JSON files a test writes are not reports) into $MPISENTRY_TEST_JSON_REPORTS,
+// when set: ctest's last test validates them all against
+// docs/report-schema.json.
+void keep_json_reports(const Workspace& workspace) {
+  const char* keep_dir = std::getenv("MPISENTRY_TEST_JSON_REPORTS");
+  if (keep_dir == nullptr || *keep_dir == '\0') return;
+  static int kept = 0;
+  std::error_code error;
+  std::filesystem::create_directories(keep_dir, error);
+  for (const auto& entry : std::filesystem::directory_iterator(workspace.dir(), error)) {
+    const std::string file = entry.path().filename().string();
+    if (entry.path().extension() != ".json" || !file.starts_with(workspace.json_path().stem().string())) continue;
+    const std::string name = std::to_string(::getpid()) + "-" + std::to_string(++kept) + "-" + file;
+    std::filesystem::copy_file(entry.path(), std::filesystem::path(keep_dir) / name, error);
+  }
+}
+
 }  // namespace
 
 Workspace::Workspace() {
@@ -206,6 +224,7 @@ JobResult Job::finish() {
   result.report = read_file(workspace_.report_path());
   result.report_json = read_file(workspace_.json_path());
   result.report_dot = read_file(workspace_.dot_path());
+  keep_json_reports(workspace_);
   // A sanitizer build's finding (every sanitizer's report has a line
   // "ERROR: AddressSanitizer: ..." or "SUMMARY: UndefinedBehaviorSanitizer:
   // ...") fails the test, also one whose job was meant to fail.

@@ -1,5 +1,6 @@
 #include "report_text.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -94,6 +95,7 @@ BlockedCalls parse_blocked_calls(const std::string& report) {
   // "waits for: rank 1" for the whole class, or "waits for: [0] rank 1; [1] rank 2".
   static const std::regex waits_line(R"(^\s*waits for: (.*)$)");
   static const std::regex rank_wait(R"(^\[(\d+)\] (.*)$)");
+  static const std::regex blocked_for(R"(blocked for (?:[\d.]+-)?([\d.]+) s)");
   BlockedCalls calls;
   for (const std::string& line : split_lines(report)) {
     std::smatch match;
@@ -118,6 +120,8 @@ BlockedCalls parse_blocked_calls(const std::string& report) {
       }
     } else if (std::regex_search(body, match, class_header)) {
       calls.classes.push_back(expand_ranks(match[1]));
+      if (std::regex_search(body, match, blocked_for))
+        calls.longest_blocked_seconds = std::max(calls.longest_blocked_seconds, std::stod(match[1]));
     }
   }
   return calls;

@@ -42,6 +42,10 @@ struct BlockedCalls {
   std::vector<std::vector<int>> classes;  // the ranks of each class, in report order
   std::map<int, std::string> call_of;     // each rank's call, as printed
   std::map<int, std::string> waits_for;   // what each rank waits for, as printed: "rank 1"
+  // The most any class says its ranks were blocked ("blocked for 5.1-5.3 s"):
+  // how long the verdict took after the ranks blocked, whatever the MPI's
+  // start-up and teardown took.
+  double longest_blocked_seconds = 0;
 };
 BlockedCalls parse_blocked_calls(const std::string& report);
 

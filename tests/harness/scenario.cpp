@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include "report_text.hpp"
 
 namespace harness {
@@ -9,7 +11,8 @@ namespace harness {
 std::vector<std::string> checker_prefix(const Workspace& workspace, const std::vector<std::string>& options) {
   std::vector<std::string> command{MPISENTRY_LAUNCHER};
   command.insert(command.end(), options.begin(), options.end());
-  command.insert(command.end(), {"--report-file", workspace.report_path().string()});
+  command.insert(command.end(),
+                 {"--report-file", workspace.report_path().string(), "--report-json", workspace.json_path().string()});
   return command;
 }
 
@@ -36,12 +39,25 @@ std::vector<std::string> plain_command(int ranks, const Program& program, const 
 Environment preload_environment(const Workspace& workspace) {
   return {{"LD_PRELOAD", MPISENTRY_LIBRARY},
           {"MPISENTRY_DEADLOCK_TIMEOUT", kDeadlockTimeout},
-          {"MPISENTRY_REPORT_FILE", workspace.report_path().string()}};
+          {"MPISENTRY_REPORT_FILE", workspace.report_path().string()},
+          {"MPISENTRY_REPORT_JSON", workspace.json_path().string()}};
 }
 
 bool mpi_has(const std::string& functions) {
   if (!kMpi4) WARN("this MPI lacks MPI 4.0's " << functions << ": not tried");
   return kMpi4;
+}
+
+Environment open_mpi_settings() {
+  std::ifstream file(OPEN_MPI_SETTINGS);
+  REQUIRE(file);
+  Environment settings;
+  for (std::string line; std::getline(file, line);) {
+    const auto equals = line.find('=');
+    if (line.empty() || line[0] == '#' || equals == std::string::npos) continue;
+    settings.emplace_back(line.substr(0, equals), line.substr(equals + 1));
+  }
+  return settings;
 }
 
 void check_deadlock(const JobResult& result, const Program& program, const ExpectedDeadlock& expected) {

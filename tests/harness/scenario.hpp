@@ -39,10 +39,15 @@ inline constexpr bool kMpi4 = MPISENTRY_MPI_VERSION >= 4;
 // them, where the MPI lacks them.
 bool mpi_has(const std::string& functions);
 
-// mpisentry <options> --report-file <workspace report>: the checker's part
-// of every checked command line, before the job's.
+// What Open MPI's mpiexec needs on these machines: the settings of
+// scripts/openmpi.env.
+Environment open_mpi_settings();
+
+// mpisentry <options> --report-file <workspace report> --report-json
+// <workspace JSON>: the checker's part of every checked command line, before
+// the job's. Every JSON report is checked against the schema (job.cpp).
 std::vector<std::string> checker_prefix(const Workspace& workspace, const std::vector<std::string>& options);
-// mpisentry <options> --report-file <workspace report> -n <ranks> <program> <args>
+// checker_prefix, then -n <ranks> <program> <args>
 std::vector<std::string> checked_command(const Workspace& workspace, int ranks, const Program& program,
                                          const std::vector<std::string>& options,
                                          const std::vector<std::string>& args = {});
@@ -52,7 +57,8 @@ JobResult run_checked(const Workspace& workspace, int ranks, const Program& prog
 // mpiexec -n <ranks> <program> <args>, without the checker.
 std::vector<std::string> plain_command(int ranks, const Program& program, const std::vector<std::string>& args = {});
 
-// The library preloaded, configured through the environment.
+// The library preloaded, configured through the environment, with the report
+// files of checker_prefix.
 Environment preload_environment(const Workspace& workspace);
 
 struct ExpectedDeadlock {

@@ -17,7 +17,7 @@ const std::string kReport =
     "[0] ERROR:       waits for: rank 1\n"
     "[0] ERROR:       exchange (/src/tests/programs/recv_recv.c:14)\n"
     "[0] ERROR:       halo::send_boundary(int, int) (/src/tests/programs/ssend_ring.cpp:13)\n"
-    "[0] ERROR:    [ranks 1-3,5 (4 ranks)] blocked for 3.1 s in MPI call:\n"
+    "[0] ERROR:    [ranks 1-3,5 (4 ranks)] blocked for 3.1-3.4 s in MPI call:\n"
     "[0] ERROR:       [1] MPI_Recv(..., source=0, ...)\n"
     "[0] ERROR:       [2] MPI_Barrier(comm=MPI_COMM_WORLD)\n"
     "[0] ERROR:    [ranks 6-7 (2 ranks)] blocked for 3.1 s in MPI call:\n"
@@ -39,6 +39,7 @@ TEST_CASE("harness: blocked calls are read per rank, tagged or shared by the cla
   CHECK(any_line_matches(blocked.call_of.at(1), R"(MPI_Recv\(.*source=0\b)"));
   CHECK(blocked.call_of.at(2) == "MPI_Barrier(comm=MPI_COMM_WORLD)");
   CHECK(blocked.call_of.at(7) == "MPI_Barrier(comm=MPI_COMM_WORLD)");
+  CHECK(blocked.longest_blocked_seconds == 3.4);
 }
 
 TEST_CASE("harness: stack frames match by function and file:line only", "[harness]") {

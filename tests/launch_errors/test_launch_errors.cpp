@@ -186,9 +186,7 @@ TEST_CASE("launch: a program of the other MPI gets no library of this one's", "[
     WARN(kOtherMpicc << " is not installed: a program of " << kOtherMpi << " is not tried");
     return;
   }
-  // Open MPI refuses root and more ranks than cores unless told.
-  const Environment open_mpi_env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
-                                    {"OMPI_MCA_rmaps_base_oversubscribe", "1"}};
+  const Environment open_mpi_env = open_mpi_settings();
 
   SECTION("the mpisentry command looks for the library of the program's MPI and says it has none") {
     const JobResult result = run_job(workspace, {MPISENTRY_LAUNCHER, "-n", "2", program}, open_mpi_env);

@@ -222,21 +222,32 @@ TEST_CASE("launcher: the job's environment", "[launcher]") {
 TEST_CASE("launcher: the library is found beside the launcher, or named", "[launcher]") {
   using mpi_libraries::Family;
   const auto root = std::filesystem::temp_directory_path() / ("mpisentry_library_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(root / "bin");
-  std::filesystem::create_directories(root / "lib" / "openmpi");
   const std::string launcher = (root / "bin" / "mpisentry").string();
-  const std::string mpich = (root / "lib/libmpisentry.so").string();
-  const std::string open_mpi = (root / "lib/openmpi/libmpisentry.so").string();
+  // The build's install layout under this test's prefix.
+  const auto installed = [&](Family family) {
+    const auto dir = (root / "bin" / installed_library_dir(family).from_launcher).lexically_normal();
+    std::filesystem::create_directories(dir);
+    return (dir / "libmpisentry.so").string();
+  };
+  const std::string mpich = installed(Family::mpich);
+  const std::string open_mpi = installed(Family::open_mpi);
+  CHECK(open_mpi == (std::filesystem::path(mpich).parent_path() / "openmpi/libmpisentry.so").string());
+  std::filesystem::create_directories(root / "bin");
   const std::string build_tree = (root / "runtime/libmpisentry.so").string();
   const Family built_for = mpi_libraries::kBuiltFor;
   const Family other = built_for == Family::mpich ? Family::open_mpi : Family::mpich;
+  const auto configured = [](Family family) {
+    return installed_library_dir(family).configured + "/libmpisentry.so";
+  };
 
-  SECTION("nothing there: every path tried is listed") {
+  SECTION("nothing there: every path tried is listed, the configured directories last") {
     const auto search = find_library(launcher, lookup_in({}), std::nullopt);
-    CHECK(search.found.empty());
-    CHECK(search.tried == (built_for == Family::mpich ? Strings{mpich, build_tree} : Strings{mpich, open_mpi, build_tree}));
+    CHECK(search.tried == (built_for == Family::mpich
+                               ? Strings{mpich, build_tree, configured(Family::mpich)}
+                               : Strings{mpich, open_mpi, build_tree, configured(Family::mpich), configured(Family::open_mpi)}));
     CHECK(find_library(launcher, lookup_in({}), Family::open_mpi).tried ==
-          (built_for == Family::open_mpi ? Strings{open_mpi, build_tree} : Strings{open_mpi}));
+          (built_for == Family::open_mpi ? Strings{open_mpi, build_tree, configured(Family::open_mpi)}
+                                         : Strings{open_mpi, configured(Family::open_mpi)}));
   }
   SECTION("installed layout: each MPI's library in its own directory") {
     std::ofstream(mpich) << "";

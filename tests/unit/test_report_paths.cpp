@@ -21,28 +21,38 @@ struct TempDirectory {
   ~TempDirectory() { std::filesystem::remove_all(path); }
 };
 
+ReportPaths asked(std::string text, std::string json = "", std::string dot = "", std::string html = "") {
+  ReportPaths paths;
+  paths.text = std::move(text);
+  paths.json = std::move(json);
+  paths.dot = std::move(dot);
+  paths.html = std::move(html);
+  return paths;
+}
+
 }  // namespace
 
 TEST_CASE("relative report paths lead to the directory mpisentry started in", "[report_paths]") {
   const TempDirectory launch;
   const std::string started = launch.path.string();
-  const ReportPaths paths = resolve_report_paths("sub/../r.txt", "r.json", "/abs/r.dot", started.c_str(), "/rank0");
+  const ReportPaths paths = resolve_report_paths(asked("sub/../r.txt", "r.json", "/abs/r.dot", "r.html"), started.c_str(), "/rank0");
   CHECK(paths.text == started + "/r.txt");
   CHECK(paths.json == started + "/r.json");
   CHECK(paths.dot == "/abs/r.dot");
+  CHECK(paths.html == started + "/r.html");
   CHECK(paths.base == "the directory mpisentry started in, " + started);
-  CHECK(resolve_report_paths("r.txt", "", "", started.c_str(), "/rank0").json.empty());
+  CHECK(resolve_report_paths(asked("r.txt"), started.c_str(), "/rank0").json.empty());
 }
 
 TEST_CASE("without the launcher's directory, relative report paths lead to rank 0's", "[report_paths]") {
   SECTION("not started by mpisentry") {
-    const ReportPaths paths = resolve_report_paths("r.txt", "", "", nullptr, "/rank0");
+    const ReportPaths paths = resolve_report_paths(asked("r.txt"), nullptr, "/rank0");
     CHECK(paths.text == "/rank0/r.txt");
     CHECK(paths.base == "rank 0's working directory, /rank0 (not started by the mpisentry command)");
-    CHECK(resolve_report_paths("r.txt", "", "", "", "/rank0").text == "/rank0/r.txt");
+    CHECK(resolve_report_paths(asked("r.txt"), "", "/rank0").text == "/rank0/r.txt");
   }
   SECTION("the launcher's directory is not on rank 0's host") {
-    const ReportPaths paths = resolve_report_paths("r.txt", "", "", "/no/such/mpisentry/dir", "/rank0");
+    const ReportPaths paths = resolve_report_paths(asked("r.txt"), "/no/such/mpisentry/dir", "/rank0");
     CHECK(paths.text == "/rank0/r.txt");
     CHECK(paths.base == "rank 0's working directory, /rank0: /no/such/mpisentry/dir, where mpisentry started, is not "
                         "a directory on rank 0's host");

@@ -48,6 +48,7 @@ SinkSetup setup_in(const Folder& folder, int rank = 0, int ranks = 1) {
   setup.report_file = folder / "report.txt";
   setup.json = folder / "report.json";
   setup.dot = folder / "graph.dot";
+  setup.html = folder / "report.html";
   setup.rank = rank;
   setup.ranks = ranks;
   setup.job = "unit";
@@ -58,19 +59,22 @@ SinkSetup setup_in(const Folder& folder, int rank = 0, int ranks = 1) {
 
 }  // namespace
 
-TEST_CASE("the sink writes the report file first, then stderr, then JSON and DOT", "[sink]") {
+TEST_CASE("the sink writes the report file first, then stderr, then JSON and DOT, and the page after them", "[sink]") {
   Folder folder;
   std::vector<std::string> steps;
   SinkSetup setup = setup_in(folder);
   setup.trace = [&steps](std::string_view step) { steps.emplace_back(step); };
   Sink sink(setup);
   CHECK(sink.write("first report\n", "{\"json\": 1}", "digraph {}"));
-  CHECK(steps == std::vector<std::string>{"file", "stderr", "json", "dot"});
+  sink.write_page("<p>1</p>");
+  CHECK(steps == std::vector<std::string>{"file", "stderr", "json", "dot", "html"});
   CHECK(sink.write("second report\n", "{\"json\": 2}", "digraph {2}"));
+  sink.write_page("<p>2</p>");
   CHECK(contents(folder / "report.txt") == "first report\nsecond report\n");  // appended
   CHECK(contents(folder / "stderr.txt") == "first report\nsecond report\n");
   CHECK(contents(folder / "report.json") == "{\"json\": 2}");  // replaced
   CHECK(contents(folder / "graph.dot") == "digraph {2}");
+  CHECK(contents(folder / "report.html") == "<p>2</p>");
 
   steps.clear();
   CHECK(sink.write("a finding\n"));  // no JSON, no DOT
