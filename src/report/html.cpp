@@ -145,6 +145,10 @@ struct Graph {
 
 constexpr double kCircleNodeRadius = 24;
 constexpr double kBoxWidth = 130, kBoxHeight = 44, kBoxGap = 16;
+constexpr double kRowGap = 60;  // between rows of boxes, room for the arrows
+// The colours of the picture, its arrows and its legend.
+constexpr const char* kWaitColor = "#455a64";
+constexpr const char* kPossibleColor = "#9e9e9e";
 constexpr std::size_t kBoxesPerRow = 5;
 
 Graph graph_of(const Json& report, const std::map<int, int>& class_of_rank) {
@@ -244,9 +248,9 @@ Graph graph_of(const Json& report, const std::map<int, int>& class_of_rank) {
     const double row_width = in_row * kBoxWidth + (in_row - 1) * kBoxGap;
     Node& node = graph.nodes[on_circle + i];
     node.x = (graph.width - row_width) / 2 + column * (kBoxWidth + kBoxGap) + kBoxWidth / 2;
-    node.y = top + row * (kBoxHeight + 60) + kBoxHeight / 2;
+    node.y = top + row * (kBoxHeight + kRowGap) + kBoxHeight / 2;
   }
-  graph.height = boxes == 0 ? top : top + ((boxes - 1) / kBoxesPerRow) * (kBoxHeight + 60) + kBoxHeight + 30;
+  graph.height = boxes == 0 ? top : top + ((boxes - 1) / kBoxesPerRow) * (kBoxHeight + kRowGap) + kBoxHeight + 30;
   return graph;
 }
 
@@ -276,7 +280,8 @@ std::string svg_of(const Graph& graph) {
       R"(role="img" aria-label="wait-for graph">)"
       "\n<defs>",
       graph.width, graph.height);
-  for (const auto& [id, color] : {std::pair{"core", "#d32f2f"}, std::pair{"wait", "#455a64"}, std::pair{"possible", "#9e9e9e"}})
+  for (const auto& [id, color] : {std::pair{"core", fill_of(NodeKind::core)}, std::pair{"wait", kWaitColor},
+                                  std::pair{"possible", kPossibleColor}})
     svg += fmt::format(R"(<marker id="arrow-{}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" )"
                        R"(orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{}"/></marker>)",
                        id, color);
@@ -286,7 +291,7 @@ std::string svg_of(const Graph& graph) {
     const Node& to = graph.nodes[edge.to];
     const bool core = from.kind == NodeKind::core && to.kind == NodeKind::core && !edge.possible;
     const char* kind = edge.possible ? "possible" : core ? "core" : "wait";
-    const char* color = edge.possible ? "#9e9e9e" : core ? "#d32f2f" : "#455a64";
+    const char* color = edge.possible ? kPossibleColor : core ? fill_of(NodeKind::core) : kWaitColor;
     const char* dashes = edge.possible ? R"( stroke-dasharray="2 4")" : edge.any ? R"( stroke-dasharray="7 4")" : "";
     const std::string title = fmt::format("<title>{} {} {} ({} arc{}){}</title>", escaped(ranks_text(from.ranks)),
                                           edge.possible ? "possibly waits for" : "waits for", escaped(ranks_text(to.ranks)), edge.arcs,
@@ -500,13 +505,14 @@ std::string page(const Json& report, std::string_view title) {
 
   const Graph graph = graph_of(report, class_of_rank);
   html += "<h2>Who waits for whom</h2>\n<figure>\n" + svg_of(graph) + "</figure>\n";
-  html += "<p class=\"legend\">"
-          "<span><span class=\"swatch\" style=\"background:#d32f2f\"></span> deadlocked</span>"
-          "<span><span class=\"swatch\" style=\"background:#f57c00\"></span> blocked behind the deadlock</span>"
-          "<span><span class=\"swatch\" style=\"background:#7b1fa2\"></span> outside MPI, waited for</span>"
-          "<span><span class=\"swatch\" style=\"background:#78909c\"></span> other ranks, by class</span>"
-          "<span>&rarr; waits for (AND)</span><span>&#8674; waits for any one (OR)</span>"
-          "<span style=\"color:#9e9e9e\">&middot;&middot;&rsaquo; possibly waits for</span></p>\n";
+  html += "<p class=\"legend\">";
+  for (const auto& [kind, meaning] : {std::pair{NodeKind::core, "deadlocked"}, std::pair{NodeKind::behind, "blocked behind the deadlock"},
+                                      std::pair{NodeKind::culprit, "outside MPI, waited for"},
+                                      std::pair{NodeKind::other, "other ranks, by class"}})
+    html += fmt::format("<span><span class=\"swatch\" style=\"background:{}\"></span> {}</span>", fill_of(kind), meaning);
+  html += fmt::format("<span>&rarr; waits for (AND)</span><span>&#8674; waits for any one (OR)</span>"
+                      "<span style=\"color:{}\">&middot;&middot;&rsaquo; possibly waits for</span></p>\n",
+                      kPossibleColor);
   if (const std::size_t left_out = report.at("arcs_left_out").get<std::size_t>(); left_out > 0)
     html += fmt::format("<p>{} more arcs are not in the report and not drawn.</p>\n", left_out);
 
