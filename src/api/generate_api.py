@@ -89,7 +89,9 @@ def expand(functions):
 
 
 def read_prototypes(header_paths):
-    """{name: [declaration, ...]} for every int MPI_name(...) in the headers."""
+    """{name: [declaration, ...]} for every int MPI_name(...) in the headers. The first declaration of a name
+    wins: ROMIO's mpio.h repeats MPI_Type_create_darray and MPI_Type_create_subarray inside an #if that MPICH
+    leaves out, one with a typo (const int array_of_psizes), after mpi.h's."""
     text = ""
     for path in header_paths:
         with open(path) as f:
@@ -99,12 +101,12 @@ def read_prototypes(header_paths):
     protos = {}
     for m in re.finditer(r"\bint MPI_(\w+)\s*\(([^;]*?)\)((?:\s*[A-Z][A-Z0-9_]*(?:\s*\([^)]*\))?)*)\s*;", text):
         params = m.group(2).strip()
-        protos[m.group(1)] = [] if params in ("", "void") else [p.strip() for p in params.split(",")]
+        protos.setdefault(m.group(1), [] if params in ("", "void") else [p.strip() for p in params.split(",")])
     return protos
 
 
 def renamed(declaration, name):
-    m = re.search(r"(\w+)(\s*(?:\[\s*\]\s*)*)$", declaration)
+    m = re.search(r"(\w+)(\s*(?:\[\s*\w*\s*\]\s*)*)$", declaration)
     if not m:
         raise SpecError("cannot read the parameter name of " + declaration)
     return declaration[:m.start(1)] + name + m.group(2)
@@ -356,6 +358,23 @@ class Function:
                 "flag_and_index": lambda: f"*{a('flag')} && *{a('index')} != MPI_UNDEFINED",
                 "outcount": lambda: f"*{a('outcount')} > 0"}[hook]()
 
+    # The handle each value of `created` makes: its checks::HandleKind and the role of the parameter it is in.
+    MADE_HANDLES = {"comm_from": ("Comm", "newcomm"), "comm_from_unshadowed": ("Comm", "newcomm"),
+                    "comm_dup_started": ("Comm", "newcomm"), "intercomm": ("Comm", "newcomm"),
+                    "comm_by_group": ("Comm", "newcomm"), "comm_from_groups": ("Comm", "newcomm"),
+                    "file": ("File", "file"), "window": ("Win", "win"), "datatype": ("Datatype", "newtype"),
+                    "group": ("Group", "newgroup"), "op": ("Op", "newop"), "info": ("Info", "newinfo")}
+
+    def made_handle(self):
+        """(HandleKind, parameter) of the handle a successful call makes, or None."""
+        hook = self.entry.get("created")
+        if hook is None:
+            return None
+        if hook not in self.MADE_HANDLES:
+            raise SpecError(f"MPI_{self.name}: unknown created {hook} ({SPEC_HELP})")
+        kind, role = self.MADE_HANDLES[hook]
+        return "checks::HandleKind::" + kind, self.arg(role)
+
     def created(self):
         """What a successful call registers: what it created, or the passive-target lock it took or released."""
         if lock := self.entry.get("passive_lock"):
@@ -367,20 +386,36 @@ class Function:
         name = f'"MPI_{self.name}"'
         shadow = lambda handle: f"checks::shadow_created(*{a(handle)})"
         calls = {
-            "comm_from": lambda: (f"(comms::created_from({a('comm')}, *{a('newcomm')}, {name}), "
-                                  f"{shadow('newcomm')})"),
+            "comm_from": lambda: (f"comms::created_from({a('comm')}, *{a('newcomm')}, {name}), "
+                                  f"{shadow('newcomm')}"),
             "comm_from_unshadowed": lambda: f"comms::created_from({a('comm')}, *{a('newcomm')}, {name})",
-            "comm_dup_started": lambda: (f"(comms::created_from({a('comm')}, *{a('newcomm')}, {name}), "
-                                         f"checks::shadow_dup_started({a('comm')}, *{a('newcomm')}))"),
-            "intercomm": lambda: (f"(comms::created_intercomm({a('tag')}, *{a('newcomm')}), {shadow('newcomm')})"),
-            "comm_by_group": lambda: (f"(comms::created_by_group({a('comm')}, {a('tag')}, *{a('newcomm')}), "
-                                      f"{shadow('newcomm')})"),
-            "comm_from_groups": lambda: (f"(comms::created_from_groups({a('stringtag')}, *{a('newcomm')}, {name}), "
-                                         f"{shadow('newcomm')})"),
+            "comm_dup_started": lambda: (f"comms::created_from({a('comm')}, *{a('newcomm')}, {name}), "
+                                         f"checks::shadow_dup_started({a('comm')}, *{a('newcomm')})"),
+            "intercomm": lambda: f"comms::created_intercomm({a('tag')}, *{a('newcomm')}), {shadow('newcomm')}",
+            "comm_by_group": lambda: (f"comms::created_by_group({a('comm')}, {a('tag')}, *{a('newcomm')}), "
+                                      f"{shadow('newcomm')}"),
+            "comm_from_groups": lambda: (f"comms::created_from_groups({a('stringtag')}, *{a('newcomm')}, {name}), "
+                                         f"{shadow('newcomm')}"),
             "file": lambda: f"comms::opened_file({a('comm')}, *{a('file')})",
             "window": lambda: f"windows::created({a('comm')}, *{a('win')})",
         }
-        return calls[hook]()
+        if hook not in calls:
+            raise SpecError(f"MPI_{self.name}: created {hook} is for local functions only ({SPEC_HELP})")
+        kind, handle = self.made_handle()
+        return f"({calls[hook]()}, checks::made({kind}, *{handle}, {self.id()}, MPISENTRY_CALL_SITE))"
+
+    def local_body(self):
+        """The one statement of a local function's wrapper: the call, and the handle it makes or frees."""
+        if (kind := self.entry.get("freed")) is not None:
+            if len(self.params) != 1:
+                raise SpecError(f"MPI_{self.name}: a function that frees takes the handle only ({SPEC_HELP})")
+            return f"checks::freed_by(PMPI_{self.name}, checks::HandleKind::{kind}, {self.params[0][0]})"
+        made = self.made_handle()
+        if made is None:
+            raise SpecError(f"MPI_{self.name}: a local function is wrapped for a handle it makes (created) or "
+                            f"frees (freed) ({SPEC_HELP})")
+        kind, handle = made
+        return f"checks::made_by({self.pmpi()}, {kind}, {handle}, {self.id()}, MPISENTRY_CALL_SITE)"
 
     # The recorded or replayed outcome (interceptors/outcomes.hpp) around the call's body, for the
     # Wait, Test and Iprobe calls.
@@ -494,11 +529,14 @@ class Function:
 
 
 def wrapper_text(fn, spec_name, spec_line):
-    p = fn.parts()
     params = ", ".join(fn.declarations)
     lines = [f"// MPI_{fn.name}: {spec_name} line {spec_line}",
-             f"MPISENTRY_API int MPI_{fn.name}({params}) {{",
-             "  delay_injection::around_call(true);"]
+             f"MPISENTRY_API int MPI_{fn.name}({params}) {{"]
+    if fn.entry["kind"] == "local":
+        # Neither waits nor starts a request: not recorded, no delay injected.
+        return "\n".join(lines + [f"  return {fn.local_body()};", "}", ""])
+    p = fn.parts()
+    lines += ["  delay_injection::around_call(true);"]
     forward = fn.forward_text(" " * 6)
     before, after = fn.outcome_lines(p["wrapper"] == "start")
     lines += ["  " + line for line in before]

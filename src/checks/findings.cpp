@@ -11,6 +11,7 @@
 
 #include "config/checks.hpp"
 #include "checks/collectives.hpp"
+#include "checks/handles.hpp"
 #include "checks/limits.hpp"
 #include "checks/messages.hpp"
 #include "checks/requests.hpp"
@@ -76,6 +77,7 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
                   .max_pending = settings.max_pending},
                  multiple_threads);
   start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree), multiple_threads);
+  start_handles();
   start_collectives();
   if (world_rank != 0) return;
   std::vector<std::string_view> names;
@@ -133,6 +135,7 @@ void finish() {
   finish_collectives();
   finish_messages();
   finish_requests();
+  finish_handles();
   if (s.summary_comm == MPI_COMM_NULL) return;
   std::int64_t mine[2 * report::kCheckCount], all[2 * report::kCheckCount];
   {

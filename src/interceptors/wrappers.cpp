@@ -8,6 +8,7 @@
 #include "checks/collectives.hpp"
 #include "checks/failed_calls.hpp"
 #include "checks/findings.hpp"
+#include "checks/handles.hpp"
 #include "checks/messages.hpp"
 #include "checks/requests.hpp"
 #include "checks/signature.hpp"
@@ -262,8 +263,10 @@ template <int (*Release)(MPI_Comm*), FunctionId Function>
 int release_communicator(MPI_Comm* comm) {
   const MPI_Comm freeing = comm ? *comm : MPI_COMM_NULL;
   const std::uint64_t freeing_id = comms::id_of(freeing);
-  return release_handle(comm, Function, checked_release<Release, Function>, collective(Function, freeing),
-                        [&] { comms::freed(freeing, freeing_id); });
+  return release_handle(comm, Function, checked_release<Release, Function>, collective(Function, freeing), [&] {
+    comms::freed(freeing, freeing_id);
+    checks::freed(checks::HandleKind::Comm, freeing);
+  });
 }
 
 }  // namespace
@@ -279,14 +282,18 @@ MPISENTRY_API int MPI_Comm_disconnect(MPI_Comm* comm) {
 MPISENTRY_API int MPI_File_close(MPI_File* fh) {
   const MPI_File closing = fh ? *fh : MPI_FILE_NULL;
   const std::uint64_t closing_id = comms::id_of(closing);
-  return release_handle(fh, FunctionId::File_close, PMPI_File_close, file_collective(closing),
-                        [&] { comms::closed_file(closing, closing_id); });
+  return release_handle(fh, FunctionId::File_close, PMPI_File_close, file_collective(closing), [&] {
+    comms::closed_file(closing, closing_id);
+    checks::freed(checks::HandleKind::File, closing);
+  });
 }
 
 MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
   const CallRecord record = window_collective(win ? *win : MPI_WIN_NULL);
-  return release_handle(win, FunctionId::Win_free, PMPI_Win_free, record,
-                        [&] { windows::freed(record.window.handle, record.window.id); });
+  return release_handle(win, FunctionId::Win_free, PMPI_Win_free, record, [&] {
+    windows::freed(record.window.handle, record.window.id);
+    checks::freed(checks::HandleKind::Win, record.window.handle);
+  });
 }
 
 // Persistent starts and frees only change the state of requests that their
@@ -310,7 +317,7 @@ MPISENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[]) {
 // hand the handle out again for another type.
 MPISENTRY_API int MPI_Type_free(MPI_Datatype* datatype) {
   if (datatype) checks::type_freed(*datatype);
-  return PMPI_Type_free(datatype);
+  return checks::freed_by(PMPI_Type_free, checks::HandleKind::Datatype, datatype);
 }
 
 MPISENTRY_API int MPI_Request_free(MPI_Request* request) {

@@ -55,9 +55,12 @@ bool is_whole(const CallRecord& call) {
 
 TEST_CASE("records: the monitor's samples of threads inside calls are never torn", "[records]") {
   std::atomic<bool> stop{false};
+  // Writers that made their first call: until then a writer's state holds
+  // the last call of the thread it served before, another test's.
+  std::atomic<int> started{0};
   std::vector<std::thread> writers;
   for (int w = 0; w < kWriters; ++w)
-    writers.emplace_back([&stop] {
+    writers.emplace_back([&stop, &started] {
       // A state that served an earlier thread goes on counting from its
       // calls: each call is numbered as the count it makes.
       ThreadState::Sample before;
@@ -68,8 +71,10 @@ TEST_CASE("records: the monitor's samples of threads inside calls are never torn
         ThreadState& self = enter_call(record, record.function);
         if (number % 3 == 0) this_thread_state().count_start();
         self.leave(number % 2 == 0);
+        if (number == before.entered) started.fetch_add(1);
       }
     });
+  while (started.load() < kWriters) std::this_thread::yield();
 
   std::uint64_t samples_taken = 0;
   std::uint64_t torn = 0;
