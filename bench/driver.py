@@ -300,6 +300,10 @@ def overhead_variants(library: str) -> list[Variant]:
             Variant("with the message checks",
                     {**checker, "MPISENTRY_CHECK": "GLOBAL:MSG:** ON; GLOBAL:MSG:RACE OFF"},
                     ", checker with CHECK GLOBAL:MSG:** ON", over="with"),
+            # A checksum of each send buffer when its operation starts and when it completes.
+            Variant("with the send-buffer check",
+                    {**checker, "MPISENTRY_CHECK": "LOCAL:MEMORY:ILLEGAL_MODIFICATION ON"},
+                    ", checker with CHECK LOCAL:MEMORY:ILLEGAL_MODIFICATION ON", over="with"),
             # The race summary on the same channel: a clock read per message and per wildcard receive.
             Variant("with the race check", {**checker, "MPISENTRY_CHECK": "GLOBAL:MSG:RACE ON"},
                     ", checker with CHECK GLOBAL:MSG:RACE ON", over="with")]

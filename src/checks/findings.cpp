@@ -76,7 +76,8 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
                   .race = on(report::Check::MessageRace),
                   .max_pending = settings.max_pending},
                  multiple_threads);
-  start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree), multiple_threads);
+  start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree),
+                 on(report::Check::MemoryIllegalModification), multiple_threads);
   start_handles();
   start_collectives();
   if (world_rank != 0) return;

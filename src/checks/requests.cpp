@@ -8,11 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "checks/buffers.hpp"
 #include "checks/findings.hpp"
 #include "checks/messages.hpp"
 #include "checks/stable_map.hpp"
 #include "checks/thread_lock.hpp"
 #include "records/handle_slots.hpp"
+#include "records/thread_state.hpp"
 
 namespace mpisentry::checks {
 
@@ -37,6 +39,7 @@ struct Entry {
   // returned other requests while this receive was active, and where.
   std::int64_t passed_over_at = 0;
   const void* passed_over_by = nullptr;
+  BufferChecksum sent_bytes;  // LOCAL:MEMORY:ILLEGAL_MODIFICATION: taken when the operation started
   // The active receives in start order (below MPI_THREAD_MULTIPLE only).
   Entry* earlier = nullptr;
   Entry* later = nullptr;
@@ -68,6 +71,7 @@ struct StartedReceive {
 struct State {
   bool not_freed_check = false;
   bool premature_free_check = false;
+  bool modification_check = false;
   bool multiple_threads = false;
   Shard shards[kShards];
   std::uint64_t next_sequence = 1;  // below MPI_THREAD_MULTIPLE
@@ -167,6 +171,9 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   std::uint64_t sent_record = 0;
   const bool persistent = is_persistent(record.function);
   if (!persistent && sends(kind) && shadowing()) sent_record = send_record(record, call_site);
+  // A persistent request's buffer is MPI's from each MPI_Start (restarted).
+  const BufferChecksum sent_bytes =
+      state().modification_check && !persistent ? send_buffer_checksum(record) : BufferChecksum{};
   Shard& shard = shard_of(request);
   const Guard guard(shard);
   bool added = false;
@@ -182,6 +189,7 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   entry.call_site = call_site;
   entry.passed_over_at = 0;
   entry.passed_over_by = nullptr;
+  entry.sent_bytes = sent_bytes;
   entry.earlier = entry.later = nullptr;
   link_receive(entry);
 }
@@ -190,12 +198,13 @@ std::string started_text(const Entry& entry) { return call_text(entry.record); }
 
 }  // namespace
 
-void start_requests(bool not_freed_check, bool premature_free_check, bool multiple_threads) {
+void start_requests(bool not_freed_check, bool premature_free_check, bool modification_check, bool multiple_threads) {
   State& s = state();
   s.not_freed_check = not_freed_check;
   s.premature_free_check = premature_free_check;
+  s.modification_check = modification_check;
   s.multiple_threads = multiple_threads;
-  detail::tracking = not_freed_check || premature_free_check || shadowing();
+  detail::tracking = not_freed_check || premature_free_check || modification_check || shadowing();
 }
 
 void started(MPI_Request request, const CallRecord& record, const void* call_site) {
@@ -218,7 +227,8 @@ void started_matched(MPI_Request request, FunctionId function, std::int64_t coun
 void restarted(int count, const MPI_Request* requests, const void* call_site) {
   for (int i = 0; i < count; ++i) {
     Shard& shard = shard_of(requests[i]);
-    CallRecord send;
+    CallRecord started;
+    bool sends_record = false;
     {
       const Guard guard(shard);
       Entry* entry = shard.live.find(key_of(requests[i]));
@@ -228,12 +238,19 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
       entry->passed_over_at = 0;
       entry->passed_over_by = nullptr;
       link_receive(*entry);
-      if (!sends(entry->kind) || !shadowing()) continue;
-      copy_used(send, entry->record);
+      sends_record = sends(entry->kind) && shadowing();
+      if (!sends_record && !state().modification_check) continue;
+      copy_used(started, entry->record);
     }
-    const std::uint64_t sent_record = send_record(send, call_site);
+    // Outside the lock: both may call MPI.
+    const std::uint64_t sent_record = sends_record ? send_record(started, call_site) : 0;
+    const BufferChecksum sent_bytes =
+        state().modification_check ? send_buffer_checksum(started) : BufferChecksum{};
     const Guard guard(shard);
-    if (Entry* entry = shard.live.find(key_of(requests[i]))) entry->sent = sent_record;
+    if (Entry* entry = shard.live.find(key_of(requests[i]))) {
+      entry->sent = sent_record;
+      entry->sent_bytes = sent_bytes;
+    }
   }
 }
 
@@ -367,6 +384,34 @@ void failed(const MPI_Request* requests, int count, const HeldRequests& held) {
   if (receives) lost_count_of_messages();
 }
 
+namespace {
+
+// The MPI call this thread is in: the one completing the requests.
+const char* completing_call() {
+  ThreadState::Sample self;
+  if (this_thread_state().sample(self) && self.in_call) return function_info(self.call.function).name;
+  return "the call that completed it";
+}
+
+void report_modified(const CallRecord& started, const void* started_at) {
+  const char* started_by = function_info(started.function).name;
+  const char* completed_by = completing_call();
+  report::Finding finding;
+  finding.check = report::Check::MemoryIllegalModification;
+  const std::string start = is_persistent(started.function) ? fmt::format("MPI_Start of {}", started_by)
+                                                                : std::string(started_by);
+  finding.summary = {fmt::format("The send buffer of {} was written while MPI owned it: its bytes when {} completed "
+                                 "the operation differ from its bytes when it started ({}).",
+                                 started_by, completed_by, start),
+                     "MPI owns a send buffer until the operation completes; the program may read it, not write it."};
+  finding.parties.push_back({{world_rank()}, "completes it", completed_by, {}});
+  finding.parties.push_back({{world_rank()}, "started it", call_text(started), call_site_stack(started_at)});
+  finding.key = fmt::format("modified {} {}", started_by, started_at);
+  report(std::move(finding), /*own_stack=*/true);
+}
+
+}  // namespace
+
 void completed(const MPI_Request* requests, const int* indices, int count, const MPI_Status* statuses, Handle handle,
                const void* call_site, const HeldRequests& held) {
   struct Done {
@@ -378,8 +423,13 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
     MPI_Comm comm;
     int dest, tag;
   };
+  struct Modified {
+    CallRecord started;
+    const void* started_at;
+  };
   std::vector<Done> receives;
   std::vector<Cancelled> cancelled_sends;
+  std::vector<Modified> modified;
   const auto request_of = [&](int k) { return requests[indices ? indices[k] : k]; };
   // Under the shard's lock, or on a held entry; true when the entry leaves
   // the table.
@@ -411,9 +461,11 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
         PMPI_Test_cancelled(&statuses[k], &cancelled);
         if (cancelled) cancelled_sends.push_back({entry.sent, r.comm, r.peer, r.tag});
       }
+      if (entry.sent_bytes.taken && send_buffer_changed(entry.sent_bytes)) modified.push_back({r, entry.call_site});
       entry.active = false;
       entry.unordered = false;
       entry.sent = 0;
+      entry.sent_bytes = {};
     }
     return handle == Handle::Released && !entry.persistent;
   };
@@ -459,6 +511,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
   }
   for (const Cancelled& c : cancelled_sends) cancelled_send(c.number, c.comm, c.dest, c.tag);
   for (const Done& done : receives) received(done.receive, *done.status);
+  for (const Modified& m : modified) report_modified(m.started, m.started_at);
 }
 
 void finish_requests() {

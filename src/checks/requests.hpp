@@ -1,6 +1,7 @@
 // Every request the program holds, from its start to its completion or
-// free, for LOCAL:REQUEST:NOT_FREED and LOCAL:REQUEST:PREMATURE_FREE and for
-// the message checks, whose nonblocking receives pair with their message's
+// free, for LOCAL:REQUEST:NOT_FREED, LOCAL:REQUEST:PREMATURE_FREE and
+// LOCAL:MEMORY:ILLEGAL_MODIFICATION (checks/buffers.hpp) and for the message
+// checks, whose nonblocking receives pair with their message's
 // record when they complete. Exact, unlike the deadlock monitor's table
 // (records/call_record.hpp's RequestTable): kept only while one of these
 // checks is on. Why two: the monitor's table is read by another thread, so
@@ -23,13 +24,13 @@
 namespace mpisentry::checks {
 
 namespace detail {
-extern bool tracking;  // a GLOBAL:MSG or LOCAL:REQUEST check is on; set at start, then read only
+extern bool tracking;  // a GLOBAL:MSG, LOCAL:REQUEST or LOCAL:MEMORY check is on; set at start, then read only
 }
 
 inline bool tracking() noexcept { return detail::tracking; }
 
 // From checks::start.
-void start_requests(bool not_freed_check, bool premature_free_check, bool multiple_threads);
+void start_requests(bool not_freed_check, bool premature_free_check, bool modification_check, bool multiple_threads);
 
 // A nonblocking or persistent start succeeded: `started` is its record.
 // Nonblocking sends hand their message's record to the message channel here.

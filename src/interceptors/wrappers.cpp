@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "checks/buffers.hpp"
 #include "checks/collectives.hpp"
 #include "checks/failed_calls.hpp"
 #include "checks/findings.hpp"
@@ -317,6 +318,7 @@ MPISENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[]) {
 // hand the handle out again for another type.
 MPISENTRY_API int MPI_Type_free(MPI_Datatype* datatype) {
   if (datatype) checks::type_freed(*datatype);
+  checks::datatype_freed();
   return checks::freed_by(PMPI_Type_free, checks::HandleKind::Datatype, datatype);
 }
 

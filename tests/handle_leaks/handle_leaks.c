@@ -18,8 +18,6 @@ static void add(void* in, void* inout, int* len, MPI_Datatype* type) {
   for (int i = 0; i < *len; ++i) ((int*)inout)[i] += ((int*)in)[i];
 }
 
-static int window_memory[4];
-
 /* A file that MPI_File_close deletes. */
 #define CREATE_DELETED (MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE)
 
@@ -36,7 +34,8 @@ static void make_handles(const char* dir, int frees_window, int frees_others) {
   MPI_Type_vector(2, 1, 2, MPI_INT, &type); /* mpisentry: datatype */
   MPI_Type_commit(&type);
   MPI_Win win;
-  MPI_Win_create(window_memory, sizeof window_memory, sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF, &win); /* mpisentry: win */
+  int* window_memory;
+  MPI_Win_allocate(16, sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF, &window_memory, &win); /* mpisentry: win */
   char path[4096];
   snprintf(path, sizeof path, "%s/handle_leaks.dat", dir);
   MPI_File file;

@@ -104,6 +104,12 @@ void check_clean_run(const JobResult& result, const Workspace& workspace, int ex
   }
 }
 
+int marked_line(const Program& program, const std::string& mark) {
+  const std::vector<int> lines = marked_lines(program.source, mark);
+  REQUIRE(lines.size() == 1);
+  return lines.front();
+}
+
 JobResult check_unchanged_by_checker(const Workspace& workspace, int ranks, const Program& program,
                                      const std::vector<std::string>& options, const std::vector<std::string>& args) {
   const JobResult plain = run_job(workspace, plain_command(ranks, program, args));

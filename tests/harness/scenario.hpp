@@ -19,6 +19,10 @@ struct Program {
 // The build passes PROGRAM_<name> and SOURCE_<name> for every test program.
 #define TEST_PROGRAM(name) ::harness::Program{PROGRAM_##name, SOURCE_##name}
 
+// The line of the program's source marked "mpisentry: <mark>", which must be
+// the only one so marked.
+int marked_line(const Program& program, const std::string& mark);
+
 // DEADLOCK-TIMEOUT of the deadlock tests; the programs' computation times
 // are multiples of it.
 inline constexpr int kDeadlockTimeoutSeconds = 3;

@@ -24,12 +24,6 @@ void check_no_finding(const JobResult& result) {
   CHECK(result.err.find("LOCAL:REQUEST") == std::string::npos);
 }
 
-int marked_line(const Program& program, const std::string& mark) {
-  const std::vector<int> lines = marked_lines(program.source, mark);
-  REQUIRE(lines.size() == 1);
-  return lines.front();
-}
-
 }  // namespace
 
 TEST_CASE("msg_datatype: 4 x MPI_INT received as 2 x MPI_DOUBLE is a GLOBAL:MSG:DATATYPE:MISMATCH",

@@ -18,7 +18,9 @@ namespace recording = mpisentry::recording;
 
 namespace {
 
-constexpr int kReplays = 20;
+// Open MPI's teardown after an abort takes about 7 s a job here: 20 hung
+// replays took 155 s under it, past ctest's 150 s.
+constexpr int kReplays = MPISENTRY_BUILT_FOR_OPEN_MPI ? 10 : 20;
 const std::vector<std::string> kQuickDeadlock = {"--deadlock-timeout", "1s"};
 
 // rank r sends late, so the others win the race (race_orders.c).
@@ -140,6 +142,7 @@ TEST_CASE("race_orders: the order of arrival replays exactly, whichever call tak
 TEST_CASE("race_orders order: receives that had another sender's message waiting are named as raced", "[races]") {
   Workspace workspace;
   // Every worker sends at once and rank 0 starts receiving late: the first receives find all the messages there.
+  // Which workers' messages each place takes is MPI's matching order (Open MPI's differs from MPICH's).
   const JobResult recorded = run_with(workspace, {"--record", "run"}, 4, {"order"}, late(0));
   INFO(describe(recorded));
   REQUIRE(recorded.succeeded());
@@ -148,7 +151,7 @@ TEST_CASE("race_orders order: receives that had another sender's message waiting
   REQUIRE(lines.size() == 2);
   for (const int line : lines)
     CHECK(std::regex_search(recorded.err, std::regex(R"(\[mpisentry 0\] info:   \S*race_orders\.c:)" + std::to_string(line) +
-                                                     R"( \(receive_in_order\): 6 receives from ranks 1, 2, 3; [1-6] raced: a )"
+                                                     R"( \(receive_in_order\): 6 receives from ranks [1-3](, [1-3]){0,2}; [1-6] raced: a )"
                                                      R"(message from another rank that it could have taken was already )"
                                                      R"(there when it completed)")));
 }

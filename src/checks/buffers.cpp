@@ -1,0 +1,129 @@
+#include "checks/buffers.hpp"
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "api/functions.hpp"
+
+namespace mpisentry::checks {
+
+namespace {
+
+std::atomic<std::uint64_t> derived_types_freed{0};
+
+// The send buffer of an operation: `count` elements of `type` at `buffer`.
+struct SendingPart {
+  const void* buffer = nullptr;
+  std::int64_t count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+};
+
+// Whether this process is the root of the MPI_Ibcast (or persistent
+// broadcast) that `r` records, whose buffer it then sends from.
+bool broadcasts(const CallRecord& r) {
+  if (r.peer == MPI_ROOT) return true;  // the root of an inter-communicator broadcast
+  if (r.peer == MPI_PROC_NULL) return false;
+  int inter = 0, rank = -1;
+  PMPI_Comm_test_inter(r.comm, &inter);
+  if (inter) return false;  // a receiver in the other group
+  PMPI_Comm_rank(r.comm, &rank);
+  return rank == r.peer;
+}
+
+// The part of the record's buffer that the operation sends, as the record
+// has it: a point-to-point send's buffer; a collective's send buffer (the
+// first `count` elements of it for the all-to-all forms, whose buffer
+// holds one block per member); none for receives, for MPI_IN_PLACE, for a
+// scatter (its record holds the receive side) and for a rooted call's root
+// side of an inter-communicator, whose send buffer MPI ignores.
+std::optional<SendingPart> sending_part(const CallRecord& r) {
+  if (r.buffer == MPI_IN_PLACE || r.datatype == MPI_DATATYPE_NULL || r.count <= 0) return std::nullopt;
+  const SendingPart part{r.buffer, r.count, r.datatype};
+  if (r.shape == CallShape::Send) return part;
+  if (r.shape != CallShape::Collective && r.shape != CallShape::Rooted) return std::nullopt;
+  switch (function_info(r.function).pattern) {
+    case Pattern::Bcast: return broadcasts(r) ? std::optional(part) : std::nullopt;
+    case Pattern::Gather:
+    case Pattern::Reduce:
+      if (r.shape == CallShape::Rooted && (r.peer == MPI_ROOT || r.peer == MPI_PROC_NULL)) return std::nullopt;
+      return part;
+    case Pattern::Allgather:
+    case Pattern::Alltoall:
+    case Pattern::ReduceScatter: return part;
+    default: return std::nullopt;
+  }
+}
+
+std::uint64_t hash_bytes(const unsigned char* bytes, std::size_t size) {
+  std::uint64_t hash = 0x9E3779B97F4A7C15ull ^ size;
+  std::size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, bytes + i, 8);
+    hash = (hash ^ word) * 0xFF51AFD7ED558CCDull;
+    hash ^= hash >> 32;
+  }
+  for (; i < size; ++i) hash = (hash ^ bytes[i]) * 0x100000001B3ull;
+  return hash;
+}
+
+bool is_derived(MPI_Datatype type) {
+  int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
+  PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner);
+  return combiner != MPI_COMBINER_NAMED;
+}
+
+// The bytes the datatype lays out, packed on MPI_COMM_SELF (the program's
+// communicator may be freed while the operation is pending).
+std::optional<std::uint64_t> checksum(const SendingPart& part, bool derived) {
+  if (part.count > INT_MAX) return std::nullopt;
+  const int count = static_cast<int>(part.count);
+  if (!derived && part.buffer != MPI_BOTTOM) {
+    MPI_Count size = 0;
+    MPI_Aint lb = 0, extent = 0;
+    PMPI_Type_size_x(part.type, &size);
+    PMPI_Type_get_extent(part.type, &lb, &extent);
+    if (lb == 0 && size == extent)  // no gaps: the bytes themselves
+      return hash_bytes(static_cast<const unsigned char*>(part.buffer), static_cast<std::size_t>(size) * part.count);
+  }
+  int packed_size = 0;
+  if (PMPI_Pack_size(count, part.type, MPI_COMM_SELF, &packed_size) != MPI_SUCCESS) return std::nullopt;
+  thread_local std::vector<unsigned char> packed;
+  packed.resize(static_cast<std::size_t>(packed_size));
+  int position = 0;
+  if (PMPI_Pack(part.buffer, count, part.type, packed.data(), packed_size, &position, MPI_COMM_SELF) != MPI_SUCCESS)
+    return std::nullopt;
+  return hash_bytes(packed.data(), static_cast<std::size_t>(position));
+}
+
+}  // namespace
+
+BufferChecksum send_buffer_checksum(const CallRecord& started) {
+  const std::optional<SendingPart> part = sending_part(started);
+  if (!part) return {};
+  BufferChecksum taken;
+  taken.derived = is_derived(part->type);
+  taken.types_freed = derived_types_freed.load(std::memory_order_acquire);
+  const std::optional<std::uint64_t> value = checksum(*part, taken.derived);
+  if (!value) return {};
+  taken.value = *value;
+  taken.buffer = part->buffer;
+  taken.count = part->count;
+  taken.type = part->type;
+  taken.taken = true;
+  return taken;
+}
+
+bool send_buffer_changed(const BufferChecksum& then) {
+  if (!then.taken) return false;
+  if (then.derived && derived_types_freed.load(std::memory_order_acquire) != then.types_freed) return false;
+  const std::optional<std::uint64_t> now = checksum({then.buffer, then.count, then.type}, then.derived);
+  return now && *now != then.value;
+}
+
+void datatype_freed() noexcept { derived_types_freed.fetch_add(1, std::memory_order_acq_rel); }
+
+}  // namespace mpisentry::checks

@@ -1,0 +1,45 @@
+// LOCAL:MEMORY:ILLEGAL_MODIFICATION: MPI owns a send buffer from the call
+// that starts the operation to the call that completes it; the program may
+// read it (MPI 3.0) but not write it. A checksum of the bytes the datatype
+// lays out (PMPI_Pack's, or the bytes themselves for a predefined type
+// without gaps) is taken in the starting call, after MPI took the buffer,
+// and again in the completing call, before the program gets it back: the
+// checker reads the buffer only inside calls that hand it to MPI, and never
+// writes it. Which buffer of a record is a send buffer is sending_part().
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "records/call_record.hpp"
+
+namespace mpisentry::checks {
+
+struct BufferChecksum {
+  bool taken = false;  // false: nothing to compare (no send buffer, MPI_IN_PLACE, a count pack cannot take)
+  std::uint64_t value = 0;
+  // What was summed, decided at the start: the communicator that decided
+  // it may be freed before the operation completes.
+  const void* buffer = nullptr;
+  std::int64_t count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  // Derived datatypes freed before it was taken: a derived type freed since
+  // may have been handed out again for another layout, and the checksum is
+  // then not compared.
+  std::uint64_t types_freed = 0;
+  bool derived = false;
+};
+
+// The checksum of the send buffer of the operation `started` records, when
+// it has one.
+BufferChecksum send_buffer_checksum(const CallRecord& started);
+
+// Whether the send buffer changed since `then` was taken: false when it
+// cannot tell.
+bool send_buffer_changed(const BufferChecksum& then);
+
+// MPI_Type_free, before the call: see BufferChecksum::types_freed.
+void datatype_freed() noexcept;
+
+}  // namespace mpisentry::checks

@@ -1,0 +1,95 @@
+/* Send buffers written, or only read, while MPI owns them. Two ranks; rank
+ * 0 sends to rank 1, which checks what it got. argv[1]:
+ *   "isend_write": rank 0 writes its MPI_Isend buffer before the MPI_Wait;
+ *   "persistent_write": the same between MPI_Start and MPI_Wait of an
+ *     MPI_Send_init request;
+ *   "iallgather_write": every rank writes its MPI_Iallgather send buffer
+ *     before the MPI_Wait;
+ *   "vector_write": rank 0 sends every other int (MPI_Type_vector) and
+ *     writes one of them before the MPI_Wait;
+ * and their correct twins:
+ *   "write_after": rank 0 writes the buffer only after the MPI_Wait;
+ *   "read_only": rank 0 reads its MPI_Isend buffer before the MPI_Wait, which
+ *     MPI allows since 3.0;
+ *   "vector_gap_write": rank 0 writes an int between those the vector sends;
+ *   "freed_type": rank 0 frees the vector type before the MPI_Wait (MPI
+ *     allows it);
+ *   "iallgather": every rank leaves its MPI_Iallgather send buffer alone.
+ * The erroneous modes leave the receiver's data undefined: it is not checked. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { kCount = 8 };
+
+static int failures = 0;
+
+static void expect(int got, int wanted) {
+  if (got != wanted) ++failures;
+}
+
+static void exchange(const char* mode, int rank) {
+  int data[2 * kCount];
+  for (int i = 0; i < 2 * kCount; ++i) data[i] = rank == 0 ? i : -1;
+  const int vector = strncmp(mode, "vector", 6) == 0 || strcmp(mode, "freed_type") == 0;
+  MPI_Datatype every_other = MPI_INT;
+  if (vector) {
+    MPI_Type_vector(kCount, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+  }
+  const int count = vector ? 1 : kCount;
+  if (rank == 1) {
+    int got[kCount];
+    MPI_Recv(got, kCount, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (strstr(mode, "_write") == NULL || strcmp(mode, "vector_gap_write") == 0)
+      for (int i = 0; i < kCount; ++i) expect(got[i], vector ? 2 * i : i);
+  } else if (rank == 0 && strcmp(mode, "persistent_write") == 0) {
+    MPI_Request request;
+    MPI_Send_init(data, count, every_other, 1, 5, MPI_COMM_WORLD, &request); /* mpisentry: send_init */
+    MPI_Start(&request);
+    data[3] = 99;
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    MPI_Request_free(&request);
+  } else if (rank == 0) {
+    MPI_Request request;
+    MPI_Isend(data, count, every_other, 1, 5, MPI_COMM_WORLD, &request); /* mpisentry: isend */
+    int sum = 0;
+    if (strcmp(mode, "isend_write") == 0) data[3] = 99;
+    if (strcmp(mode, "vector_write") == 0) data[4] = 99;      /* the third int sent */
+    if (strcmp(mode, "vector_gap_write") == 0) data[5] = 99;  /* not sent */
+    if (strcmp(mode, "read_only") == 0)
+      for (int i = 0; i < kCount; ++i) sum += data[i];
+    if (strcmp(mode, "freed_type") == 0) MPI_Type_free(&every_other);
+    MPI_Wait(&request, MPI_STATUS_IGNORE); /* mpisentry: wait */
+    if (strcmp(mode, "write_after") == 0) data[3] = 99;
+    if (strcmp(mode, "read_only") == 0) expect(sum, kCount * (kCount - 1) / 2);
+  }
+  if (vector && !(rank == 0 && strcmp(mode, "freed_type") == 0)) MPI_Type_free(&every_other);
+}
+
+static void iallgather(const char* mode, int rank, int size) {
+  int mine = rank + 1, all[64];
+  MPI_Request request;
+  MPI_Iallgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD, &request); /* mpisentry: iallgather */
+  if (strcmp(mode, "iallgather_write") == 0) mine++;
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  if (strcmp(mode, "iallgather_write") != 0)
+    for (int i = 0; i < size && i < 64; ++i) expect(all[i], i + 1);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char* mode = argc > 1 ? argv[1] : "write_after";
+  if (strncmp(mode, "iallgather", 10) == 0)
+    iallgather(mode, rank, size);
+  else
+    exchange(mode, rank);
+  int all_failures = 0;
+  MPI_Reduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank == 0) printf("buffer_writes %s: %s\n", mode, all_failures == 0 ? "data as sent" : "data differs");
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,64 @@
+// LOCAL:MEMORY:ILLEGAL_MODIFICATION: a send buffer written between the call
+// that started its operation and the call that completed it is reported on
+// its rank, naming both calls; reading it, writing it after the wait,
+// writing bytes its datatype does not send and freeing its datatype early
+// are not, and leave the program unchanged.
+#include <catch2/catch.hpp>
+
+#include "report_text.hpp"
+#include "scenario.hpp"
+
+using namespace harness;
+
+namespace {
+
+// Every check on, and the job not ended at the first error, so that the
+// program's own output is compared too.
+const std::vector<std::string> kAllChecks = {"--check-all", "--check-max-errors", "0"};
+
+}  // namespace
+
+TEST_CASE("buffer_writes: a send buffer written before its operation completed is LOCAL:MEMORY:ILLEGAL_MODIFICATION",
+          "[memory]") {
+  // mode, the start as the summary names it, the starting call's text, the function and mark of its call site
+  const auto [mode, start, call, function, mark] =
+      GENERATE(table<std::string, std::string, std::string, std::string, std::string>({
+          {"isend_write", "MPI_Isend", R"(MPI_Isend\(buf=0x[0-9a-f]+, count=8, datatype=MPI_INT, dest=1, tag=5)",
+           "exchange", "isend"},
+          {"persistent_write", "MPI_Start of MPI_Send_init",
+           R"(MPI_Send_init\(buf=0x[0-9a-f]+, count=8, datatype=MPI_INT, dest=1, tag=5)", "exchange", "send_init"},
+          {"vector_write", "MPI_Isend", R"(MPI_Isend\(buf=0x[0-9a-f]+, count=1, datatype=)", "exchange", "isend"},
+          {"iallgather_write", "MPI_Iallgather", R"(MPI_Iallgather\()", "iallgather", "iallgather"},
+      }));
+  INFO("mode " << mode);
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(buffer_writes);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {mode});
+  CHECK(result.succeeded());
+  const std::string started_by = call.substr(0, call.find('\\'));
+  std::vector<std::string> patterns = {
+      R"(^\[0\] ERROR: LOCAL:MEMORY:ILLEGAL_MODIFICATION: error$)",
+      "The send buffer of " + started_by + " was written while MPI owned it: its bytes when MPI_Wait completed the "
+          "operation differ from its bytes when it started \\(" + start + "\\)\\.",
+      "rank 0 completes it:", "rank 0 started it:", call};
+  patterns.push_back(frame_pattern(function, program.source, marked_line(program, mark)));
+  check_reported(result, patterns);
+  // An Iallgather's buffer is written on both ranks; the others on rank 0 only.
+  const std::size_t reports = count_occurrences(result.err, "LOCAL:MEMORY:ILLEGAL_MODIFICATION: error");
+  CHECK(reports == (mode == "iallgather_write" ? 2u : 1u));
+}
+
+TEST_CASE("buffer_writes: a send buffer read, written after the wait or between the ints its type sends, is not "
+          "reported",
+          "[memory][clean]") {
+  const std::string mode = GENERATE("write_after", "read_only", "vector_gap_write", "freed_type", "iallgather");
+  INFO("mode " << mode);
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(buffer_writes);
+  const JobResult plain = check_unchanged_by_checker(workspace, 2, program, kAllChecks, {mode});
+  CHECK(plain.out == "buffer_writes " + mode + ": data as sent\n");
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {mode});
+  INFO(describe(result));
+  CHECK(result.err.find("ILLEGAL_MODIFICATION") == std::string::npos);
+  CHECK(result.err.find("] ERROR:") == std::string::npos);
+}
