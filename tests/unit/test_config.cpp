@@ -264,10 +264,10 @@ TEST_CASE("CHECK lines apply in order", "[config][check]") {
 }
 
 TEST_CASE("CHECK of checks we do not implement is a notice", "[config][check]") {
-  const auto result = from_text("CHECK LOCAL:MEMORY:* OFF\n");
+  const auto result = from_text("CHECK LOCAL:BUFFER:* OFF\n");
   CHECK(result.errors.empty());
   REQUIRE(result.notices.size() == 1);
-  CHECK(result.notices[0].str() == "job.conf:1: CHECK LOCAL:MEMORY:* is accepted but not implemented by mpisentry");
+  CHECK(result.notices[0].str() == "job.conf:1: CHECK LOCAL:BUFFER:* is accepted but not implemented by mpisentry");
 }
 
 TEST_CASE("CHECK with a misspelt check name suggests the right one", "[config][check]") {
@@ -332,7 +332,7 @@ TEST_CASE("load: nothing set gives the defaults", "[config][load]") {
 TEST_CASE("load: CHECK from the environment, several separated by semicolons or commas", "[config][load]") {
   const Env env = {
       {"VT_CHECK", "** OFF"},
-      {"MPISENTRY_CHECK", "GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD on, LOCAL:MEMORY:** ON"},
+      {"MPISENTRY_CHECK", "GLOBAL:DEADLOCK:POTENTIAL ON; GLOBAL:DEADLOCK:HARD on, LOCAL:BUFFER:** ON"},
   };
   const auto result = load(lookup_in(env));
   REQUIRE(result.errors.empty());
@@ -340,7 +340,7 @@ TEST_CASE("load: CHECK from the environment, several separated by semicolons or 
   CHECK(result.settings.check_hard);
   CHECK_FALSE(result.settings.check_no_progress);
   REQUIRE(result.notices.size() == 1);
-  CHECK(result.notices[0].str() == "MPISENTRY_CHECK: CHECK LOCAL:MEMORY:** is accepted but not implemented by mpisentry");
+  CHECK(result.notices[0].str() == "MPISENTRY_CHECK: CHECK LOCAL:BUFFER:** is accepted but not implemented by mpisentry");
 }
 
 TEST_CASE("load: errors from the environment name the variable, all are collected", "[config][load]") {
