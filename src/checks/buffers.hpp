@@ -5,7 +5,8 @@
 // without gaps) is taken in the starting call, after MPI took the buffer,
 // and again in the completing call, before the program gets it back: the
 // checker reads the buffer only inside calls that hand it to MPI, and never
-// writes it. Which buffer of a record is a send buffer is sending_part().
+// writes it. Which buffer of a record is a send buffer: sending_part() in
+// buffers.cpp.
 #pragma once
 
 #include <mpi.h>

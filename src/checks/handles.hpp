@@ -53,7 +53,7 @@ int made_by(int result, HandleKind kind, const Handle* handle, FunctionId functi
   return result;
 }
 
-// The wrapper of MPI_Group_free, MPI_Op_free and MPI_Info_free.
+// The wrapper of MPI_Group_free, MPI_Op_free, MPI_Info_free and MPI_Type_free.
 template <typename Handle>
 int freed_by(int (*free)(Handle*), HandleKind kind, Handle* handle) {
   if (!tracking_handles() || !handle) return free(handle);
