@@ -304,6 +304,10 @@ def overhead_variants(library: str) -> list[Variant]:
             Variant("with the send-buffer check",
                     {**checker, "MPISENTRY_CHECK": "LOCAL:MEMORY:ILLEGAL_MODIFICATION ON"},
                     ", checker with CHECK LOCAL:MEMORY:ILLEGAL_MODIFICATION ON", over="with"),
+            # A lookup among the pending buffers at each start, blocking send or receive and completion.
+            Variant("with the buffer-overlap check",
+                    {**checker, "MPISENTRY_CHECK": "LOCAL:MEMORY:OVERLAP ON"},
+                    ", checker with CHECK LOCAL:MEMORY:OVERLAP ON", over="with"),
             # The race summary on the same channel: a clock read per message and per wildcard receive.
             Variant("with the race check", {**checker, "MPISENTRY_CHECK": "GLOBAL:MSG:RACE ON"},
                     ", checker with CHECK GLOBAL:MSG:RACE ON", over="with")]

@@ -270,13 +270,14 @@ class Function:
         site = "MPISENTRY_CALL_SITE"
         many = "checks::CompleteMany(checks::CompleteMany::Mode::"
         calls = {
-            "send": lambda: f"checks::SendCheck({name}, {a('count', 'datatype', 'dest', 'tag', 'comm')}, {site})",
-            "receive": lambda: (f"checks::ReceiveCheck({name}, "
-                                f"{a('count', 'datatype', 'message') if self.has('message') else a('count', 'datatype', 'source', 'tag', 'comm')}, "
-                                f"{a('status')}, {site})"),
+            "send": lambda: (f"checks::SendCheck({name}, {a('buf', 'count', 'datatype', 'dest', 'tag', 'comm')}, "
+                             f"{site})"),
+            "receive": lambda: (f"checks::ReceiveCheck({name}, " + (
+                a('buf', 'count', 'datatype', 'message') if self.has('message')
+                else a('buf', 'count', 'datatype', 'source', 'tag', 'comm')) + f", {a('status')}, {site})"),
             "send_receive": lambda: "checks::SendReceiveCheck(" + name + ", " + a(
-                "sendcount|count", "sendtype|datatype", "dest", "sendtag", "recvcount|count", "recvtype|datatype",
-                "source", "recvtag", "comm", "status") + ", " + site + ")",
+                "sendbuf|buf", "sendcount|count", "sendtype|datatype", "dest", "sendtag", "recvbuf|buf",
+                "recvcount|count", "recvtype|datatype", "source", "recvtag", "comm", "status") + ", " + site + ")",
             # Its arguments go to done(), read after the call: held in the
             # object across the call, they cost every MPI_Iprobe about 2 ns.
             "probe": lambda: ("checks::ProbeCheck()",
@@ -376,9 +377,18 @@ class Function:
         return "checks::HandleKind::" + kind, self.arg(role)
 
     def created(self):
-        """What a successful call registers: what it created, or the passive-target lock it took or released."""
+        """What a successful call registers: what it created, the passive-target lock it took or released, and
+        the one-sided operations it completed."""
+        done = []
         if lock := self.entry.get("passive_lock"):
-            return f"windows::lock_{lock}({self.arg('win')})"
+            done.append(f"windows::lock_{lock}({self.arg('win')})")
+        if (covers := self.entry.get("completes_rma")) is not None:
+            if covers not in ("window", "target"):
+                raise SpecError(f"MPI_{self.name}: unknown completes_rma {covers} ({SPEC_HELP})")
+            target = self.arg("target") if covers == "target" else "checks::kEveryTarget"
+            done.append(f"checks::rma_completed({self.arg('win')}, {target})")
+        if done:
+            return done[0] if len(done) == 1 else "(" + ", ".join(done) + ")"
         hook = self.entry.get("created")
         if hook is None:
             return None
@@ -405,15 +415,20 @@ class Function:
         return f"({calls[hook]()}, checks::made({kind}, *{handle}, {self.id()}, MPISENTRY_CALL_SITE))"
 
     def local_body(self):
-        """The one statement of a local function's wrapper: the call, and the handle it makes or frees."""
+        """The one statement of a local function's wrapper: the call, and the handle it makes or frees or the
+        buffers of the one-sided operation it starts."""
         if (kind := self.entry.get("freed")) is not None:
             if len(self.params) != 1:
                 raise SpecError(f"MPI_{self.name}: a function that frees takes the handle only ({SPEC_HELP})")
             return f"checks::freed_by(PMPI_{self.name}, checks::HandleKind::{kind}, {self.params[0][0]})"
+        if "reads" in self.entry or "writes" in self.entry:
+            part = lambda key: "{" + self.args(*self.entry[key]) + "}" if key in self.entry else "{}"
+            return (f"checks::rma_issued({self.pmpi()}, {self.id()}, {part('reads')}, {part('writes')}, "
+                    f"{self.args('target', 'win')}, MPISENTRY_CALL_SITE)")
         made = self.made_handle()
         if made is None:
-            raise SpecError(f"MPI_{self.name}: a local function is wrapped for a handle it makes (created) or "
-                            f"frees (freed) ({SPEC_HELP})")
+            raise SpecError(f"MPI_{self.name}: a local function is wrapped for a handle it makes (created), "
+                            f"frees (freed) or a one-sided operation's buffers (reads, writes) ({SPEC_HELP})")
         kind, handle = made
         return f"checks::made_by({self.pmpi()}, {kind}, {handle}, {self.id()}, MPISENTRY_CALL_SITE)"
 

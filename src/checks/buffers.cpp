@@ -6,20 +6,18 @@
 #include <optional>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "api/functions.hpp"
+#include "checks/findings.hpp"
+#include "checks/messages.hpp"
+#include "records/thread_state.hpp"
 
 namespace mpisentry::checks {
 
 namespace {
 
 std::atomic<std::uint64_t> derived_types_freed{0};
-
-// The send buffer of an operation: `count` elements of `type` at `buffer`.
-struct SendingPart {
-  const void* buffer = nullptr;
-  std::int64_t count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-};
 
 // Whether this process is the root of the MPI_Ibcast (or persistent
 // broadcast) that `r` records, whose buffer it then sends from.
@@ -39,9 +37,9 @@ bool broadcasts(const CallRecord& r) {
 // holds one block per member); none for receives, for MPI_IN_PLACE, for a
 // scatter (its record holds the receive side) and for a rooted call's root
 // side of an inter-communicator, whose send buffer MPI ignores.
-std::optional<SendingPart> sending_part(const CallRecord& r) {
+std::optional<BufferPart> sending_part(const CallRecord& r) {
   if (r.buffer == MPI_IN_PLACE || r.datatype == MPI_DATATYPE_NULL || r.count <= 0) return std::nullopt;
-  const SendingPart part{r.buffer, r.count, r.datatype};
+  const BufferPart part{r.buffer, r.count, r.datatype};
   if (r.shape == CallShape::Send) return part;
   if (r.shape != CallShape::Collective && r.shape != CallShape::Rooted) return std::nullopt;
   switch (function_info(r.function).pattern) {
@@ -76,9 +74,14 @@ bool is_derived(MPI_Datatype type) {
   return combiner != MPI_COMBINER_NAMED;
 }
 
-// The bytes the datatype lays out, packed on MPI_COMM_SELF (the program's
-// communicator may be freed while the operation is pending).
-std::optional<std::uint64_t> checksum(const SendingPart& part, bool derived) {
+// The checker's duplicate of MPI_COMM_SELF to pack on: the program's
+// communicator may be freed while the operation is pending, and its errors
+// return, so that a buffer MPI will not pack (MPICH 4.0.2 refuses
+// MPI_BOTTOM) is not compared instead of ending the program.
+MPI_Comm pack_comm = MPI_COMM_NULL;
+
+// The bytes the datatype lays out, packed on pack_comm.
+std::optional<std::uint64_t> checksum(const BufferPart& part, bool derived) {
   if (part.count > INT_MAX) return std::nullopt;
   const int count = static_cast<int>(part.count);
   if (!derived && part.buffer != MPI_BOTTOM) {
@@ -90,40 +93,78 @@ std::optional<std::uint64_t> checksum(const SendingPart& part, bool derived) {
       return hash_bytes(static_cast<const unsigned char*>(part.buffer), static_cast<std::size_t>(size) * part.count);
   }
   int packed_size = 0;
-  if (PMPI_Pack_size(count, part.type, MPI_COMM_SELF, &packed_size) != MPI_SUCCESS) return std::nullopt;
+  if (PMPI_Pack_size(count, part.type, pack_comm, &packed_size) != MPI_SUCCESS) return std::nullopt;
   thread_local std::vector<unsigned char> packed;
   packed.resize(static_cast<std::size_t>(packed_size));
   int position = 0;
-  if (PMPI_Pack(part.buffer, count, part.type, packed.data(), packed_size, &position, MPI_COMM_SELF) != MPI_SUCCESS)
+  if (PMPI_Pack(part.buffer, count, part.type, packed.data(), packed_size, &position, pack_comm) != MPI_SUCCESS)
     return std::nullopt;
   return hash_bytes(packed.data(), static_cast<std::size_t>(position));
 }
 
 }  // namespace
 
-BufferChecksum send_buffer_checksum(const CallRecord& started) {
-  const std::optional<SendingPart> part = sending_part(started);
-  if (!part) return {};
+void start_buffers() {
+  PMPI_Comm_dup(MPI_COMM_SELF, &pack_comm);
+  PMPI_Comm_set_errhandler(pack_comm, MPI_ERRORS_RETURN);
+}
+
+BufferChecksum checksum_of(const BufferPart& part) {
+  if (part.count <= 0 || part.type == MPI_DATATYPE_NULL) return {};
   BufferChecksum taken;
-  taken.derived = is_derived(part->type);
-  taken.types_freed = derived_types_freed.load(std::memory_order_acquire);
-  const std::optional<std::uint64_t> value = checksum(*part, taken.derived);
+  taken.derived = is_derived(part.type);
+  taken.types_freed = datatypes_freed();
+  const std::optional<std::uint64_t> value = checksum(part, taken.derived);
   if (!value) return {};
   taken.value = *value;
-  taken.buffer = part->buffer;
-  taken.count = part->count;
-  taken.type = part->type;
+  taken.buffer = part.buffer;
+  taken.count = part.count;
+  taken.type = part.type;
   taken.taken = true;
   return taken;
 }
 
-bool send_buffer_changed(const BufferChecksum& then) {
+BufferChecksum send_buffer_checksum(const CallRecord& started) {
+  const std::optional<BufferPart> part = sending_part(started);
+  return part ? checksum_of(*part) : BufferChecksum{};
+}
+
+bool buffer_changed(const BufferChecksum& then) {
   if (!then.taken) return false;
-  if (then.derived && derived_types_freed.load(std::memory_order_acquire) != then.types_freed) return false;
+  if (then.derived && datatypes_freed() != then.types_freed) return false;
   const std::optional<std::uint64_t> now = checksum({then.buffer, then.count, then.type}, then.derived);
   return now && *now != then.value;
 }
 
+namespace {
+
+// The MPI call this thread is in: the one completing the operation.
+const char* completing_call() {
+  ThreadState::Sample self;
+  if (this_thread_state().sample(self) && self.in_call) return function_info(self.call.function).name;
+  return "the call that completed it";
+}
+
+}  // namespace
+
+void report_modified(const char* buffer, const char* started_by, const std::string& start,
+                     const std::string& started_call, const void* started_at) {
+  const char* completed_by = completing_call();
+  report::Finding finding;
+  finding.check = report::Check::MemoryIllegalModification;
+  finding.summary = {fmt::format("The {} of {} was written while MPI owned it: its bytes when {} completed "
+                                 "the operation differ from its bytes when it started ({}).",
+                                 buffer, started_by, completed_by, start),
+                     fmt::format("MPI owns the {} until the operation completes; the program may read it, not "
+                                 "write it.", buffer)};
+  finding.parties.push_back({{world_rank()}, "completes it", completed_by, {}});
+  finding.parties.push_back({{world_rank()}, "started it", started_call, call_site_stack(started_at)});
+  finding.key = fmt::format("modified {} {}", started_by, started_at);
+  report(std::move(finding), /*own_stack=*/true);
+}
+
 void datatype_freed() noexcept { derived_types_freed.fetch_add(1, std::memory_order_acq_rel); }
+
+std::uint64_t datatypes_freed() noexcept { return derived_types_freed.load(std::memory_order_acquire); }
 
 }  // namespace mpisentry::checks

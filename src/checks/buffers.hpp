@@ -1,17 +1,18 @@
-// LOCAL:MEMORY:ILLEGAL_MODIFICATION: MPI owns a send buffer from the call
-// that starts the operation to the call that completes it; the program may
-// read it (MPI 3.0) but not write it. A checksum of the bytes the datatype
-// lays out (PMPI_Pack's, or the bytes themselves for a predefined type
-// without gaps) is taken in the starting call, after MPI took the buffer,
-// and again in the completing call, before the program gets it back: the
-// checker reads the buffer only inside calls that hand it to MPI, and never
-// writes it. Which buffer of a record is a send buffer: sending_part() in
-// buffers.cpp.
+// LOCAL:MEMORY:ILLEGAL_MODIFICATION: MPI owns a send buffer (or an RMA
+// operation's origin buffer) from the call that starts the operation to the
+// call that completes it; the program may read it (MPI 3.0) but not write
+// it. A checksum of the bytes the datatype lays out (PMPI_Pack's, or the
+// bytes themselves for a predefined type without gaps) is taken in the
+// starting call, after MPI took the buffer, and again in the completing
+// call, before the program gets it back: the checker reads the buffer only
+// inside calls that hand it to MPI, and never writes it. Which buffer of a
+// record is a send buffer: sending_part() in buffers.cpp.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 
 #include "records/call_record.hpp"
 
@@ -32,15 +33,40 @@ struct BufferChecksum {
   bool derived = false;
 };
 
+// From checks::start when the check is on: makes what the checksums pack on.
+void start_buffers();
+
+// `count` elements of `type` at `buffer`.
+struct BufferPart {
+  const void* buffer = nullptr;
+  std::int64_t count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+};
+
+// The checksum of `part`'s bytes; not taken for an empty part.
+BufferChecksum checksum_of(const BufferPart& part);
+
 // The checksum of the send buffer of the operation `started` records, when
 // it has one.
 BufferChecksum send_buffer_checksum(const CallRecord& started);
 
 // Whether the send buffer changed since `then` was taken: false when it
 // cannot tell.
-bool send_buffer_changed(const BufferChecksum& then);
+bool buffer_changed(const BufferChecksum& then);
+
+// Reports that the `buffer` ("send buffer", "origin buffer") of the
+// operation `started_by` began (`start`, its words for the starting call;
+// `started_call` its text) was written before the call this thread is in
+// completed it.
+void report_modified(const char* buffer, const char* started_by, const std::string& start,
+                     const std::string& started_call, const void* started_at);
 
 // MPI_Type_free, before the call: see BufferChecksum::types_freed.
 void datatype_freed() noexcept;
+
+// How many derived datatypes the program freed so far: a type an operation
+// names may have been freed (and its handle handed out again) when this
+// changed since the operation started.
+std::uint64_t datatypes_freed() noexcept;
 
 }  // namespace mpisentry::checks

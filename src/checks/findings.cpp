@@ -10,11 +10,14 @@
 #include <fmt/ranges.h>
 
 #include "config/checks.hpp"
+#include "checks/buffers.hpp"
 #include "checks/collectives.hpp"
 #include "checks/handles.hpp"
 #include "checks/limits.hpp"
 #include "checks/messages.hpp"
+#include "checks/overlaps.hpp"
 #include "checks/requests.hpp"
+#include "checks/rma.hpp"
 #include "log/log.hpp"
 #include "records/call_text.hpp"
 #include "records/lifecycle.hpp"
@@ -76,8 +79,11 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
                   .race = on(report::Check::MessageRace),
                   .max_pending = settings.max_pending},
                  multiple_threads);
+  if (on(report::Check::MemoryIllegalModification)) start_buffers();
+  start_overlaps(on(report::Check::MemoryOverlap));
   start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree),
-                 on(report::Check::MemoryIllegalModification), multiple_threads);
+                 on(report::Check::MemoryIllegalModification), on(report::Check::MemoryOverlap), multiple_threads);
+  start_rma(on(report::Check::MemoryIllegalModification), on(report::Check::MemoryOverlap));
   start_handles();
   start_collectives();
   if (world_rank != 0) return;

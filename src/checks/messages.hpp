@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "api/functions.hpp"
+#include "checks/overlaps.hpp"
 #include "report/snapshot.hpp"
 
 namespace mpisentry::checks {
@@ -96,7 +97,7 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
 // What a completed receive got: pairs with its record and compares the
 // receive's signature, cut to the received bytes, with the sender's.
 // `known_type` false: only paired (a receive whose type the wrapper does
-// not have).
+// not have, or that may have been freed since the receive started).
 struct Receive {
   FunctionId function = FunctionId::None;
   std::int64_t count = 0;
@@ -160,10 +161,12 @@ void probe_found(MPI_Comm comm, int tag, const MPI_Status& status, const void* c
 // A blocking send: its record once it succeeded.
 class SendCheck {
  public:
-  SendCheck(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-            const void* call_site)
+  SendCheck(FunctionId function, const void* buffer, std::int64_t count, MPI_Datatype type, int dest, int tag,
+            MPI_Comm comm, const void* call_site)
       : on_(shadowing()), function_(function), count_(count), type_(type), dest_(dest), tag_(tag), comm_(comm),
-        call_site_(call_site) {}
+        call_site_(call_site) {
+    if (watching_overlaps() && dest != MPI_PROC_NULL) buffer_used(buffer, count, type, BufferUse::Read, function);
+  }
   int done(int result) const {
     if (on_ && result == MPI_SUCCESS) sent(function_, count_, type_, dest_, tag_, comm_, call_site_);
     return result;
@@ -183,20 +186,19 @@ class SendCheck {
 // its own when the program ignores it.
 class ReceiveCheck {
  public:
-  ReceiveCheck(FunctionId function, std::int64_t count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-               MPI_Status*& status, const void* call_site)
-      : on_(shadowing()), receive_{function, count, type, comm, true, nullptr, call_site} {
-    if (!on_) return;
-    if (status == MPI_STATUS_IGNORE) status = &own_;
-    status_ = status;
-    receive_.source = source;
-    receive_.tag = tag;
+  ReceiveCheck(FunctionId function, void* buffer, std::int64_t count, MPI_Datatype type, int source, int tag,
+               MPI_Comm comm, MPI_Status*& status, const void* call_site)
+      : ReceiveCheck(WithoutBuffer{}, function, count, type, source, tag, comm, status, call_site) {
+    if (watching_overlaps() && source != MPI_PROC_NULL) buffer_used(buffer, count, type, BufferUse::Write, function);
   }
   // MPI_Mrecv: the communicator is the probe's.
-  ReceiveCheck(FunctionId function, std::int64_t count, MPI_Datatype type, const MPI_Message* message,
+  ReceiveCheck(FunctionId function, void* buffer, std::int64_t count, MPI_Datatype type, const MPI_Message* message,
                MPI_Status*& status, const void* call_site)
-      : ReceiveCheck(function, count, type, Receive::kMatched, MPI_ANY_TAG, MPI_COMM_NULL, status, call_site) {
+      : ReceiveCheck(WithoutBuffer{}, function, count, type, Receive::kMatched, MPI_ANY_TAG, MPI_COMM_NULL, status,
+                     call_site) {
     if (on_ && message) receive_.comm = take_probed(*message);
+    if (watching_overlaps() && message && *message != MPI_MESSAGE_NO_PROC)
+      buffer_used(buffer, count, type, BufferUse::Write, function);
   }
   int done(int result) const {
     if (!on_) return result;
@@ -217,6 +219,18 @@ class ReceiveCheck {
   }
 
  private:
+  // Without the buffer: the message checks' part of both constructors.
+  struct WithoutBuffer {};
+  ReceiveCheck(WithoutBuffer, FunctionId function, std::int64_t count, MPI_Datatype type, int source, int tag,
+               MPI_Comm comm, MPI_Status*& status, const void* call_site)
+      : on_(shadowing()), receive_{function, count, type, comm, true, nullptr, call_site} {
+    if (!on_) return;
+    if (status == MPI_STATUS_IGNORE) status = &own_;
+    status_ = status;
+    receive_.source = source;
+    receive_.tag = tag;
+  }
+
   bool on_;
   Receive receive_;
   MPI_Status* status_ = nullptr;
@@ -226,11 +240,13 @@ class ReceiveCheck {
 // MPI_Sendrecv and MPI_Sendrecv_replace.
 class SendReceiveCheck {
  public:
-  SendReceiveCheck(FunctionId function, std::int64_t send_count, MPI_Datatype send_type, int dest, int send_tag,
-                   std::int64_t receive_count, MPI_Datatype receive_type, int source, int receive_tag, MPI_Comm comm,
-                   MPI_Status*& status, const void* call_site)
-      : send_(function, send_count, send_type, dest, send_tag, comm, call_site),
-        receive_(function, receive_count, receive_type, source, receive_tag, comm, status, call_site) {}
+  SendReceiveCheck(FunctionId function, const void* send_buffer, std::int64_t send_count, MPI_Datatype send_type,
+                   int dest, int send_tag, void* receive_buffer, std::int64_t receive_count,
+                   MPI_Datatype receive_type, int source, int receive_tag, MPI_Comm comm, MPI_Status*& status,
+                   const void* call_site)
+      : send_(function, send_buffer, send_count, send_type, dest, send_tag, comm, call_site),
+        receive_(function, receive_buffer, receive_count, receive_type, source, receive_tag, comm, status,
+                 call_site) {}
   int done(int result) const { return receive_.done(send_.done(result)); }
 
  private:

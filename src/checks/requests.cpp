@@ -11,10 +11,10 @@
 #include "checks/buffers.hpp"
 #include "checks/findings.hpp"
 #include "checks/messages.hpp"
+#include "checks/overlaps.hpp"
 #include "checks/stable_map.hpp"
 #include "checks/thread_lock.hpp"
 #include "records/handle_slots.hpp"
-#include "records/thread_state.hpp"
 
 namespace mpisentry::checks {
 
@@ -40,6 +40,10 @@ struct Entry {
   std::int64_t passed_over_at = 0;
   const void* passed_over_by = nullptr;
   BufferChecksum sent_bytes;  // LOCAL:MEMORY:ILLEGAL_MODIFICATION: taken when the operation started
+  // datatypes_freed() when it started: a receive's type is not read at its
+  // completion if a derived type was freed since (MPI allows freeing it
+  // while the receive is pending, and reading a freed type crashes MPICH).
+  std::uint64_t types_freed = 0;
   // The active receives in start order (below MPI_THREAD_MULTIPLE only).
   Entry* earlier = nullptr;
   Entry* later = nullptr;
@@ -162,6 +166,16 @@ void unlink_receive(Entry& entry) {
   entry.earlier = entry.later = nullptr;
 }
 
+// LOCAL:MEMORY:OVERLAP: a point-to-point operation's buffer is MPI's while
+// it is active. A matched receive's record has no buffer; a send-receive's
+// receive buffer is not recorded.
+void take_buffer(std::uint64_t key, const CallRecord& r, Kind kind, const void* call_site) {
+  if (kind == Kind::Send)
+    buffer_taken(key, r.buffer, r.count, r.datatype, BufferUse::Read, r.function, call_site);
+  else if (kind == Kind::Receive && r.shape == CallShape::Receive)
+    buffer_taken(key, r.buffer, r.count, r.datatype, BufferUse::Write, r.function, call_site);
+}
+
 std::uint64_t send_record(const CallRecord& r, const void* call_site) {
   return sent(r.function, r.count, r.datatype, r.peer, r.tag, r.comm, call_site);
 }
@@ -174,6 +188,10 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   // A persistent request's buffer is MPI's from each MPI_Start (restarted).
   const BufferChecksum sent_bytes =
       state().modification_check && !persistent ? send_buffer_checksum(record) : BufferChecksum{};
+  if (watching_overlaps()) {
+    buffer_released(key_of(request));  // a handle handed out again: its completion went unseen
+    if (!persistent) take_buffer(key_of(request), record, kind, call_site);
+  }
   Shard& shard = shard_of(request);
   const Guard guard(shard);
   bool added = false;
@@ -190,6 +208,7 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   entry.passed_over_at = 0;
   entry.passed_over_by = nullptr;
   entry.sent_bytes = sent_bytes;
+  entry.types_freed = datatypes_freed();
   entry.earlier = entry.later = nullptr;
   link_receive(entry);
 }
@@ -198,7 +217,8 @@ std::string started_text(const Entry& entry) { return call_text(entry.record); }
 
 }  // namespace
 
-void start_requests(bool not_freed_check, bool premature_free_check, bool modification_check, bool multiple_threads) {
+void start_requests(bool not_freed_check, bool premature_free_check, bool modification_check, bool overlap_check,
+                    bool multiple_threads) {
   State& s = state();
   s.not_freed_check = not_freed_check;
   s.premature_free_check = premature_free_check;
@@ -206,7 +226,7 @@ void start_requests(bool not_freed_check, bool premature_free_check, bool modifi
   // (tests/message_checks/msg_threads.c), for a reason not found yet.
   s.modification_check = modification_check && !multiple_threads;
   s.multiple_threads = multiple_threads;
-  detail::tracking = not_freed_check || premature_free_check || modification_check || shadowing();
+  detail::tracking = not_freed_check || premature_free_check || modification_check || overlap_check || shadowing();
 }
 
 void started(MPI_Request request, const CallRecord& record, const void* call_site) {
@@ -230,6 +250,8 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
   for (int i = 0; i < count; ++i) {
     Shard& shard = shard_of(requests[i]);
     CallRecord started;
+    Kind kind = Kind::Other;
+    const void* started_at = nullptr;
     bool sends_record = false;
     {
       const Guard guard(shard);
@@ -237,17 +259,21 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
       if (!entry || !entry->persistent) continue;
       entry->active = true;
       entry->sequence = next_sequence();
+      entry->types_freed = datatypes_freed();
       entry->passed_over_at = 0;
       entry->passed_over_by = nullptr;
       link_receive(*entry);
       sends_record = sends(entry->kind) && shadowing();
-      if (!sends_record && !state().modification_check) continue;
+      if (!sends_record && !state().modification_check && !watching_overlaps()) continue;
       copy_used(started, entry->record);
+      kind = entry->kind;
+      started_at = entry->call_site;
     }
     // Outside the lock: both may call MPI.
     const std::uint64_t sent_record = sends_record ? send_record(started, call_site) : 0;
     const BufferChecksum sent_bytes =
         state().modification_check ? send_buffer_checksum(started) : BufferChecksum{};
+    if (watching_overlaps()) take_buffer(key_of(requests[i]), started, kind, started_at);
     const Guard guard(shard);
     if (Entry* entry = shard.live.find(key_of(requests[i]))) {
       entry->sent = sent_record;
@@ -268,6 +294,7 @@ void freeing(MPI_Request request) {
     entry = *found;
     shard.live.erase(key_of(request));
   }
+  if (watching_overlaps()) buffer_released(key_of(request));  // nothing can tell when MPI is done with it
   if (entry.active && shadowing()) {
     const CallRecord& r = entry.record;
     if (entry.kind == Kind::Receive)
@@ -373,6 +400,7 @@ void failed(const MPI_Request* requests, int count, const HeldRequests& held) {
     if (held.held()) {
       const HeldRequests::Held& h = held.held()[i];
       receives = receives || (h.key != LiveRequests::kNoKey && takes_messages(h.entry));
+      if (h.key != LiveRequests::kNoKey && watching_overlaps()) buffer_released(h.key);
       continue;
     }
     Shard& shard = shard_of(requests[i]);
@@ -382,34 +410,18 @@ void failed(const MPI_Request* requests, int count, const HeldRequests& held) {
     receives = receives || takes_messages(*found);
     unlink_receive(*found);
     shard.live.erase(key_of(requests[i]));
+    if (watching_overlaps()) buffer_released(key_of(requests[i]));
   }
   if (receives) lost_count_of_messages();
 }
 
 namespace {
 
-// The MPI call this thread is in: the one completing the requests.
-const char* completing_call() {
-  ThreadState::Sample self;
-  if (this_thread_state().sample(self) && self.in_call) return function_info(self.call.function).name;
-  return "the call that completed it";
-}
-
-void report_modified(const CallRecord& started, const void* started_at) {
+void report_send_modified(const CallRecord& started, const void* started_at) {
   const char* started_by = function_info(started.function).name;
-  const char* completed_by = completing_call();
-  report::Finding finding;
-  finding.check = report::Check::MemoryIllegalModification;
   const std::string start = is_persistent(started.function) ? fmt::format("MPI_Start of {}", started_by)
                                                                 : std::string(started_by);
-  finding.summary = {fmt::format("The send buffer of {} was written while MPI owned it: its bytes when {} completed "
-                                 "the operation differ from its bytes when it started ({}).",
-                                 started_by, completed_by, start),
-                     "MPI owns a send buffer until the operation completes; the program may read it, not write it."};
-  finding.parties.push_back({{world_rank()}, "completes it", completed_by, {}});
-  finding.parties.push_back({{world_rank()}, "started it", call_text(started), call_site_stack(started_at)});
-  finding.key = fmt::format("modified {} {}", started_by, started_at);
-  report(std::move(finding), /*own_stack=*/true);
+  checks::report_modified("send buffer", started_by, start, call_text(started), started_at);
 }
 
 }  // namespace
@@ -435,7 +447,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
   const auto request_of = [&](int k) { return requests[indices ? indices[k] : k]; };
   // Under the shard's lock, or on a held entry; true when the entry leaves
   // the table.
-  const auto complete = [&](int k, Entry& entry) {
+  const auto complete = [&](int k, std::uint64_t key, Entry& entry) {
     // Inactive: a persistent request not started (it completes at once),
     // or an operation whose completion was seen before, with the request kept.
     if (entry.active) {
@@ -446,8 +458,8 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
                                                    taint_earlier_receives(r.comm, statuses[k].MPI_SOURCE,
                                                                           statuses[k].MPI_TAG, entry.sequence));
         if (receives.empty()) receives.reserve(static_cast<std::size_t>(count));  // not for a call without receives
-        Receive receive{r.function, r.count, r.datatype, r.comm, entry.kind == Kind::Receive, entry.call_site,
-                        call_site, in_order};
+        const bool known_type = entry.kind == Kind::Receive && entry.types_freed == datatypes_freed();
+        Receive receive{r.function, r.count, r.datatype, r.comm, known_type, entry.call_site, call_site, in_order};
         if (r.shape != CallShape::MatchedReceive) {
           std::tie(receive.source, receive.tag) = wanted_by(entry);
           receive.after_active = receive.source == MPI_ANY_SOURCE && judging_races() &&
@@ -463,7 +475,8 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
         PMPI_Test_cancelled(&statuses[k], &cancelled);
         if (cancelled) cancelled_sends.push_back({entry.sent, r.comm, r.peer, r.tag});
       }
-      if (entry.sent_bytes.taken && send_buffer_changed(entry.sent_bytes)) modified.push_back({r, entry.call_site});
+      if (entry.sent_bytes.taken && buffer_changed(entry.sent_bytes)) modified.push_back({r, entry.call_site});
+      if (watching_overlaps()) buffer_released(key);
       entry.active = false;
       entry.unordered = false;
       entry.sent = 0;
@@ -477,7 +490,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
     HeldRequests::Held* all = held.held();
     for (int k = 0; k < count; ++k) {
       HeldRequests::Held& h = all[indices ? indices[k] : k];
-      if (h.key != LiveRequests::kNoKey) h.released = complete(k, h.entry);
+      if (h.key != LiveRequests::kNoKey) h.released = complete(k, h.key, h.entry);
     }
     for (int i = 0; i < held.count(); ++i) {
       const HeldRequests::Held& h = all[i];
@@ -503,17 +516,18 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
       if (!entry) continue;
       if (takes_messages(*entry))
         receives_started.push_back({entry->sequence, k, entry});
-      else if (complete(k, *entry))
+      else if (complete(k, key_of(request), *entry))
         shard.live.erase(key_of(request));
     }
     if (!std::is_sorted(receives_started.begin(), receives_started.end()))
       std::sort(receives_started.begin(), receives_started.end());
     for (const StartedReceive& started : receives_started)
-      if (complete(started.k, *started.entry)) shard.live.erase(key_of(request_of(started.k)));
+      if (complete(started.k, key_of(request_of(started.k)), *started.entry))
+        shard.live.erase(key_of(request_of(started.k)));
   }
   for (const Cancelled& c : cancelled_sends) cancelled_send(c.number, c.comm, c.dest, c.tag);
   for (const Done& done : receives) received(done.receive, *done.status);
-  for (const Modified& m : modified) report_modified(m.started, m.started_at);
+  for (const Modified& m : modified) report_send_modified(m.started, m.started_at);
 }
 
 void finish_requests() {

@@ -30,7 +30,8 @@ extern bool tracking;  // a GLOBAL:MSG, LOCAL:REQUEST or LOCAL:MEMORY check is o
 inline bool tracking() noexcept { return detail::tracking; }
 
 // From checks::start.
-void start_requests(bool not_freed_check, bool premature_free_check, bool modification_check, bool multiple_threads);
+void start_requests(bool not_freed_check, bool premature_free_check, bool modification_check, bool overlap_check,
+                    bool multiple_threads);
 
 // A nonblocking or persistent start succeeded: `started` is its record.
 // Nonblocking sends hand their message's record to the message channel here.

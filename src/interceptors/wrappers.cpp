@@ -12,6 +12,7 @@
 #include "checks/handles.hpp"
 #include "checks/messages.hpp"
 #include "checks/requests.hpp"
+#include "checks/rma.hpp"
 #include "checks/signature.hpp"
 #include "comm_log/comm_log.hpp"
 #include "records/call_record.hpp"
@@ -294,6 +295,7 @@ MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
   return release_handle(win, FunctionId::Win_free, PMPI_Win_free, record, [&] {
     windows::freed(record.window.handle, record.window.id);
     checks::freed(checks::HandleKind::Win, record.window.handle);
+    checks::rma_window_freed(record.window.handle);
   });
 }
 

@@ -1,5 +1,6 @@
 /* Send buffers written, or only read, while MPI owns them. Two ranks; rank
- * 0 sends to rank 1, which checks what it got. argv[1]:
+ * 0 sends to rank 1 (or puts into its window), which checks what it got.
+ * argv[1]:
  *   "isend_write": rank 0 writes its MPI_Isend buffer before the MPI_Wait;
  *   "persistent_write": the same between MPI_Start and MPI_Wait of an
  *     MPI_Send_init request;
@@ -7,6 +8,8 @@
  *     before the MPI_Wait;
  *   "vector_write": rank 0 sends every other int (MPI_Type_vector) and
  *     writes one of them before the MPI_Wait;
+ *   "put_write": rank 0 writes the origin buffer of an MPI_Put before the
+ *     MPI_Win_fence that completes it;
  * and their correct twins:
  *   "write_after": rank 0 writes the buffer only after the MPI_Wait;
  *   "read_only": rank 0 reads its MPI_Isend buffer before the MPI_Wait, which
@@ -14,7 +17,9 @@
  *   "vector_gap_write": rank 0 writes an int between those the vector sends;
  *   "freed_type": rank 0 frees the vector type before the MPI_Wait (MPI
  *     allows it);
- *   "iallgather": every rank leaves its MPI_Iallgather send buffer alone.
+ *   "iallgather": every rank leaves its MPI_Iallgather send buffer alone;
+ *   "put_read": rank 0 reads the origin buffer of its MPI_Put before the
+ *     MPI_Win_fence, and writes it after.
  * The erroneous modes leave the receiver's data undefined: it is not checked. */
 #include <mpi.h>
 #include <stdio.h>
@@ -77,6 +82,32 @@ static void iallgather(const char* mode, int rank, int size) {
     for (int i = 0; i < size && i < 64; ++i) expect(all[i], i + 1);
 }
 
+static void put(const char* mode, int rank) {
+  int window_ints[kCount], local[kCount];
+  for (int i = 0; i < kCount; ++i) {
+    window_ints[i] = -1;
+    local[i] = i;
+  }
+  MPI_Win win;
+  MPI_Win_create(window_ints, sizeof window_ints, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  MPI_Win_fence(0, win);
+  int sum = 0;
+  if (rank == 0) {
+    MPI_Put(local, kCount, MPI_INT, 1, 0, kCount, MPI_INT, win); /* mpisentry: put */
+    if (strcmp(mode, "put_write") == 0) local[3] = 99;
+    if (strcmp(mode, "put_read") == 0)
+      for (int i = 0; i < kCount; ++i) sum += local[i];
+  }
+  MPI_Win_fence(0, win);
+  if (rank == 0 && strcmp(mode, "put_read") == 0) {
+    local[3] = 99;
+    expect(sum, kCount * (kCount - 1) / 2);
+  }
+  if (rank == 1 && strcmp(mode, "put_read") == 0)
+    for (int i = 0; i < kCount; ++i) expect(window_ints[i], i);
+  MPI_Win_free(&win);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -85,6 +116,8 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "write_after";
   if (strncmp(mode, "iallgather", 10) == 0)
     iallgather(mode, rank, size);
+  else if (strncmp(mode, "put", 3) == 0)
+    put(mode, rank);
   else
     exchange(mode, rank);
   int all_failures = 0;

@@ -62,3 +62,30 @@ TEST_CASE("buffer_writes: a send buffer read, written after the wait or between 
   CHECK(result.err.find("ILLEGAL_MODIFICATION") == std::string::npos);
   CHECK(result.err.find("] ERROR:") == std::string::npos);
 }
+
+TEST_CASE("buffer_writes: the origin buffer of an MPI_Put written before the fence is "
+          "LOCAL:MEMORY:ILLEGAL_MODIFICATION",
+          "[memory]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(buffer_writes);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"put_write"});
+  CHECK(result.succeeded());
+  check_reported(result, {R"(^\[0\] ERROR: LOCAL:MEMORY:ILLEGAL_MODIFICATION: error$)",
+                          "The origin buffer of MPI_Put was written while MPI owned it: its bytes when "
+                          "MPI_Win_fence completed the operation differ from its bytes when it started "
+                          "\\(MPI_Put\\)\\.",
+                          R"(MPI_Put\(origin_addr=0x[0-9a-f]+, origin_count=8, target_rank=1\))",
+                          frame_pattern("put", program.source, marked_line(program, "put"))});
+  CHECK(count_occurrences(result.err, "LOCAL:MEMORY:ILLEGAL_MODIFICATION: error") == 1u);
+}
+
+TEST_CASE("buffer_writes: the origin buffer of an MPI_Put read before the fence and written after is not reported",
+          "[memory][clean]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(buffer_writes);
+  const JobResult plain = check_unchanged_by_checker(workspace, 2, program, kAllChecks, {"put_read"});
+  CHECK(plain.out == "buffer_writes put_read: data as sent\n");
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"put_read"});
+  INFO(describe(result));
+  CHECK(result.err.find("] ERROR:") == std::string::npos);
+}

@@ -7,7 +7,9 @@
  * 2 x MPI_DOUBLE with the same tag and waits for the second receive first:
  * MPI matched the first receive first, whatever the order of the waits.
  * "pairs" sends the 4 ints as 2 x MPI_2INT, which MPI defines as 2 x MPI_INT
- * each, received like "recv". */
+ * each, received like "recv". "freed" (good only) receives with
+ * MPI_Irecv into a contiguous type of 4 ints and frees the type before the
+ * MPI_Wait, which MPI allows. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +24,7 @@ static MPI_Datatype receive_type(const char* quality, const char* shape, int* co
     *count = 2;
     return MPI_DOUBLE;
   }
-  if (strcmp(shape, "contiguous") == 0) {
+  if (strcmp(shape, "contiguous") == 0 || strcmp(shape, "freed") == 0) {
     MPI_Type_contiguous(4, MPI_INT, &type);
     MPI_Type_commit(&type);
     *count = 1;
@@ -48,6 +50,11 @@ static void receive_values(const char* shape, MPI_Datatype type, int count, MPI_
     MPI_Irecv(received, count, type, 0, 5, comm, &requests[0]); /* mpisentry: posts */
     MPI_Irecv(received + 8, 1, MPI_INT, 0, 6, comm, &requests[1]);
     MPI_Waitall(2, requests, MPI_STATUSES_IGNORE); /* mpisentry: completes */
+  } else if (strcmp(shape, "freed") == 0) {
+    MPI_Request request;
+    MPI_Irecv(received, count, type, 0, 5, comm, &request);
+    MPI_Type_free(&type);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
   } else if (strcmp(shape, "reversed") == 0) {
     MPI_Request requests[2];
     double doubles[2];
@@ -75,7 +82,7 @@ static void receive_values(const char* shape, MPI_Datatype type, int count, MPI_
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc < 3) {
-    fprintf(stderr, "usage: msg_datatype <recv|contiguous|vector|larger|anysource|irecv|reversed|persistent|mprobe|sendrecv|pairs> <good|bad>\n");
+    fprintf(stderr, "usage: msg_datatype <recv|contiguous|vector|larger|anysource|irecv|reversed|persistent|mprobe|sendrecv|pairs|freed> <good|bad>\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const char* shape = argv[1];
@@ -106,7 +113,8 @@ int main(int argc, char** argv) {
   } else if (rank == 1) {
     receive_values(shape, type, count, MPI_COMM_WORLD);
   }
-  if (type != MPI_INT && type != MPI_DOUBLE) MPI_Type_free(&type);
+  const int freed_by_receive = rank == 1 && strcmp(shape, "freed") == 0;
+  if (type != MPI_INT && type != MPI_DOUBLE && !freed_by_receive) MPI_Type_free(&type);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("done\n");
   MPI_Finalize();

@@ -1,0 +1,159 @@
+#include "checks/overlaps.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "checks/findings.hpp"
+#include "checks/messages.hpp"
+#include "checks/thread_lock.hpp"
+
+namespace mpisentry::checks {
+
+namespace detail {
+bool watching_overlaps = false;
+}
+
+namespace {
+
+// The bytes [low, high) of a buffer.
+struct Span {
+  std::uintptr_t low = 0, high = 0;
+};
+
+struct Pending {
+  Span span;
+  BufferUse use = BufferUse::Read;
+  FunctionId function = FunctionId::None;
+  const void* call_site = nullptr;
+};
+
+// Pending buffers by their first byte, those MPI reads apart from those it
+// writes: a new buffer MPI reads is compared only with the writes, so that
+// many sends from one buffer cost no search among each other. `longest`
+// bounds how far before a span a pending one may start and still reach
+// into it.
+using ByFirstByte = std::multimap<std::uintptr_t, Pending>;
+
+struct Taken {
+  ByFirstByte* table;
+  ByFirstByte::iterator at;
+};
+
+struct State {
+  SpinMutex mutex;  // any thread level: the RMA calls and the requests' starts share the tables
+  ByFirstByte reads, writes;
+  std::unordered_multimap<std::uint64_t, Taken> by_owner;
+  std::uintptr_t longest = 0;
+};
+
+State& state() {
+  static State* const instance = new State;  // never destroyed: wrappers may run during exit
+  return *instance;
+}
+
+// The bytes of `count` elements of `type` at `buffer` when the type lays
+// them out without gaps; none otherwise (and for an empty buffer).
+std::optional<Span> span_of(const void* buffer, std::int64_t count, MPI_Datatype type) {
+  if (count <= 0 || type == MPI_DATATYPE_NULL || buffer == MPI_IN_PLACE) return std::nullopt;
+  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size <= 0) return std::nullopt;
+  PMPI_Type_get_extent_x(type, &lb, &extent);
+  PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
+  if (true_extent != size || (count > 1 && extent != size)) return std::nullopt;
+  const std::uintptr_t low = reinterpret_cast<std::uintptr_t>(buffer) + static_cast<std::uintptr_t>(true_lb);
+  return Span{low, low + static_cast<std::uintptr_t>(size) * static_cast<std::uintptr_t>(count)};
+}
+
+const char* verb(BufferUse use) { return use == BufferUse::Write ? "writes" : "reads"; }
+
+void report_overlap(const Span& span, BufferUse use, FunctionId function, const Pending& earlier) {
+  const std::uintptr_t low = std::max(span.low, earlier.span.low);
+  const std::uintptr_t high = std::min(span.high, earlier.span.high);
+  const char* name = function_info(function).name;
+  const char* earlier_name = function_info(earlier.function).name;
+  report::Finding finding;
+  finding.check = report::Check::MemoryOverlap;
+  finding.summary = {fmt::format("{} {} {} bytes at {:#x} that {}, still pending, {}.", name, verb(use), high - low,
+                                 low, earlier_name, verb(earlier.use)),
+                     "MPI owns the buffer of a pending operation until the call that completes it returns; "
+                     "another operation may use the same bytes only if both only read them."};
+  const auto bytes = [](const Span& s) { return fmt::format("{} bytes at {:#x}", s.high - s.low, s.low); };
+  finding.parties.push_back({{world_rank()}, fmt::format("{} them", verb(use)),
+                             fmt::format("{} ({})", name, bytes(span)), {}});
+  finding.parties.push_back({{world_rank()}, fmt::format("started earlier, {} them", verb(earlier.use)),
+                             fmt::format("{} ({})", earlier_name, bytes(earlier.span)),
+                             call_site_stack(earlier.call_site)});
+  finding.key = fmt::format("overlap {} {}", earlier_name, earlier.call_site);
+  report(std::move(finding), /*own_stack=*/true);
+}
+
+// The first buffer of `table` that shares a byte with `span`.
+std::optional<Pending> overlapping(const ByFirstByte& table, const Span& span, std::uintptr_t longest) {
+  const std::uintptr_t from = span.low > longest ? span.low - longest : 0;
+  for (auto it = table.lower_bound(from); it != table.end() && it->first < span.high; ++it)
+    if (it->second.span.high > span.low) return it->second;
+  return std::nullopt;
+}
+
+// The first pending buffer that conflicts with `span` used as `use`, under
+// the lock.
+std::optional<Pending> conflicting(const State& s, const Span& span, BufferUse use) {
+  if (std::optional<Pending> write = overlapping(s.writes, span, s.longest)) return write;
+  return use == BufferUse::Write ? overlapping(s.reads, span, s.longest) : std::nullopt;
+}
+
+// Compares the buffer with the pending ones and reports the first conflict;
+// with an owner, the buffer stays pending until the owner releases it.
+struct Owner {
+  std::uint64_t key;
+  const void* call_site;
+};
+
+void compare(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use, FunctionId function,
+             const Owner* owner) {
+  const std::optional<Span> span = span_of(buffer, count, type);
+  if (!span) return;
+  State& s = state();
+  std::optional<Pending> conflict;
+  {
+    const std::lock_guard guard(s.mutex);
+    conflict = conflicting(s, *span, use);
+    if (owner) {
+      ByFirstByte& table = use == BufferUse::Write ? s.writes : s.reads;
+      s.by_owner.emplace(owner->key,
+                         Taken{&table, table.emplace(span->low, Pending{*span, use, function, owner->call_site})});
+      s.longest = std::max(s.longest, span->high - span->low);
+    }
+  }
+  if (conflict) report_overlap(*span, use, function, *conflict);
+}
+
+}  // namespace
+
+void start_overlaps(bool on) { detail::watching_overlaps = on; }
+
+void buffer_taken(std::uint64_t owner, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
+                  FunctionId function, const void* call_site) {
+  const Owner kept{owner, call_site};
+  compare(buffer, count, type, use, function, &kept);
+}
+
+void buffer_released(std::uint64_t owner) {
+  State& s = state();
+  const std::lock_guard guard(s.mutex);
+  const auto [first, last] = s.by_owner.equal_range(owner);
+  if (first == last) return;
+  for (auto it = first; it != last; ++it) it->second.table->erase(it->second.at);
+  s.by_owner.erase(first, last);
+}
+
+void buffer_used(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use, FunctionId function) {
+  compare(buffer, count, type, use, function, nullptr);
+}
+
+}  // namespace mpisentry::checks

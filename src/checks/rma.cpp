@@ -1,0 +1,107 @@
+#include "checks/rma.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "checks/overlaps.hpp"
+#include "checks/thread_lock.hpp"
+
+namespace mpisentry::checks {
+
+namespace detail {
+bool watching_rma = false;
+}
+
+namespace {
+
+struct Operation {
+  MPI_Win win = MPI_WIN_NULL;
+  int target = 0;
+  std::uint64_t owner = 0;  // its buffers' in checks/overlaps.hpp
+  FunctionId function = FunctionId::None;
+  BufferChecksum read;  // taken when the modification check is on
+  const void* origin = nullptr;
+  std::int64_t origin_count = 0;
+  const void* call_site = nullptr;
+};
+
+struct State {
+  bool modification_check = false;
+  bool overlap_check = false;
+  SpinMutex mutex;
+  std::vector<Operation> pending;
+  std::uint64_t next_owner = kRmaOwners;
+};
+
+State& state() {
+  static State* const instance = new State;  // never destroyed: wrappers may run during exit
+  return *instance;
+}
+
+// The operations on `win` (and `target`, unless kEveryTarget), taken out of
+// the pending ones.
+std::vector<Operation> take(MPI_Win win, int target) {
+  State& s = state();
+  std::vector<Operation> taken;
+  const std::lock_guard guard(s.mutex);
+  const auto done = [&](const Operation& op) {
+    return op.win == win && (target == kEveryTarget || op.target == target);
+  };
+  for (const Operation& op : s.pending)
+    if (done(op)) taken.push_back(op);
+  std::erase_if(s.pending, done);
+  return taken;
+}
+
+}  // namespace
+
+void start_rma(bool modification_check, bool overlap_check) {
+  State& s = state();
+  s.modification_check = modification_check;
+  s.overlap_check = overlap_check;
+  detail::watching_rma = modification_check || overlap_check;
+}
+
+int rma_issued(int result, FunctionId function, const BufferPart& read, const BufferPart& written, int target,
+               MPI_Win win, const void* call_site) {
+  if (!watching_rma() || result != MPI_SUCCESS || target == MPI_PROC_NULL) return result;
+  State& s = state();
+  Operation op{win, target, 0, function, {}, read.buffer ? read.buffer : written.buffer,
+               read.buffer ? read.count : written.count, call_site};
+  if (s.modification_check) op.read = checksum_of(read);
+  {
+    const std::lock_guard guard(s.mutex);
+    op.owner = s.next_owner++;
+    s.pending.push_back(op);
+  }
+  if (s.overlap_check) {
+    buffer_taken(op.owner, read.buffer, read.count, read.type, BufferUse::Read, function, call_site);
+    buffer_taken(op.owner, written.buffer, written.count, written.type, BufferUse::Write, function, call_site);
+  }
+  return result;
+}
+
+void rma_completed(MPI_Win win, int target) {
+  if (!watching_rma()) return;
+  for (const Operation& op : take(win, target)) {
+    if (state().overlap_check) buffer_released(op.owner);
+    if (!op.read.taken || !buffer_changed(op.read)) continue;
+    const char* name = function_info(op.function).name;
+    report_modified("origin buffer", name, name,
+                    fmt::format("{}(origin_addr={}, origin_count={}, target_rank={})", name, op.origin,
+                                op.origin_count, op.target),
+                    op.call_site);
+  }
+}
+
+void rma_window_freed(MPI_Win win) {
+  if (!watching_rma()) return;
+  for (const Operation& op : take(win, kEveryTarget))
+    if (state().overlap_check) buffer_released(op.owner);
+}
+
+}  // namespace mpisentry::checks

@@ -1,0 +1,47 @@
+// The buffers of one-sided operations (MPI_Put, MPI_Get, MPI_Accumulate,
+// MPI_Get_accumulate, MPI_Fetch_and_op, MPI_Compare_and_swap): MPI owns an
+// operation's origin and result buffers from the call until a
+// synchronization of its window completes it (MPI_Win_fence, _complete,
+// _unlock, _unlock_all, _flush and _flush_local, each for the targets it
+// covers). Two checks look at them:
+// - LOCAL:MEMORY:ILLEGAL_MODIFICATION: the checksum of a buffer MPI reads
+//   (the origin of a put or an accumulate) taken in the call is compared in
+//   the synchronization that completes it;
+// - LOCAL:MEMORY:OVERLAP: each buffer is pending (checks/overlaps.hpp)
+//   until then.
+// The request-based forms (MPI_Rput and the others) are not looked at.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "api/functions.hpp"
+#include "checks/buffers.hpp"
+
+namespace mpisentry::checks {
+
+namespace detail {
+extern bool watching_rma;
+}
+
+void start_rma(bool modification_check, bool overlap_check);
+
+inline bool watching_rma() noexcept { return detail::watching_rma; }
+
+// The targets a synchronization covers when it names none.
+inline constexpr int kEveryTarget = -1;
+
+// After an RMA operation's call: `read` is the buffer MPI reads, `written`
+// the one it writes (either may be empty). Returns `result`.
+int rma_issued(int result, FunctionId function, const BufferPart& read, const BufferPart& written, int target,
+               MPI_Win win, const void* call_site);
+
+// After a successful synchronization of `win` that completes the operations
+// on `target` (kEveryTarget: on all).
+void rma_completed(MPI_Win win, int target);
+
+// MPI_Win_free: what is pending on the window is forgotten.
+void rma_window_freed(MPI_Win win);
+
+}  // namespace mpisentry::checks
