@@ -50,7 +50,7 @@ BufferChecksum checksum_of(const BufferPart& part);
 // it has one.
 BufferChecksum send_buffer_checksum(const CallRecord& started);
 
-// Whether the send buffer changed since `then` was taken: false when it
+// Whether the buffer changed since `then` was taken: false when it
 // cannot tell.
 bool buffer_changed(const BufferChecksum& then);
 

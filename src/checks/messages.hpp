@@ -23,8 +23,9 @@
 //   (SendCheck(...)).done(PMPI_Send(...))
 // C++17 evaluates the object before the call's arguments, so a constructor
 // may swap MPI_STATUS_IGNORE for a status of its own before MPI sees it,
-// and done() sees the call's result. With the checks off both only test one
-// flag.
+// and done() sees the call's result. With the checks off they only test a
+// flag or two (the blocking ones also compare their buffer for
+// LOCAL:MEMORY:OVERLAP, checks/overlaps.hpp).
 #pragma once
 
 #include <mpi.h>

@@ -1,6 +1,5 @@
 #include "checks/rma.hpp"
 
-#include <algorithm>
 #include <mutex>
 #include <string>
 #include <vector>
