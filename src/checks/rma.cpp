@@ -22,9 +22,7 @@ struct Operation {
   int target = 0;
   std::uint64_t owner = 0;  // its buffers' in checks/overlaps.hpp
   FunctionId function = FunctionId::None;
-  BufferChecksum read;  // taken when the modification check is on
-  const void* origin = nullptr;
-  std::int64_t origin_count = 0;
+  BufferChecksum read;  // taken when the modification check is on; its buffer and count name it in a report
   const void* call_site = nullptr;
 };
 
@@ -69,8 +67,7 @@ int rma_issued(int result, FunctionId function, const BufferPart& read, const Bu
                MPI_Win win, const void* call_site) {
   if (!watching_rma() || result != MPI_SUCCESS || target == MPI_PROC_NULL) return result;
   State& s = state();
-  Operation op{win, target, 0, function, {}, read.buffer ? read.buffer : written.buffer,
-               read.buffer ? read.count : written.count, call_site};
+  Operation op{win, target, 0, function, {}, call_site};
   if (s.modification_check) op.read = checksum_of(read);
   {
     const std::lock_guard guard(s.mutex);
@@ -91,8 +88,8 @@ void rma_completed(MPI_Win win, int target) {
     if (!op.read.taken || !buffer_changed(op.read)) continue;
     const char* name = function_info(op.function).name;
     report_modified("origin buffer", name, name,
-                    fmt::format("{}(origin_addr={}, origin_count={}, target_rank={})", name, op.origin,
-                                op.origin_count, op.target),
+                    fmt::format("{}(origin_addr={}, origin_count={}, target_rank={})", name, op.read.buffer,
+                                op.read.count, op.target),
                     op.call_site);
   }
 }
