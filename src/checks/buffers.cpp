@@ -109,24 +109,33 @@ void start_buffers() {
   PMPI_Comm_set_errhandler(pack_comm, MPI_ERRORS_RETURN);
 }
 
+void sum_into(const BufferPart& part, BufferChecksum& into) {
+  into = {};
+  if (part.count <= 0 || part.type == MPI_DATATYPE_NULL) return;
+  const bool derived = is_derived(part.type);
+  const std::uint64_t types_freed = datatypes_freed();
+  const std::optional<std::uint64_t> value = checksum(part, derived);
+  if (!value) return;
+  into.taken = true;
+  into.value = *value;
+  into.buffer = part.buffer;
+  into.count = part.count;
+  into.type = part.type;
+  into.types_freed = types_freed;
+  into.derived = derived;
+}
+
 BufferChecksum checksum_of(const BufferPart& part) {
-  if (part.count <= 0 || part.type == MPI_DATATYPE_NULL) return {};
   BufferChecksum taken;
-  taken.derived = is_derived(part.type);
-  taken.types_freed = datatypes_freed();
-  const std::optional<std::uint64_t> value = checksum(part, taken.derived);
-  if (!value) return {};
-  taken.value = *value;
-  taken.buffer = part.buffer;
-  taken.count = part.count;
-  taken.type = part.type;
-  taken.taken = true;
+  sum_into(part, taken);
   return taken;
 }
 
-BufferChecksum send_buffer_checksum(const CallRecord& started) {
-  const std::optional<BufferPart> part = sending_part(started);
-  return part ? checksum_of(*part) : BufferChecksum{};
+void sum_send_buffer(const CallRecord& started, BufferChecksum& into) {
+  if (const std::optional<BufferPart> part = sending_part(started))
+    sum_into(*part, into);
+  else
+    into = {};
 }
 
 bool buffer_changed(const BufferChecksum& then) {

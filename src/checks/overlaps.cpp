@@ -4,12 +4,12 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "checks/findings.hpp"
 #include "checks/messages.hpp"
+#include "checks/signature.hpp"
 #include "checks/thread_lock.hpp"
 
 namespace mpisentry::checks {
@@ -25,29 +25,13 @@ struct Span {
   std::uintptr_t low = 0, high = 0;
 };
 
-struct Pending {
-  Span span;
-  BufferUse use = BufferUse::Read;
-  FunctionId function = FunctionId::None;
-  const void* call_site = nullptr;
-};
-
-// Pending buffers by their first byte, those MPI reads apart from those it
-// writes: a new buffer MPI reads is compared only with the writes, so that
-// many sends from one buffer cost no search among each other. `longest`
-// bounds how far before a span a pending one may start and still reach
-// into it.
-using ByFirstByte = std::multimap<std::uintptr_t, Pending>;
-
-struct Taken {
-  ByFirstByte* table;
-  ByFirstByte::iterator at;
-};
-
+// Reads apart from writes: a new buffer MPI reads is compared only with the
+// writes, so that many sends from one buffer cost no search among each
+// other. `longest` bounds how far before a span a pending one may start and
+// still reach into it.
 struct State {
   SpinMutex mutex;  // any thread level: the RMA calls and the requests' starts share the tables
-  ByFirstByte reads, writes;
-  std::unordered_multimap<std::uint64_t, Taken> by_owner;
+  PendingBuffers reads, writes;
   std::uintptr_t longest = 0;
 };
 
@@ -60,20 +44,18 @@ State& state() {
 // them out without gaps; none otherwise (and for an empty buffer).
 std::optional<Span> span_of(const void* buffer, std::int64_t count, MPI_Datatype type) {
   if (count <= 0 || type == MPI_DATATYPE_NULL || buffer == MPI_IN_PLACE) return std::nullopt;
-  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size <= 0) return std::nullopt;
-  PMPI_Type_get_extent_x(type, &lb, &extent);
-  PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
-  if (true_extent != size || (count > 1 && extent != size)) return std::nullopt;
-  const std::uintptr_t low = reinterpret_cast<std::uintptr_t>(buffer) + static_cast<std::uintptr_t>(true_lb);
+  const TypeRef info = type_info(type);
+  const std::int64_t size = info->size;
+  if (size <= 0 || info->true_extent != size || (count > 1 && info->extent != size)) return std::nullopt;
+  const std::uintptr_t low = reinterpret_cast<std::uintptr_t>(buffer) + static_cast<std::uintptr_t>(info->true_lb);
   return Span{low, low + static_cast<std::uintptr_t>(size) * static_cast<std::uintptr_t>(count)};
 }
 
 const char* verb(BufferUse use) { return use == BufferUse::Write ? "writes" : "reads"; }
 
-void report_overlap(const Span& span, BufferUse use, FunctionId function, const Pending& earlier) {
-  const std::uintptr_t low = std::max(span.low, earlier.span.low);
-  const std::uintptr_t high = std::min(span.high, earlier.span.high);
+void report_overlap(const Span& span, BufferUse use, FunctionId function, const PendingBuffer& earlier) {
+  const std::uintptr_t low = std::max(span.low, earlier.low);
+  const std::uintptr_t high = std::min(span.high, earlier.high);
   const char* name = function_info(function).name;
   const char* earlier_name = function_info(earlier.function).name;
   report::Finding finding;
@@ -86,74 +68,70 @@ void report_overlap(const Span& span, BufferUse use, FunctionId function, const 
   finding.parties.push_back({{world_rank()}, fmt::format("{} them", verb(use)),
                              fmt::format("{} ({})", name, bytes(span)), {}});
   finding.parties.push_back({{world_rank()}, fmt::format("started earlier, {} them", verb(earlier.use)),
-                             fmt::format("{} ({})", earlier_name, bytes(earlier.span)),
+                             fmt::format("{} ({})", earlier_name, bytes({earlier.low, earlier.high})),
                              call_site_stack(earlier.call_site)});
   finding.key = fmt::format("overlap {} {}", earlier_name, earlier.call_site);
   report(std::move(finding), /*own_stack=*/true);
 }
 
 // The first buffer of `table` that shares a byte with `span`.
-std::optional<Pending> overlapping(const ByFirstByte& table, const Span& span, std::uintptr_t longest) {
+std::optional<PendingBuffer> overlapping(const PendingBuffers& table, const Span& span, std::uintptr_t longest) {
   const std::uintptr_t from = span.low > longest ? span.low - longest : 0;
   for (auto it = table.lower_bound(from); it != table.end() && it->first < span.high; ++it)
-    if (it->second.span.high > span.low) return it->second;
+    if (it->second.high > span.low) return it->second;
   return std::nullopt;
 }
 
 // The first pending buffer that conflicts with `span` used as `use`, under
 // the lock.
-std::optional<Pending> conflicting(const State& s, const Span& span, BufferUse use) {
-  if (std::optional<Pending> write = overlapping(s.writes, span, s.longest)) return write;
+std::optional<PendingBuffer> conflicting(const State& s, const Span& span, BufferUse use) {
+  if (std::optional<PendingBuffer> write = overlapping(s.writes, span, s.longest)) return write;
   return use == BufferUse::Write ? overlapping(s.reads, span, s.longest) : std::nullopt;
 }
 
 // Compares the buffer with the pending ones and reports the first conflict;
-// with an owner, the buffer stays pending until the owner releases it.
-struct Owner {
-  std::uint64_t key;
-  const void* call_site;
-};
-
-void compare(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use, FunctionId function,
-             const Owner* owner) {
+// with `keep`, the buffer stays pending until released.
+TakenBuffer compare(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use, FunctionId function,
+                    bool keep, const void* call_site) {
   const std::optional<Span> span = span_of(buffer, count, type);
-  if (!span) return;
+  if (!span) return {};
   State& s = state();
-  std::optional<Pending> conflict;
+  std::optional<PendingBuffer> conflict;
+  TakenBuffer taken;
   {
     const std::lock_guard guard(s.mutex);
     conflict = conflicting(s, *span, use);
-    if (owner) {
-      ByFirstByte& table = use == BufferUse::Write ? s.writes : s.reads;
-      s.by_owner.emplace(owner->key,
-                         Taken{&table, table.emplace(span->low, Pending{*span, use, function, owner->call_site})});
+    if (keep) {
+      taken.table = use == BufferUse::Write ? &s.writes : &s.reads;
+      taken.at = taken.table->emplace(span->low, PendingBuffer{span->low, span->high, use, function, call_site});
       s.longest = std::max(s.longest, span->high - span->low);
     }
   }
   if (conflict) report_overlap(*span, use, function, *conflict);
+  return taken;
 }
 
 }  // namespace
 
 void start_overlaps(bool on) { detail::watching_overlaps = on; }
 
-void buffer_taken(std::uint64_t owner, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
-                  FunctionId function, const void* call_site) {
-  const Owner kept{owner, call_site};
-  compare(buffer, count, type, use, function, &kept);
+TakenBuffer buffer_taken(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
+                         FunctionId function, const void* call_site) {
+  return compare(buffer, count, type, use, function, /*keep=*/true, call_site);
 }
 
-void buffer_released(std::uint64_t owner) {
+void buffer_released(TakenBuffer& taken) {
+  if (!taken.table) return;
   State& s = state();
-  const std::lock_guard guard(s.mutex);
-  const auto [first, last] = s.by_owner.equal_range(owner);
-  if (first == last) return;
-  for (auto it = first; it != last; ++it) it->second.table->erase(it->second.at);
-  s.by_owner.erase(first, last);
+  {
+    const std::lock_guard guard(s.mutex);
+    taken.table->erase(taken.at);
+  }
+  taken = {};
 }
 
 void buffer_used(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use, FunctionId function) {
-  compare(buffer, count, type, use, function, nullptr);
+  compare(buffer, count, type, use, function, /*keep=*/false, nullptr);
 }
 
 }  // namespace mpisentry::checks

@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <map>
 
 #include "api/functions.hpp"
 
@@ -31,21 +32,34 @@ void start_overlaps(bool on);
 
 inline bool watching_overlaps() noexcept { return detail::watching_overlaps; }
 
-// A pending operation, known as `owner` until buffer_released(owner), takes
-// `count` elements of `type` at `buffer`. Compared with the buffers pending
-// before it; an owner may take two buffers (an RMA operation's origin and
-// result).
-void buffer_taken(std::uint64_t owner, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
-                  FunctionId function, const void* call_site);
+// A pending buffer: the bytes [low, high).
+struct PendingBuffer {
+  std::uintptr_t low = 0, high = 0;
+  BufferUse use = BufferUse::Read;
+  FunctionId function = FunctionId::None;
+  const void* call_site = nullptr;
+};
+// The pending buffers by their first byte; those MPI reads and those it
+// writes in tables of their own.
+using PendingBuffers = std::multimap<std::uintptr_t, PendingBuffer>;
 
-// Every buffer `owner` took is MPI's no more.
-void buffer_released(std::uint64_t owner);
+// What buffer_taken kept, for its owner to hand back to buffer_released:
+// empty when nothing was kept.
+struct TakenBuffer {
+  PendingBuffers* table = nullptr;
+  PendingBuffers::iterator at;
+};
+
+// A pending operation takes `count` elements of `type` at `buffer`: compared
+// with the buffers pending before it, then pending itself until released.
+TakenBuffer buffer_taken(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
+                         FunctionId function, const void* call_site);
+
+// The buffer is MPI's no more; `taken` is empty afterwards.
+void buffer_released(TakenBuffer& taken);
 
 // A blocking call uses the buffer for the length of its call: compared with
 // the pending buffers, not kept.
 void buffer_used(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use, FunctionId function);
-
-// Owners of the RMA operations (checks/rma.cpp): above any request's key.
-inline constexpr std::uint64_t kRmaOwners = std::uint64_t{1} << 63;
 
 }  // namespace mpisentry::checks

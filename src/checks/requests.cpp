@@ -40,6 +40,7 @@ struct Entry {
   std::int64_t passed_over_at = 0;
   const void* passed_over_by = nullptr;
   BufferChecksum sent_bytes;  // LOCAL:MEMORY:ILLEGAL_MODIFICATION: taken when the operation started
+  TakenBuffer buffer;         // LOCAL:MEMORY:OVERLAP: its buffer while it is active
   // datatypes_freed() when it started: a receive's type is not read at its
   // completion if a derived type was freed since (MPI allows freeing it
   // while the receive is pending, and reading a freed type crashes MPICH).
@@ -169,11 +170,11 @@ void unlink_receive(Entry& entry) {
 // LOCAL:MEMORY:OVERLAP: a point-to-point operation's buffer is MPI's while
 // it is active. A matched receive's record has no buffer; a send-receive's
 // receive buffer is not recorded.
-void take_buffer(std::uint64_t key, const CallRecord& r, Kind kind, const void* call_site) {
-  if (kind == Kind::Send)
-    buffer_taken(key, r.buffer, r.count, r.datatype, BufferUse::Read, r.function, call_site);
-  else if (kind == Kind::Receive && r.shape == CallShape::Receive)
-    buffer_taken(key, r.buffer, r.count, r.datatype, BufferUse::Write, r.function, call_site);
+TakenBuffer take_buffer(const CallRecord& r, Kind kind, const void* call_site) {
+  if (kind == Kind::Send) return buffer_taken(r.buffer, r.count, r.datatype, BufferUse::Read, r.function, call_site);
+  if (kind == Kind::Receive && r.shape == CallShape::Receive)
+    return buffer_taken(r.buffer, r.count, r.datatype, BufferUse::Write, r.function, call_site);
+  return {};
 }
 
 std::uint64_t send_record(const CallRecord& r, const void* call_site) {
@@ -185,18 +186,14 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   std::uint64_t sent_record = 0;
   const bool persistent = is_persistent(record.function);
   if (!persistent && sends(kind) && shadowing()) sent_record = send_record(record, call_site);
-  // A persistent request's buffer is MPI's from each MPI_Start (restarted).
-  const BufferChecksum sent_bytes =
-      state().modification_check && !persistent ? send_buffer_checksum(record) : BufferChecksum{};
-  if (watching_overlaps()) {
-    buffer_released(key_of(request));  // a handle handed out again: its completion went unseen
-    if (!persistent) take_buffer(key_of(request), record, kind, call_site);
-  }
   Shard& shard = shard_of(request);
   const Guard guard(shard);
   bool added = false;
   Entry& entry = shard.live.get(key_of(request), added);
-  if (!added) unlink_receive(entry);  // MPI handed the handle out again: its completion went unseen
+  if (!added) {  // MPI handed the handle out again: its completion went unseen
+    unlink_receive(entry);
+    buffer_released(entry.buffer);
+  }
   copy_used(entry.record, record);
   entry.kind = kind;
   entry.persistent = persistent;
@@ -207,8 +204,21 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   entry.call_site = call_site;
   entry.passed_over_at = 0;
   entry.passed_over_by = nullptr;
-  entry.sent_bytes = sent_bytes;
+  // A persistent request's buffer is MPI's from each MPI_Start (restarted).
+  // Summed under the guard, in place: the check runs only below
+  // MPI_THREAD_MULTIPLE (start_requests), where the guard locks nothing and
+  // packing may call MPI.
+  if (state().modification_check && !persistent)
+    sum_send_buffer(record, entry.sent_bytes);
+  else
+    entry.sent_bytes = {};
   entry.types_freed = datatypes_freed();
+  // After the stale entry's buffer went, and under the lock: taken outside
+  // it and stored under it again, correct buffers were reported as still
+  // pending from 4 threads at MPI_THREAD_MULTIPLE, for a reason not found. A
+  // datatype new to the checker is read from MPI here, whose type queries
+  // take none of the checker's locks.
+  entry.buffer = watching_overlaps() && !persistent ? take_buffer(record, kind, call_site) : TakenBuffer{};
   entry.earlier = entry.later = nullptr;
   link_receive(entry);
 }
@@ -271,13 +281,15 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
     }
     // Outside the lock: both may call MPI.
     const std::uint64_t sent_record = sends_record ? send_record(started, call_site) : 0;
-    const BufferChecksum sent_bytes =
-        state().modification_check ? send_buffer_checksum(started) : BufferChecksum{};
-    if (watching_overlaps()) take_buffer(key_of(requests[i]), started, kind, started_at);
+    BufferChecksum sent_bytes;
+    if (state().modification_check) sum_send_buffer(started, sent_bytes);
     const Guard guard(shard);
     if (Entry* entry = shard.live.find(key_of(requests[i]))) {
       entry->sent = sent_record;
       entry->sent_bytes = sent_bytes;
+      // Under the lock, as insert takes it.
+      buffer_released(entry->buffer);  // restarted while active: the program's error
+      if (watching_overlaps()) entry->buffer = take_buffer(started, kind, started_at);
     }
   }
 }
@@ -294,7 +306,7 @@ void freeing(MPI_Request request) {
     entry = *found;
     shard.live.erase(key_of(request));
   }
-  if (watching_overlaps()) buffer_released(key_of(request));  // nothing can tell when MPI is done with it
+  buffer_released(entry.buffer);  // nothing can tell when MPI is done with it
   if (entry.active && shadowing()) {
     const CallRecord& r = entry.record;
     if (entry.kind == Kind::Receive)
@@ -398,9 +410,9 @@ void failed(const MPI_Request* requests, int count, const HeldRequests& held) {
   bool receives = false;
   for (int i = 0; i < count; ++i) {
     if (held.held()) {
-      const HeldRequests::Held& h = held.held()[i];
+      HeldRequests::Held& h = held.held()[i];
       receives = receives || (h.key != LiveRequests::kNoKey && takes_messages(h.entry));
-      if (h.key != LiveRequests::kNoKey && watching_overlaps()) buffer_released(h.key);
+      if (h.key != LiveRequests::kNoKey) buffer_released(h.entry.buffer);
       continue;
     }
     Shard& shard = shard_of(requests[i]);
@@ -409,8 +421,8 @@ void failed(const MPI_Request* requests, int count, const HeldRequests& held) {
     if (!found) continue;
     receives = receives || takes_messages(*found);
     unlink_receive(*found);
+    buffer_released(found->buffer);
     shard.live.erase(key_of(requests[i]));
-    if (watching_overlaps()) buffer_released(key_of(requests[i]));
   }
   if (receives) lost_count_of_messages();
 }
@@ -447,7 +459,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
   const auto request_of = [&](int k) { return requests[indices ? indices[k] : k]; };
   // Under the shard's lock, or on a held entry; true when the entry leaves
   // the table.
-  const auto complete = [&](int k, std::uint64_t key, Entry& entry) {
+  const auto complete = [&](int k, Entry& entry) {
     // Inactive: a persistent request not started (it completes at once),
     // or an operation whose completion was seen before, with the request kept.
     if (entry.active) {
@@ -476,7 +488,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
         if (cancelled) cancelled_sends.push_back({entry.sent, r.comm, r.peer, r.tag});
       }
       if (entry.sent_bytes.taken && buffer_changed(entry.sent_bytes)) modified.push_back({r, entry.call_site});
-      if (watching_overlaps()) buffer_released(key);
+      buffer_released(entry.buffer);
       entry.active = false;
       entry.unordered = false;
       entry.sent = 0;
@@ -490,16 +502,19 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
     HeldRequests::Held* all = held.held();
     for (int k = 0; k < count; ++k) {
       HeldRequests::Held& h = all[indices ? indices[k] : k];
-      if (h.key != LiveRequests::kNoKey) h.released = complete(k, h.key, h.entry);
+      if (h.key != LiveRequests::kNoKey) h.released = complete(k, h.entry);
     }
     for (int i = 0; i < held.count(); ++i) {
-      const HeldRequests::Held& h = all[i];
+      HeldRequests::Held& h = all[i];
       if (h.key == LiveRequests::kNoKey || h.released) continue;
       Shard& shard = shard_of_key(h.key);
       const Guard guard(shard);
       bool added = false;
       Entry& entry = shard.live.get(h.key, added);
-      if (added) entry = h.entry;  // else MPI handed the handle out again: this request is gone
+      if (added)
+        entry = h.entry;
+      else  // MPI handed the handle out again: this request is gone
+        buffer_released(h.entry.buffer);
     }
   } else {
     // Below MPI_THREAD_MULTIPLE (at it, a call with requests holds them).
@@ -516,13 +531,13 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
       if (!entry) continue;
       if (takes_messages(*entry))
         receives_started.push_back({entry->sequence, k, entry});
-      else if (complete(k, key_of(request), *entry))
+      else if (complete(k, *entry))
         shard.live.erase(key_of(request));
     }
     if (!std::is_sorted(receives_started.begin(), receives_started.end()))
       std::sort(receives_started.begin(), receives_started.end());
     for (const StartedReceive& started : receives_started)
-      if (complete(started.k, key_of(request_of(started.k)), *started.entry))
+      if (complete(started.k, *started.entry))
         shard.live.erase(key_of(request_of(started.k)));
   }
   for (const Cancelled& c : cancelled_sends) cancelled_send(c.number, c.comm, c.dest, c.tag);

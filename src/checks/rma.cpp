@@ -20,7 +20,7 @@ namespace {
 struct Operation {
   MPI_Win win = MPI_WIN_NULL;
   int target = 0;
-  std::uint64_t owner = 0;  // its buffers' in checks/overlaps.hpp
+  TakenBuffer read_buffer, written_buffer;  // LOCAL:MEMORY:OVERLAP's
   FunctionId function = FunctionId::None;
   BufferChecksum read;  // taken when the modification check is on; its buffer and count name it in a report
   const void* call_site = nullptr;
@@ -31,7 +31,6 @@ struct State {
   bool overlap_check = false;
   SpinMutex mutex;
   std::vector<Operation> pending;
-  std::uint64_t next_owner = kRmaOwners;
 };
 
 State& state() {
@@ -54,6 +53,12 @@ std::vector<Operation> take(MPI_Win win, int target) {
   return taken;
 }
 
+// Its buffers are MPI's no more.
+void release_buffers(Operation& op) {
+  buffer_released(op.read_buffer);
+  buffer_released(op.written_buffer);
+}
+
 }  // namespace
 
 void start_rma(bool modification_check, bool overlap_check) {
@@ -67,24 +72,23 @@ int rma_issued(int result, FunctionId function, const BufferPart& read, const Bu
                MPI_Win win, const void* call_site) {
   if (!watching_rma() || result != MPI_SUCCESS || target == MPI_PROC_NULL) return result;
   State& s = state();
-  Operation op{win, target, 0, function, {}, call_site};
+  Operation op{win, target, {}, {}, function, {}, call_site};
   if (s.modification_check) op.read = checksum_of(read);
-  {
-    const std::lock_guard guard(s.mutex);
-    op.owner = s.next_owner++;
-    s.pending.push_back(op);
-  }
+  // Taken before the operation is pending: another thread's synchronization
+  // may complete it as soon as it is.
   if (s.overlap_check) {
-    buffer_taken(op.owner, read.buffer, read.count, read.type, BufferUse::Read, function, call_site);
-    buffer_taken(op.owner, written.buffer, written.count, written.type, BufferUse::Write, function, call_site);
+    op.read_buffer = buffer_taken(read.buffer, read.count, read.type, BufferUse::Read, function, call_site);
+    op.written_buffer = buffer_taken(written.buffer, written.count, written.type, BufferUse::Write, function, call_site);
   }
+  const std::lock_guard guard(s.mutex);
+  s.pending.push_back(op);
   return result;
 }
 
 void rma_completed(MPI_Win win, int target) {
   if (!watching_rma()) return;
-  for (const Operation& op : take(win, target)) {
-    if (state().overlap_check) buffer_released(op.owner);
+  for (Operation& op : take(win, target)) {
+    release_buffers(op);
     if (!op.read.taken || !buffer_changed(op.read)) continue;
     const char* name = function_info(op.function).name;
     report_modified("origin buffer", name, name,
@@ -96,8 +100,7 @@ void rma_completed(MPI_Win win, int target) {
 
 void rma_window_freed(MPI_Win win) {
   if (!watching_rma()) return;
-  for (const Operation& op : take(win, kEveryTarget))
-    if (state().overlap_check) buffer_released(op.owner);
+  for (Operation& op : take(win, kEveryTarget)) release_buffers(op);
 }
 
 }  // namespace mpisentry::checks

@@ -260,6 +260,12 @@ TypeInfo* read_type(MPI_Datatype type, bool& named) {
   if (type != MPI_DATATYPE_NULL) {
     info->known = flatten(type, info->element);
     info->size = size_of(type);
+    MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    PMPI_Type_get_extent_x(type, &lb, &extent);
+    PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
+    info->extent = static_cast<std::int64_t>(extent);
+    info->true_extent = static_cast<std::int64_t>(true_extent);
+    info->true_lb = static_cast<std::int64_t>(true_lb);
   }
   info->text = text_of(type, *info, named);
   return info;

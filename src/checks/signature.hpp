@@ -43,6 +43,9 @@ struct TypeInfo {
   };
   std::vector<Run> element;  // the basic types of one element, runs merged
   std::int64_t size = 0;     // bytes of one element
+  // Where an element's bytes lie (MPI_Type_get_extent_x, _get_true_extent_x).
+  std::int64_t extent = 0;
+  std::int64_t true_lb = 0, true_extent = 0;
   bool known = false;        // the type could be read (see Signature::known)
   std::string text;          // datatype_text()
 };

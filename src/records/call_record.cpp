@@ -7,25 +7,6 @@
 
 namespace mpisentry {
 
-void SharedRecord::store(const CallRecord& record) noexcept {
-  static_assert(sizeof(CallRecord) % 8 == 0);
-  const std::size_t used_words = (record.used_bytes() + 7) / 8;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
-  const std::uint64_t seq = sequence_.load(std::memory_order_relaxed);
-  sequence_.store(seq + 1, std::memory_order_relaxed);
-  // Release stores rather than relaxed ones after a release fence: a reader
-  // that sees a new word then sees the odd sequence before it. The same
-  // plain stores on x86, and ThreadSanitizer, which ignores fences, sees the
-  // ordering. Word by word from the record: a copy into a buffer first
-  // (rep movs) cost more than the stores.
-  for (std::size_t i = 0; i < used_words; ++i) {
-    std::uint64_t word;
-    std::memcpy(&word, bytes + i * 8, 8);
-    words_[i].store(word, std::memory_order_release);
-  }
-  sequence_.store(seq + 2, std::memory_order_release);
-}
-
 bool SharedRecord::load(CallRecord& out) const noexcept {
   const std::uint64_t before = sequence_.load(std::memory_order_acquire);
   if (before & 1) return false;
@@ -76,10 +57,9 @@ bool RequestTable::find(MPI_Request request, CallRecord& out) const noexcept {
   return false;
 }
 
-RequestTable& requests() {
-  static RequestTable instance;
-  return instance;
-}
+// Constant-initialized: the wrappers reach it without the guard a function's
+// static would cost every start.
+constinit RequestTable detail::request_table;
 
 bool is_point_to_point(const CallRecord& op) {
   return op.shape == CallShape::Send || op.shape == CallShape::Receive || op.shape == CallShape::SendReceive;

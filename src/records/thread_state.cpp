@@ -9,7 +9,7 @@
 namespace mpisentry {
 namespace detail {
 
-thread_local ThreadState* current_thread_state = nullptr;
+constinit thread_local ThreadState* current_thread_state = nullptr;
 
 namespace {
 

@@ -24,7 +24,7 @@ void retire(void* state) noexcept;
 
 class ThreadState {
  public:
-  void enter(const CallRecord& record) noexcept {
+  [[gnu::always_inline]] void enter(const CallRecord& record) noexcept {
     current_.store(record);
     entered_.store(entered_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
@@ -94,7 +94,7 @@ class ThreadState {
 };
 
 namespace detail {
-extern thread_local ThreadState* current_thread_state __attribute__((tls_model("initial-exec")));
+extern constinit thread_local ThreadState* current_thread_state __attribute__((tls_model("initial-exec")));
 }  // namespace detail
 
 // The calling thread's state; registers the thread on its first call.

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { kThreads = 4, kWindow = 16, kWindows = 400 };
+enum { kThreads = 4, kWindow = 16, kWindows = 4000 };
 
 static int rank, peer;
 
