@@ -125,12 +125,6 @@ void sum_into(const BufferPart& part, BufferChecksum& into) {
   into.derived = derived;
 }
 
-BufferChecksum checksum_of(const BufferPart& part) {
-  BufferChecksum taken;
-  sum_into(part, taken);
-  return taken;
-}
-
 void sum_send_buffer(const CallRecord& started, BufferChecksum& into) {
   if (const std::optional<BufferPart> part = sending_part(started))
     sum_into(*part, into);

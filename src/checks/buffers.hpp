@@ -43,11 +43,10 @@ struct BufferPart {
   MPI_Datatype type = MPI_DATATYPE_NULL;
 };
 
-// The checksum of `part`'s bytes; not taken for an empty part. sum_into
-// writes it in place: a checksum returned and copied at once into the
-// request table's entry stalled on its fields' stores (about 10 ns a start).
+// The checksum of `part`'s bytes, written in place (a checksum returned and
+// copied at once into the request table's entry stalled on its fields'
+// stores, about 10 ns a start); not taken for an empty part.
 void sum_into(const BufferPart& part, BufferChecksum& into);
-BufferChecksum checksum_of(const BufferPart& part);
 
 // The checksum of the send buffer of the operation `started` records, when
 // it has one, in place.

@@ -73,7 +73,7 @@ int rma_issued(int result, FunctionId function, const BufferPart& read, const Bu
   if (!watching_rma() || result != MPI_SUCCESS || target == MPI_PROC_NULL) return result;
   State& s = state();
   Operation op{win, target, {}, {}, function, {}, call_site};
-  if (s.modification_check) op.read = checksum_of(read);
+  if (s.modification_check) sum_into(read, op.read);
   // Taken before the operation is pending: another thread's synchronization
   // may complete it as soon as it is.
   if (s.overlap_check) {
