@@ -276,7 +276,7 @@ class Variant:
 
 
 # What `mpisentry --check-all` switches on.
-CHECK_ALL = "GLOBAL:COLLECTIVE:** ON; GLOBAL:MSG:** ON; LOCAL:** ON; GLOBAL:MSG:RACE OFF"
+CHECK_ALL = "GLOBAL:COLLECTIVE:** ON; GLOBAL:MSG:** ON; GLOBAL:RMA:** ON; LOCAL:** ON; GLOBAL:MSG:RACE OFF"
 
 
 def overhead_variants(library: str) -> list[Variant]:

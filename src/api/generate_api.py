@@ -383,10 +383,13 @@ class Function:
         if lock := self.entry.get("passive_lock"):
             done.append(f"windows::lock_{lock}({self.arg('win')})")
         if (covers := self.entry.get("completes_rma")) is not None:
-            if covers not in ("window", "target"):
+            if covers not in ("window", "target", "fence"):
                 raise SpecError(f"MPI_{self.name}: unknown completes_rma {covers} ({SPEC_HELP})")
-            target = self.arg("target") if covers == "target" else "checks::kEveryTarget"
-            done.append(f"checks::rma_completed({self.arg('win')}, {target})")
+            if covers == "fence":
+                done.append(f"checks::rma_fenced({self.args('win', 'assertion')})")
+            else:
+                target = self.arg("target") if covers == "target" else "checks::kEveryTarget"
+                done.append(f"checks::rma_completed({self.arg('win')}, {target})")
         if done:
             return done[0] if len(done) == 1 else "(" + ", ".join(done) + ")"
         hook = self.entry.get("created")
@@ -407,7 +410,7 @@ class Function:
             "comm_from_groups": lambda: (f"comms::created_from_groups({a('stringtag')}, *{a('newcomm')}, {name}), "
                                          f"{shadow('newcomm')}"),
             "file": lambda: f"comms::opened_file({a('comm')}, *{a('file')})",
-            "window": lambda: f"windows::created({a('comm')}, *{a('win')})",
+            "window": lambda: f"windows::created({a('comm')}, *{a('win')}), checks::rma_window_created({a('comm')}, *{a('win')})",
         }
         if hook not in calls:
             raise SpecError(f"MPI_{self.name}: created {hook} is for local functions only ({SPEC_HELP})")
@@ -423,7 +426,14 @@ class Function:
             return f"checks::freed_by(PMPI_{self.name}, checks::HandleKind::{kind}, {self.params[0][0]})"
         if "reads" in self.entry or "writes" in self.entry:
             part = lambda key: "{" + self.args(*self.entry[key]) + "}" if key in self.entry else "{}"
-            return (f"checks::rma_issued({self.pmpi()}, {self.id()}, {part('reads')}, {part('writes')}, "
+            if "accesses" not in self.entry:
+                raise SpecError(f"MPI_{self.name}: a one-sided operation says what it does at the target (accesses) "
+                                f"({SPEC_HELP})")
+            kind, *target_part = self.entry["accesses"]
+            if kind not in ("write", "read", "atomic"):
+                raise SpecError(f"MPI_{self.name}: unknown accesses {kind} ({SPEC_HELP})")
+            access = f"{{checks::AccessKind::{kind.capitalize()}, {self.args(*target_part)}}}"
+            return (f"checks::rma_issued({self.pmpi()}, {self.id()}, {part('reads')}, {part('writes')}, {access}, "
                     f"{self.args('target', 'win')}, MPISENTRY_CALL_SITE)")
         made = self.made_handle()
         if made is None:

@@ -11,6 +11,7 @@
 #include "api/functions.hpp"
 #include "checks/findings.hpp"
 #include "checks/messages.hpp"
+#include "checks/signature.hpp"
 #include "records/thread_state.hpp"
 
 namespace mpisentry::checks {
@@ -31,10 +32,21 @@ bool broadcasts(const CallRecord& r) {
   return rank == r.peer;
 }
 
+// The blocks in the send buffer of an all-to-all or a reduce-scatter
+// (MPI_Reduce_scatter_block) on `comm`: one per member of an
+// intra-communicator; on an inter-communicator only the first is claimed.
+std::int64_t send_blocks(MPI_Comm comm) {
+  int inter = 0, size = 1;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) return 1;
+  PMPI_Comm_size(comm, &size);
+  return size;
+}
+
 // The part of the record's buffer that the operation sends, as the record
-// has it: a point-to-point send's buffer; a collective's send buffer (the
-// first `count` elements of it for the all-to-all forms, whose buffer
-// holds one block per member); none for receives, for MPI_IN_PLACE, for a
+// has it: a point-to-point send's buffer; a collective's send buffer (for
+// the all-to-all and reduce-scatter forms, whose record counts one block,
+// every member's block); none for receives, for MPI_IN_PLACE, for a
 // scatter (its record holds the receive side) and for a rooted call's root
 // side of an inter-communicator, whose send buffer MPI ignores.
 std::optional<BufferPart> sending_part(const CallRecord& r) {
@@ -48,9 +60,9 @@ std::optional<BufferPart> sending_part(const CallRecord& r) {
     case Pattern::Reduce:
       if (r.shape == CallShape::Rooted && (r.peer == MPI_ROOT || r.peer == MPI_PROC_NULL)) return std::nullopt;
       return part;
-    case Pattern::Allgather:
+    case Pattern::Allgather: return part;
     case Pattern::Alltoall:
-    case Pattern::ReduceScatter: return part;
+    case Pattern::ReduceScatter: return BufferPart{r.buffer, r.count * send_blocks(r.comm), r.datatype};
     default: return std::nullopt;
   }
 }
@@ -68,30 +80,20 @@ std::uint64_t hash_bytes(const unsigned char* bytes, std::size_t size) {
   return hash;
 }
 
-bool is_derived(MPI_Datatype type) {
-  int integers = 0, addresses = 0, datatypes = 0, combiner = MPI_COMBINER_NAMED;
-  PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner);
-  return combiner != MPI_COMBINER_NAMED;
-}
-
 // The checker's duplicate of MPI_COMM_SELF to pack on: the program's
 // communicator may be freed while the operation is pending, and its errors
 // return, so that a buffer MPI will not pack (MPICH 4.0.2 refuses
 // MPI_BOTTOM) is not compared instead of ending the program.
 MPI_Comm pack_comm = MPI_COMM_NULL;
 
-// The bytes the datatype lays out, packed on pack_comm.
-std::optional<std::uint64_t> checksum(const BufferPart& part, bool derived) {
+// The bytes the datatype (`type`, from the cache) lays out, packed on
+// pack_comm.
+std::optional<std::uint64_t> checksum(const BufferPart& part, const TypeInfo& type) {
   if (part.count > INT_MAX) return std::nullopt;
   const int count = static_cast<int>(part.count);
-  if (!derived && part.buffer != MPI_BOTTOM) {
-    MPI_Count size = 0;
-    MPI_Aint lb = 0, extent = 0;
-    PMPI_Type_size_x(part.type, &size);
-    PMPI_Type_get_extent(part.type, &lb, &extent);
-    if (lb == 0 && size == extent)  // no gaps: the bytes themselves
-      return hash_bytes(static_cast<const unsigned char*>(part.buffer), static_cast<std::size_t>(size) * part.count);
-  }
+  if (type.named && part.buffer != MPI_BOTTOM && type.true_lb == 0 && type.size == type.extent)
+    return hash_bytes(static_cast<const unsigned char*>(part.buffer),  // no gaps: the bytes themselves
+                      static_cast<std::size_t>(type.size) * part.count);
   int packed_size = 0;
   if (PMPI_Pack_size(count, part.type, pack_comm, &packed_size) != MPI_SUCCESS) return std::nullopt;
   thread_local std::vector<unsigned char> packed;
@@ -112,9 +114,10 @@ void start_buffers() {
 void sum_into(const BufferPart& part, BufferChecksum& into) {
   into = {};
   if (part.count <= 0 || part.type == MPI_DATATYPE_NULL) return;
-  const bool derived = is_derived(part.type);
+  const TypeRef type = type_info(part.type);
+  const bool derived = !type->named;
   const std::uint64_t types_freed = datatypes_freed();
-  const std::optional<std::uint64_t> value = checksum(part, derived);
+  const std::optional<std::uint64_t> value = checksum(part, *type);
   if (!value) return;
   into.taken = true;
   into.value = *value;
@@ -135,7 +138,7 @@ void sum_send_buffer(const CallRecord& started, BufferChecksum& into) {
 bool buffer_changed(const BufferChecksum& then) {
   if (!then.taken) return false;
   if (then.derived && datatypes_freed() != then.types_freed) return false;
-  const std::optional<std::uint64_t> now = checksum({then.buffer, then.count, then.type}, then.derived);
+  const std::optional<std::uint64_t> now = checksum({then.buffer, then.count, then.type}, *type_info(then.type));
   return now && *now != then.value;
 }
 

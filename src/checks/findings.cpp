@@ -77,13 +77,15 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
   start_messages({.datatype = on(report::Check::MessageDatatype),
                   .pending = on(report::Check::MessagePending),
                   .race = on(report::Check::MessageRace),
-                  .max_pending = settings.max_pending},
+                  .max_pending = settings.max_pending,
+                  .receive_buffers = on(report::Check::MemoryIllegalModification)},
                  multiple_threads);
   if (on(report::Check::MemoryIllegalModification)) start_buffers();
   start_overlaps(on(report::Check::MemoryOverlap));
   start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree),
                  on(report::Check::MemoryIllegalModification), on(report::Check::MemoryOverlap), multiple_threads);
-  start_rma(on(report::Check::MemoryIllegalModification), on(report::Check::MemoryOverlap));
+  start_rma(on(report::Check::MemoryIllegalModification), on(report::Check::MemoryOverlap),
+            on(report::Check::RmaConflict));
   start_handles();
   start_collectives();
   if (world_rank != 0) return;
@@ -140,6 +142,7 @@ void detail::abort_at_error_limit() {
 void finish() {
   State& s = state();
   finish_collectives();
+  finish_rma_epochs();
   finish_messages();
   finish_requests();
   finish_handles();

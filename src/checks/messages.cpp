@@ -57,12 +57,13 @@ struct Record {
   std::uint64_t hash = 0;
   std::uint64_t call_site = 0;  // offset in the sender's executable + 1; 0: elsewhere
   std::int64_t sent_at = 0;     // GLOBAL:MSG:RACE: race_clock() once the send call started it; 0 without it
+  std::uint64_t data_sum = 0;   // the send buffer's checksum, with kSummed (MessageChecks::receive_buffers)
   std::int32_t tag = 0;
   std::uint32_t type_text = 0;  // offset of the sender's datatype text in its batch
   std::uint16_t function = 0;   // FunctionId
   std::uint8_t flags = 0;
 };
-constexpr std::uint8_t kUntyped = 1, kKnown = 2, kMultipleThreads = 4, kCancel = 8, kSynchronous = 16;
+constexpr std::uint8_t kUntyped = 1, kKnown = 2, kMultipleThreads = 4, kCancel = 8, kSynchronous = 16, kSummed = 32;
 static_assert(std::is_trivially_copyable_v<Record>);
 
 // A batch on the wire: the header, `records` Records, then `text_bytes` of
@@ -92,6 +93,9 @@ struct Arrived {
 // A receive that completed before its record arrived.
 struct Taken {
   bool compare = false;  // the datatype check compares it (in order, type known, single thread)
+  bool summed = false;   // its buffer's checksum is in data_sum (MessageChecks::receive_buffers; as in order)
+  std::uint64_t data_sum = 0;
+  const void* buffer = nullptr;
   FunctionId function = FunctionId::None;
   std::int64_t count = 0;
   std::int64_t received_bytes = 0;
@@ -198,8 +202,10 @@ struct PendingMessage {
   std::string type;
 };
 
-// A mismatch found under the lock, reported after it.
+// A mismatch found under the lock, reported after it: of the type
+// signatures, or with `data`, of the bytes.
 struct Mismatch {
+  bool data = false;
   Taken taken;
   Record sent;
   std::string sent_type;
@@ -210,6 +216,7 @@ struct Mismatch {
 
 struct State {
   bool datatype_check = false;
+  bool receive_buffers = false;
   bool pending_check = false;
   bool multiple_threads = false;
   std::atomic<bool> count_lost{false};  // lost_count_of_messages()
@@ -337,15 +344,19 @@ Signature signature_of(const Record& r) {
 // Under the lock: whether `taken` broke the type matching rules against
 // `sent`; the mismatch goes to `found`.
 void compare(const Taken& taken, const Arrived& sent, Shadow& shadow, int source, std::vector<Mismatch>& found) {
-  if (!taken.compare || (sent.record.flags & kMultipleThreads)) return;
+  if (sent.record.flags & kMultipleThreads) return;
   if (taken.received_bytes != sent.record.bytes) return;  // truncation: MPI's own error
+  if (taken.summed && (sent.record.flags & kSummed) && taken.data_sum != sent.record.data_sum)
+    found.push_back({true, taken, sent.record, shadow.texts[sent.type_text], world_rank_of(shadow.peers, source),
+                     source, shadow.name});
+  if (!taken.compare) return;
   // A receive that got all it asked for is hashed as a whole (one run of a
   // basic type then takes no walk): the same signature as cut to its bytes.
   const bool whole = taken.received_bytes == taken.type->size * taken.count;
   const Signature mine = signature_of(*taken.type, taken.count, whole ? -1 : taken.received_bytes);
   if (!mine.differs_from(signature_of(sent.record))) return;
-  found.push_back({taken, sent.record, shadow.texts[sent.type_text], world_rank_of(shadow.peers, source), source,
-                   shadow.name});
+  found.push_back({false, taken, sent.record, shadow.texts[sent.type_text], world_rank_of(shadow.peers, source),
+                   source, shadow.name});
 }
 
 // Which clock CLOCK_MONOTONIC is: the kernel (its boot id) and the time
@@ -717,9 +728,47 @@ std::string sent_call_text(const Record& r, const std::string& type, int dest_ra
                      function_info(static_cast<FunctionId>(r.function)).name, r.count, type, dest_rank, r.tag, comm);
 }
 
+// The receive's parties of a report: where it completed and where it was
+// posted, or where a blocking receive took it.
+void add_receive_parties(report::Finding& finding, const Taken& t, const std::string& receive_call) {
+  const int me = world_rank();
+  if (t.posted_at) {
+    finding.parties.push_back({{me}, "completed the receive", "", call_site_stack(t.completed_at)});
+    finding.parties.push_back({{me}, "posted it", receive_call, call_site_stack(t.posted_at)});
+  } else {
+    finding.parties.push_back({{me}, "received it", receive_call, call_site_stack(t.completed_at)});
+  }
+}
+
+void report_modified_receive(const Mismatch& m) {
+  const Taken& t = m.taken;
+  const int me = world_rank();
+  const char* function = function_info(t.function).name;
+  report::Finding finding;
+  finding.check = report::Check::MemoryIllegalModification;
+  finding.summary = {
+      fmt::format("The receive buffer of {} was written while MPI owned it: the {} B it holds when the receive "
+                  "completed differ from the bytes rank {} sent (tag {}, {}).",
+                  function, t.received_bytes, m.sender, m.sent.tag, m.comm),
+      "MPI owns a receive buffer from the call that starts the receive until the call that completes it returns; "
+      "the program may neither read nor write it. (If the sender reports its send buffer written while its send "
+      "was pending, that write may be the cause instead.)"};
+  add_receive_parties(finding, t,
+                      fmt::format("{}(buf={}, count={}, datatype={}, source={}, tag={}, comm={})", function, t.buffer,
+                                  t.count, t.type->text, m.source, m.sent.tag, m.comm));
+  finding.parties.push_back({{m.sender}, "sent it", sent_call_text(m.sent, m.sent_type, me, m.comm),
+                             call_site_frames(m.sent.call_site)});
+  finding.key = fmt::format("modified receive {} {}", t.posted_at, m.sent.call_site);
+  report(std::move(finding));
+}
+
 // After the lock: one report per mismatch, by the receiving rank.
 void report_mismatches(const std::vector<Mismatch>& found) {
   for (const Mismatch& m : found) {
+    if (m.data) {
+      report_modified_receive(m);
+      continue;
+    }
     const Taken& t = m.taken;
     const TypeInfo& receive_type = *t.type;
     const std::string receive_amount = amount_text(receive_type, t.count);
@@ -737,12 +786,7 @@ void report_mismatches(const std::vector<Mismatch>& found) {
     const char* function = function_info(t.function).name;
     const std::string receive_call = fmt::format("{}(count={}, datatype={}, source={}, tag={}, comm={})", function,
                                                  t.count, receive_type.text, m.source, m.sent.tag, m.comm);
-    if (t.posted_at) {
-      finding.parties.push_back({{me}, "completed the receive", "", call_site_stack(t.completed_at)});
-      finding.parties.push_back({{me}, "posted it", receive_call, call_site_stack(t.posted_at)});
-    } else {
-      finding.parties.push_back({{me}, "received it", receive_call, call_site_stack(t.completed_at)});
-    }
+    add_receive_parties(finding, t, receive_call);
     finding.parties.push_back({{m.sender}, "sent it", sent_call_text(m.sent, m.sent_type, me, m.comm),
                                call_site_frames(m.sent.call_site)});
     finding.key = fmt::format("datatype {} {} {} {} {}", function, receive_type.text, m.sent_type, m.sent.call_site,
@@ -902,10 +946,13 @@ std::vector<Frame> call_site_stack(const void* call_site) {
   return call_site ? stacks::symbolize_call_site(call_site) : std::vector<Frame>{};
 }
 
+bool summing_sends() noexcept { return state().receive_buffers; }
+
 void start_messages(const MessageChecks& checks, bool multiple_threads) {
   State& s = state();
   s.multiple_threads = multiple_threads;
   s.datatype_check = checks.datatype;
+  s.receive_buffers = checks.receive_buffers && !multiple_threads && (checks.datatype || checks.pending || checks.race);
   s.pending_check = checks.pending;
   s.max_pending = checks.max_pending;
   dl_iterate_phdr(locate_executable, &s);
@@ -947,7 +994,7 @@ void communicator_dup_started(MPI_Comm parent, MPI_Comm created) {
 }
 
 std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                   const void* call_site) {
+                   const void* call_site, const BufferChecksum& data) {
   if (dest == MPI_PROC_NULL) return 0;
   State& s = state();
   Outgoing out;
@@ -962,7 +1009,8 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
   r.tag = tag;
   r.function = static_cast<std::uint16_t>(function);
   r.flags = (sig.untyped ? kUntyped : 0) | (sig.known ? kKnown : 0) | (s.multiple_threads ? kMultipleThreads : 0) |
-            (function_info(function).family == FunctionId::Ssend ? kSynchronous : 0);
+            (function_info(function).family == FunctionId::Ssend ? kSynchronous : 0) | (data.taken ? kSummed : 0);
+  r.data_sum = data.value;
   std::vector<Mismatch> found;
   std::uint64_t number = 0;
   {
@@ -1017,18 +1065,31 @@ void received(const Receive& receive, const MPI_Status& status) {
   const bool after_active =
       receive.after_active || (at != 0 && !receive.posted_at && receive_active_before(receive.comm, UINT64_MAX));
   Taken taken;
-  taken.compare = s.datatype_check && receive.known_type && !s.multiple_threads && receive.in_order &&
-                  (receive.posted_at || receive_in_order(receive.comm, status.MPI_SOURCE, status.MPI_TAG));
-  if (taken.compare) {
+  const bool paired = receive.known_type && !s.multiple_threads && receive.in_order &&
+                      (receive.posted_at || receive_in_order(receive.comm, status.MPI_SOURCE, status.MPI_TAG));
+  taken.compare = s.datatype_check && paired;
+  taken.summed = s.receive_buffers && paired && receive.posted_at && receive.buffer;
+  if (taken.compare || taken.summed) {
     int received_bytes = 0;
     PMPI_Get_count(&status, MPI_BYTE, &received_bytes);
-    taken.compare = received_bytes != MPI_UNDEFINED;
+    taken.compare = taken.compare && received_bytes != MPI_UNDEFINED;
     taken.received_bytes = received_bytes;
     taken.function = receive.function;
     taken.count = receive.count;
     taken.type = type_info(receive.type);
     taken.posted_at = receive.posted_at;
     taken.completed_at = receive.completed_at;
+    taken.buffer = receive.buffer;
+  }
+  if (taken.summed) {
+    // The whole elements received, read in the call that completes the
+    // receive, before the program has its buffer back.
+    const std::int64_t size = taken.type->size;
+    taken.summed = taken.received_bytes != MPI_UNDEFINED && size > 0 && taken.received_bytes % size == 0;
+    BufferChecksum now;
+    if (taken.summed) sum_into({receive.buffer, taken.received_bytes / size, receive.type}, now);
+    taken.summed = now.taken;
+    taken.data_sum = now.value;
   }
   std::vector<Mismatch> found;
   {

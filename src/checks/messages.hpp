@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "api/functions.hpp"
+#include "checks/buffers.hpp"
 #include "checks/overlaps.hpp"
 #include "report/snapshot.hpp"
 
@@ -61,7 +62,15 @@ struct MessageChecks {
   bool pending = false;   // GLOBAL:MSG:PENDING
   bool race = false;      // GLOBAL:MSG:RACE
   int max_pending = 20;   // CHECK-MAX-PENDING
+  // LOCAL:MEMORY:ILLEGAL_MODIFICATION of receive buffers: a record carries
+  // its send buffer's checksum, which a nonblocking receive compares with
+  // the bytes it holds when completed. Needs the channel (another check
+  // above on); not at MPI_THREAD_MULTIPLE, where records may pair with
+  // another thread's receive.
+  bool receive_buffers = false;
 };
+// Whether sends checksum their buffers for it.
+bool summing_sends() noexcept;
 void start_messages(const MessageChecks& checks, bool multiple_threads);
 
 // After a call made `created` (MPI_COMM_NULL on ranks not in it), on every
@@ -90,10 +99,11 @@ void communicator_freeing(MPI_Comm comm);
 void finish_messages();
 
 // A message that `function` sent from `call_site` (at its start, for a
-// nonblocking send). Returns the record's number for cancelled_send (0:
-// none was kept).
+// nonblocking send); `data`: its send buffer's checksum, when
+// summing_sends() took it. Returns the record's number for cancelled_send
+// (0: none was kept).
 std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                   const void* call_site);
+                   const void* call_site, const BufferChecksum& data);
 
 // What a completed receive got: pairs with its record and compares the
 // receive's signature, cut to the received bytes, with the sender's.
@@ -107,6 +117,7 @@ struct Receive {
   bool known_type = true;
   const void* posted_at = nullptr;     // a nonblocking receive's call site; nullptr for a blocking one
   const void* completed_at = nullptr;  // the call site of the call that completed it
+  const void* buffer = nullptr;        // a nonblocking receive's buffer (not a matched receive's)
   // False when its record may be another message's: it completed before a
   // receive posted earlier that could take the same messages, which MPI
   // matched first (or after such a receive). Only paired.
@@ -164,18 +175,22 @@ class SendCheck {
  public:
   SendCheck(FunctionId function, const void* buffer, std::int64_t count, MPI_Datatype type, int dest, int tag,
             MPI_Comm comm, const void* call_site)
-      : on_(shadowing()), function_(function), count_(count), type_(type), dest_(dest), tag_(tag), comm_(comm),
-        call_site_(call_site) {
+      : on_(shadowing()), function_(function), buffer_(buffer), count_(count), type_(type), dest_(dest), tag_(tag),
+        comm_(comm), call_site_(call_site) {
     if (watching_overlaps() && dest != MPI_PROC_NULL) buffer_used(buffer, count, type, BufferUse::Read, function);
   }
   int done(int result) const {
-    if (on_ && result == MPI_SUCCESS) sent(function_, count_, type_, dest_, tag_, comm_, call_site_);
+    if (!on_ || result != MPI_SUCCESS) return result;
+    BufferChecksum data;
+    if (summing_sends() && dest_ != MPI_PROC_NULL) sum_into({buffer_, count_, type_}, data);
+    sent(function_, count_, type_, dest_, tag_, comm_, call_site_, data);
     return result;
   }
 
  private:
   bool on_;
   FunctionId function_;
+  const void* buffer_;
   std::int64_t count_;
   MPI_Datatype type_;
   int dest_, tag_;

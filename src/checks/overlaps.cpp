@@ -43,12 +43,11 @@ State& state() {
 // The bytes of `count` elements of `type` at `buffer` when the type lays
 // them out without gaps; none otherwise (and for an empty buffer).
 std::optional<Span> span_of(const void* buffer, std::int64_t count, MPI_Datatype type) {
-  if (count <= 0 || type == MPI_DATATYPE_NULL || buffer == MPI_IN_PLACE) return std::nullopt;
-  const TypeRef info = type_info(type);
-  const std::int64_t size = info->size;
-  if (size <= 0 || info->true_extent != size || (count > 1 && info->extent != size)) return std::nullopt;
-  const std::uintptr_t low = reinterpret_cast<std::uintptr_t>(buffer) + static_cast<std::uintptr_t>(info->true_lb);
-  return Span{low, low + static_cast<std::uintptr_t>(size) * static_cast<std::uintptr_t>(count)};
+  if (buffer == MPI_IN_PLACE) return std::nullopt;
+  const std::optional<DenseBytes> dense = dense_bytes(count, type);
+  if (!dense) return std::nullopt;
+  const std::uintptr_t low = reinterpret_cast<std::uintptr_t>(buffer) + static_cast<std::uintptr_t>(dense->first);
+  return Span{low, low + static_cast<std::uintptr_t>(dense->bytes)};
 }
 
 const char* verb(BufferUse use) { return use == BufferUse::Write ? "writes" : "reads"; }

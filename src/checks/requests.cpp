@@ -177,15 +177,18 @@ TakenBuffer take_buffer(const CallRecord& r, Kind kind, const void* call_site) {
   return {};
 }
 
-std::uint64_t send_record(const CallRecord& r, const void* call_site) {
-  return sent(r.function, r.count, r.datatype, r.peer, r.tag, r.comm, call_site);
+std::uint64_t send_record(const CallRecord& r, const void* call_site, const BufferChecksum& data) {
+  return sent(r.function, r.count, r.datatype, r.peer, r.tag, r.comm, call_site, data);
 }
 
 // The new entry for `request`, under its shard's lock.
 void insert(MPI_Request request, const CallRecord& record, Kind kind, const void* call_site) {
-  std::uint64_t sent_record = 0;
   const bool persistent = is_persistent(record.function);
-  if (!persistent && sends(kind) && shadowing()) sent_record = send_record(record, call_site);
+  const bool sends_record = !persistent && sends(kind) && shadowing();
+  const bool summed = state().modification_check && !persistent;
+  // A record that carries the checksum is made once it is taken, below.
+  std::uint64_t sent_record = 0;
+  if (sends_record && !summed) sent_record = send_record(record, call_site, {});
   Shard& shard = shard_of(request);
   const Guard guard(shard);
   bool added = false;
@@ -199,19 +202,19 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   entry.persistent = persistent;
   entry.active = !persistent;
   entry.unordered = false;
-  entry.sent = sent_record;
   entry.sequence = next_sequence();
   entry.call_site = call_site;
   entry.passed_over_at = 0;
   entry.passed_over_by = nullptr;
   // A persistent request's buffer is MPI's from each MPI_Start (restarted).
-  // Summed under the guard, in place: the check runs only below
-  // MPI_THREAD_MULTIPLE (start_requests), where the guard locks nothing and
-  // packing may call MPI.
-  if (state().modification_check && !persistent)
+  // Summed under the guard, in place, and its record made there: the check
+  // runs only below MPI_THREAD_MULTIPLE (start_requests), where the guard
+  // locks nothing and packing may call MPI.
+  if (summed)
     sum_send_buffer(record, entry.sent_bytes);
   else
     entry.sent_bytes = {};
+  entry.sent = sends_record && summed ? send_record(record, call_site, entry.sent_bytes) : sent_record;
   entry.types_freed = datatypes_freed();
   // After the stale entry's buffer went, and under the lock: taken outside
   // it and stored under it again, correct buffers were reported as still
@@ -280,9 +283,9 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
       started_at = entry->call_site;
     }
     // Outside the lock: both may call MPI.
-    const std::uint64_t sent_record = sends_record ? send_record(started, call_site) : 0;
     BufferChecksum sent_bytes;
     if (state().modification_check) sum_send_buffer(started, sent_bytes);
+    const std::uint64_t sent_record = sends_record ? send_record(started, call_site, sent_bytes) : 0;
     const Guard guard(shard);
     if (Entry* entry = shard.live.find(key_of(requests[i]))) {
       entry->sent = sent_record;
@@ -471,7 +474,15 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
                                                                           statuses[k].MPI_TAG, entry.sequence));
         if (receives.empty()) receives.reserve(static_cast<std::size_t>(count));  // not for a call without receives
         const bool known_type = entry.kind == Kind::Receive && entry.types_freed == datatypes_freed();
-        Receive receive{r.function, r.count, r.datatype, r.comm, known_type, entry.call_site, call_site, in_order};
+        Receive receive{.function = r.function,
+                        .count = r.count,
+                        .type = r.datatype,
+                        .comm = r.comm,
+                        .known_type = known_type,
+                        .posted_at = entry.call_site,
+                        .completed_at = call_site,
+                        .buffer = r.shape == CallShape::Receive ? r.buffer : nullptr,
+                        .in_order = in_order};
         if (r.shape != CallShape::MatchedReceive) {
           std::tie(receive.source, receive.tag) = wanted_by(entry);
           receive.after_active = receive.source == MPI_ANY_SOURCE && judging_races() &&

@@ -61,17 +61,24 @@ void release_buffers(Operation& op) {
 
 }  // namespace
 
-void start_rma(bool modification_check, bool overlap_check) {
+void start_rma(bool modification_check, bool overlap_check, bool conflict_check) {
   State& s = state();
   s.modification_check = modification_check;
   s.overlap_check = overlap_check;
-  detail::watching_rma = modification_check || overlap_check;
+  start_rma_epochs(conflict_check);
+  detail::watching_rma = modification_check || overlap_check || conflict_check;
 }
 
-int rma_issued(int result, FunctionId function, const BufferPart& read, const BufferPart& written, int target,
-               MPI_Win win, const void* call_site) {
+void rma_window_created(MPI_Comm comm, MPI_Win win) {
+  if (watching_rma()) epoch_window_created(comm, win);
+}
+
+int rma_issued(int result, FunctionId function, const BufferPart& read, const BufferPart& written,
+               const TargetAccess& access, int target, MPI_Win win, const void* call_site) {
   if (!watching_rma() || result != MPI_SUCCESS || target == MPI_PROC_NULL) return result;
+  epoch_access(function, read, written, access, target, win, call_site);
   State& s = state();
+  if (!s.modification_check && !s.overlap_check) return result;
   Operation op{win, target, {}, {}, function, {}, call_site};
   if (s.modification_check) sum_into(read, op.read);
   // Taken before the operation is pending: another thread's synchronization
@@ -98,9 +105,15 @@ void rma_completed(MPI_Win win, int target) {
   }
 }
 
+void rma_fenced(MPI_Win win, int assertion) {
+  rma_completed(win, kEveryTarget);
+  if (watching_rma()) epoch_fenced(win, assertion);
+}
+
 void rma_window_freed(MPI_Win win) {
   if (!watching_rma()) return;
   for (Operation& op : take(win, kEveryTarget)) release_buffers(op);
+  epoch_window_freed(win);
 }
 
 }  // namespace mpisentry::checks

@@ -9,6 +9,8 @@
 //   the synchronization that completes it;
 // - LOCAL:MEMORY:OVERLAP: each buffer is pending (checks/overlaps.hpp)
 //   until then.
+// - GLOBAL:RMA:CONFLICT: what each operation accesses at its target, kept
+//   for its fence epoch (checks/rma_epochs.hpp).
 // The request-based forms (MPI_Rput and the others) are not looked at.
 #pragma once
 
@@ -18,6 +20,7 @@
 
 #include "api/functions.hpp"
 #include "checks/buffers.hpp"
+#include "checks/rma_epochs.hpp"
 
 namespace mpisentry::checks {
 
@@ -25,21 +28,29 @@ namespace detail {
 extern bool watching_rma;
 }
 
-void start_rma(bool modification_check, bool overlap_check);
+void start_rma(bool modification_check, bool overlap_check, bool conflict_check);
 
 inline bool watching_rma() noexcept { return detail::watching_rma; }
 
 // The targets a synchronization covers when it names none.
 inline constexpr int kEveryTarget = -1;
 
+// After a window-creating call made `win` on `comm`.
+void rma_window_created(MPI_Comm comm, MPI_Win win);
+
 // After an RMA operation's call: `read` is the buffer MPI reads, `written`
-// the one it writes (either may be empty). Returns `result`.
-int rma_issued(int result, FunctionId function, const BufferPart& read, const BufferPart& written, int target,
-               MPI_Win win, const void* call_site);
+// the one it writes (either may be empty), `access` what it does at the
+// target. Returns `result`.
+int rma_issued(int result, FunctionId function, const BufferPart& read, const BufferPart& written,
+               const TargetAccess& access, int target, MPI_Win win, const void* call_site);
 
 // After a successful synchronization of `win` that completes the operations
 // on `target` (kEveryTarget: on all).
 void rma_completed(MPI_Win win, int target);
+
+// After a successful MPI_Win_fence on `win`: completes all its operations
+// and ends its fence epoch.
+void rma_fenced(MPI_Win win, int assertion);
 
 // MPI_Win_free: what is pending on the window is forgotten.
 void rma_window_freed(MPI_Win win);

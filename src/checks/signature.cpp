@@ -257,6 +257,7 @@ std::string text_of(MPI_Datatype type, const TypeInfo& info, bool named) {
 TypeInfo* read_type(MPI_Datatype type, bool& named) {
   auto* info = new TypeInfo;
   named = type != MPI_DATATYPE_NULL && is_named(type);
+  info->named = named;
   if (type != MPI_DATATYPE_NULL) {
     info->known = flatten(type, info->element);
     info->size = size_of(type);
@@ -317,6 +318,14 @@ TypeRef type_info(MPI_Datatype type) {
     slot->key.store(key, std::memory_order_release);
   }
   return info;  // with no room near its home, not kept: read again next time
+}
+
+std::optional<DenseBytes> dense_bytes(std::int64_t count, MPI_Datatype type) {
+  if (count <= 0 || type == MPI_DATATYPE_NULL) return std::nullopt;
+  const TypeRef info = type_info(type);
+  const std::int64_t size = info->size;
+  if (size <= 0 || info->true_extent != size || (count > 1 && info->extent != size)) return std::nullopt;
+  return DenseBytes{info->true_lb, size * count};
 }
 
 void type_freed(MPI_Datatype type) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ struct TypeInfo {
   std::int64_t extent = 0;
   std::int64_t true_lb = 0, true_extent = 0;
   bool known = false;        // the type could be read (see Signature::known)
+  bool named = false;        // a predefined type (MPI_COMBINER_NAMED)
   std::string text;          // datatype_text()
 };
 // Shared, so that a record may outlive MPI_Type_free of its type; predefined
@@ -56,6 +58,14 @@ using TypeRef = std::shared_ptr<const TypeInfo>;
 // `type` as the checks see it, from the cache. Thread-safe; a datatype that
 // another thread frees meanwhile is the program's error.
 TypeRef type_info(MPI_Datatype type);
+
+// Where `count` elements of `type` lie when the type lays them out without
+// gaps: the first byte's offset from the buffer, and how many bytes; none
+// for a type with gaps or no elements.
+struct DenseBytes {
+  std::int64_t first = 0, bytes = 0;
+};
+std::optional<DenseBytes> dense_bytes(std::int64_t count, MPI_Datatype type);
 
 // From the MPI_Type_free wrapper, before the call: MPI may hand the handle
 // out again for another type.

@@ -18,8 +18,8 @@ constexpr std::string_view check_all_option = "--check-all";
 // What --check-all switches on: every check but potential mode, which
 // changes how sends run and keeps its own switch, and the race summary,
 // which is information (most races are intended), not a problem.
-constexpr std::string_view check_all_patterns[] = {"GLOBAL:COLLECTIVE:** ON", "GLOBAL:MSG:** ON", "LOCAL:** ON",
-                                                   "GLOBAL:MSG:RACE OFF"};
+constexpr std::string_view check_all_patterns[] = {"GLOBAL:COLLECTIVE:** ON", "GLOBAL:MSG:** ON", "GLOBAL:RMA:** ON",
+                                                   "LOCAL:** ON", "GLOBAL:MSG:RACE OFF"};
 constexpr std::string_view help_option = "--help";
 const std::string explore_option = config::option_name(config::name_of(&config::Settings::explore_runs));
 constexpr std::string_view version_option = "--version";

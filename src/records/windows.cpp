@@ -33,6 +33,7 @@ struct Slot {
   std::atomic<std::uint64_t> comm_id{0};
   std::atomic<std::uint64_t> entered{0};
   std::atomic<int> locks_held{0};  // this rank's passive-target locks on the window
+  std::atomic<bool> started{false};  // between MPI_Win_start and MPI_Win_complete
   MPI_Group members = MPI_GROUP_NULL;  // the window's group, to translate the epochs' groups
   Group exposure, access;
 };
@@ -60,6 +61,7 @@ void created(MPI_Comm comm, MPI_Win win) {
   slot->comm_id.store(made.comm_id, std::memory_order_relaxed);
   slot->entered.store(0, std::memory_order_relaxed);
   slot->locks_held.store(0, std::memory_order_relaxed);
+  slot->started.store(false, std::memory_order_relaxed);
   slot->exposure.size.store(0, std::memory_order_relaxed);
   slot->access.size.store(0, std::memory_order_relaxed);
   if (slot->members != MPI_GROUP_NULL) PMPI_Group_free(&slot->members);
@@ -95,6 +97,7 @@ std::uint64_t enter_collective(MPI_Win win) noexcept {
 void begin_epoch(Epoch epoch, MPI_Win win, MPI_Group group, CallRecord& record) {
   record.window.group_size = 0;
   Slot* slot = find_slot(win);
+  if (slot != nullptr && epoch == Epoch::Access) slot->started.store(true, std::memory_order_relaxed);
   // An unknown window or a null group: MPI reports the error, nothing to keep.
   if (slot == nullptr || group == MPI_GROUP_NULL || slot->members == MPI_GROUP_NULL) return;
   int size = 0;
@@ -113,6 +116,7 @@ void end_epoch(Epoch epoch, MPI_Win win, CallRecord& record) {
   record.window.group_size = 0;
   Slot* slot = find_slot(win);
   if (slot == nullptr) return;
+  if (epoch == Epoch::Access) slot->started.store(false, std::memory_order_relaxed);
   const Group& kept = group_of(*slot, epoch);
   record.window.group_size = kept.size.load(std::memory_order_relaxed);
   for (int i = 0; i < std::min(record.window.group_size, kCopiedRequests); ++i)
@@ -125,6 +129,12 @@ void lock_taken(MPI_Win win) noexcept {
 
 void lock_released(MPI_Win win) noexcept {
   if (Slot* slot = find_slot(win)) slot->locks_held.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool in_lock_or_start_epoch(MPI_Win win) noexcept {
+  const Slot* slot = find_slot(win);
+  return slot == nullptr || slot->locks_held.load(std::memory_order_relaxed) > 0 ||
+         slot->started.load(std::memory_order_relaxed);
 }
 
 std::vector<std::uint64_t> locked() {

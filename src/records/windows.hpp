@@ -55,6 +55,11 @@ void end_epoch(Epoch epoch, MPI_Win win, CallRecord& record);
 // there (or runs outside MPI, where MPI need not make progress for it).
 void lock_taken(MPI_Win win) noexcept;
 void lock_released(MPI_Win win) noexcept;
+// Whether this rank's one-sided calls on `win` now belong to a
+// passive-target or a general active-target (MPI_Win_start) access epoch;
+// true for a window the checker does not know.
+bool in_lock_or_start_epoch(MPI_Win win) noexcept;
+
 // The ids of the live windows on which this rank holds a passive-target lock.
 std::vector<std::uint64_t> locked();
 

@@ -12,7 +12,8 @@
  *   "vectors": two MPI_Irecv into the even and the odd ints of one array
  *     (MPI_Type_vector), which interleave without sharing a byte;
  *   "send_after_wait": the MPI_Send of irecv_send after the MPI_Wait;
- *   "put_put": two MPI_Put from the same ints;
+ *   "put_put": two MPI_Put from the same ints (to the two halves of the
+ *     target's window: two puts to the same bytes in one epoch conflict);
  *   "put_after_fence": the MPI_Put of get_put in the next epoch.
  * Prints what the correct modes received on rank 0. */
 #include <mpi.h>
@@ -107,8 +108,8 @@ static void one_sided(const char* mode, int rank) {
   if (rank == 0) {
     if (is(mode, "put_put")) {
       for (int i = 0; i < kCount; ++i) local[i] = i;
-      MPI_Put(local, kCount, MPI_INT, 1, 0, kCount, MPI_INT, win);
-      MPI_Put(local, kCount, MPI_INT, 1, 0, kCount, MPI_INT, win);
+      MPI_Put(local, kCount / 2, MPI_INT, 1, 0, kCount / 2, MPI_INT, win);
+      MPI_Put(local, kCount / 2, MPI_INT, 1, kCount / 2, kCount / 2, MPI_INT, win);
     } else {
       MPI_Get(local, kCount, MPI_INT, 1, 0, kCount, MPI_INT, win); /* mpisentry: get */
       if (is(mode, "get_get")) MPI_Get(local, kCount, MPI_INT, 1, 0, kCount, MPI_INT, win);
@@ -120,7 +121,7 @@ static void one_sided(const char* mode, int rank) {
   }
   MPI_Win_fence(0, win);
   if (rank == 1 && (is(mode, "put_put") || is(mode, "put_after_fence")))
-    for (int i = 0; i < kCount; ++i) expect(window_ints[i], is(mode, "put_put") ? i : 100 + i);
+    for (int i = 0; i < kCount; ++i) expect(window_ints[i], is(mode, "put_put") ? i % (kCount / 2) : 100 + i);
   MPI_Win_free(&win);
 }
 

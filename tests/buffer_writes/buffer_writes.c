@@ -6,10 +6,15 @@
  *     MPI_Send_init request;
  *   "iallgather_write": every rank writes its MPI_Iallgather send buffer
  *     before the MPI_Wait;
+ *   "ialltoall_write": every rank writes the last block of its MPI_Ialltoall
+ *     send buffer (the one for the last rank) before the MPI_Wait;
  *   "vector_write": rank 0 sends every other int (MPI_Type_vector) and
  *     writes one of them before the MPI_Wait;
  *   "put_write": rank 0 writes the origin buffer of an MPI_Put before the
  *     MPI_Win_fence that completes it;
+ *   "irecv_write": rank 1 writes its MPI_Irecv buffer after the message came
+ *     (rank 0 sent it before a barrier both then enter) and before the
+ *     MPI_Wait;
  * and their correct twins:
  *   "write_after": rank 0 writes the buffer only after the MPI_Wait;
  *   "read_only": rank 0 reads its MPI_Isend buffer before the MPI_Wait, which
@@ -18,8 +23,13 @@
  *   "freed_type": rank 0 frees the vector type before the MPI_Wait (MPI
  *     allows it);
  *   "iallgather": every rank leaves its MPI_Iallgather send buffer alone;
+ *   "ialltoall": every rank leaves its MPI_Ialltoall send buffer alone;
  *   "put_read": rank 0 reads the origin buffer of its MPI_Put before the
- *     MPI_Win_fence, and writes it after.
+ *     MPI_Win_fence, and writes it after;
+ *   "irecv": rank 1 leaves its MPI_Irecv buffer alone until the MPI_Wait;
+ *   "irecv_gap_write": rank 1 receives every other int (MPI_Type_vector)
+ *     and writes an int between them before the MPI_Wait;
+ *   "irecv_short": rank 1 posts room for twice the ints rank 0 sends.
  * The erroneous modes leave the receiver's data undefined: it is not checked. */
 #include <mpi.h>
 #include <stdio.h>
@@ -72,6 +82,34 @@ static void exchange(const char* mode, int rank) {
   if (vector && !(rank == 0 && strcmp(mode, "freed_type") == 0)) MPI_Type_free(&every_other);
 }
 
+static void receive(const char* mode, int rank) {
+  int data[2 * kCount];
+  for (int i = 0; i < 2 * kCount; ++i) data[i] = rank == 0 ? i : -1;
+  const int vector = strcmp(mode, "irecv_gap_write") == 0, twice = strcmp(mode, "irecv_short") == 0;
+  MPI_Datatype every_other = MPI_INT;
+  if (vector) {
+    MPI_Type_vector(kCount, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+  }
+  if (rank == 0) {
+    MPI_Send(data, kCount, MPI_INT, 1, 6, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (rank == 1) {
+    MPI_Request request;
+    const int count = vector ? 1 : twice ? 2 * kCount : kCount;
+    MPI_Irecv(data, count, every_other, 0, 6, MPI_COMM_WORLD, &request); /* mpisentry: irecv */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (strcmp(mode, "irecv_write") == 0) data[3] = 99;
+    if (vector) data[5] = 99; /* not received into */
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    if (strcmp(mode, "irecv_write") != 0)
+      for (int i = 0; i < kCount; ++i) expect(data[vector ? 2 * i : i], i);
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  if (vector) MPI_Type_free(&every_other);
+}
+
 static void iallgather(const char* mode, int rank, int size) {
   int mine = rank + 1, all[64];
   MPI_Request request;
@@ -80,6 +118,17 @@ static void iallgather(const char* mode, int rank, int size) {
   MPI_Wait(&request, MPI_STATUS_IGNORE);
   if (strcmp(mode, "iallgather_write") != 0)
     for (int i = 0; i < size && i < 64; ++i) expect(all[i], i + 1);
+}
+
+static void ialltoall(const char* mode, int rank, int size) {
+  int mine[64], all[64];
+  for (int i = 0; i < size && i < 64; ++i) mine[i] = rank * 100 + i;
+  MPI_Request request;
+  MPI_Ialltoall(mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD, &request); /* mpisentry: ialltoall */
+  if (strcmp(mode, "ialltoall_write") == 0) mine[size - 1]++;
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  if (strcmp(mode, "ialltoall_write") != 0)
+    for (int i = 0; i < size && i < 64; ++i) expect(all[i], i * 100 + rank);
 }
 
 static void put(const char* mode, int rank) {
@@ -116,6 +165,10 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "write_after";
   if (strncmp(mode, "iallgather", 10) == 0)
     iallgather(mode, rank, size);
+  else if (strncmp(mode, "ialltoall", 9) == 0)
+    ialltoall(mode, rank, size);
+  else if (strncmp(mode, "irecv", 5) == 0)
+    receive(mode, rank);
   else if (strncmp(mode, "put", 3) == 0)
     put(mode, rank);
   else

@@ -1,8 +1,10 @@
 // LOCAL:MEMORY:ILLEGAL_MODIFICATION: a send buffer written between the call
 // that started its operation and the call that completed it is reported on
-// its rank, naming both calls; reading it, writing it after the wait,
-// writing bytes its datatype does not send and freeing its datatype early
-// are not, and leave the program unchanged.
+// its rank, naming both calls, and so is a nonblocking receive's buffer
+// written after the message came; reading a send buffer, writing it after
+// the wait, writing bytes its datatype does not send or receive into,
+// freeing its datatype early and a receive shorter than its buffer are not,
+// and leave the program unchanged.
 #include <catch2/catch.hpp>
 
 #include "report_text.hpp"
@@ -29,6 +31,7 @@ TEST_CASE("buffer_writes: a send buffer written before its operation completed i
            R"(MPI_Send_init\(buf=0x[0-9a-f]+, count=8, datatype=MPI_INT, dest=1, tag=5)", "exchange", "send_init"},
           {"vector_write", "MPI_Isend", R"(MPI_Isend\(buf=0x[0-9a-f]+, count=1, datatype=)", "exchange", "isend"},
           {"iallgather_write", "MPI_Iallgather", R"(MPI_Iallgather\()", "iallgather", "iallgather"},
+          {"ialltoall_write", "MPI_Ialltoall", R"(MPI_Ialltoall\()", "ialltoall", "ialltoall"},
       }));
   INFO("mode " << mode);
   Workspace workspace;
@@ -43,15 +46,16 @@ TEST_CASE("buffer_writes: a send buffer written before its operation completed i
       "rank 0 completes it:", "rank 0 started it:", call};
   patterns.push_back(frame_pattern(function, program.source, marked_line(program, mark)));
   check_reported(result, patterns);
-  // An Iallgather's buffer is written on both ranks; the others on rank 0 only.
+  // The collectives' buffers are written on both ranks; the others on rank 0 only.
   const std::size_t reports = count_occurrences(result.err, "LOCAL:MEMORY:ILLEGAL_MODIFICATION: error");
-  CHECK(reports == (mode == "iallgather_write" ? 2u : 1u));
+  CHECK(reports == (mode.starts_with("iall") ? 2u : 1u));
 }
 
 TEST_CASE("buffer_writes: a send buffer read, written after the wait or between the ints its type sends, is not "
           "reported",
           "[memory][clean]") {
-  const std::string mode = GENERATE("write_after", "read_only", "vector_gap_write", "freed_type", "iallgather");
+  const std::string mode = GENERATE("write_after", "read_only", "vector_gap_write", "freed_type", "iallgather",
+                                    "ialltoall", "irecv", "irecv_gap_write", "irecv_short");
   INFO("mode " << mode);
   Workspace workspace;
   const Program program = TEST_PROGRAM(buffer_writes);
@@ -88,4 +92,20 @@ TEST_CASE("buffer_writes: the origin buffer of an MPI_Put read before the fence 
   const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"put_read"});
   INFO(describe(result));
   CHECK(result.err.find("] ERROR:") == std::string::npos);
+}
+
+TEST_CASE("buffer_writes: an MPI_Irecv buffer written after the message came and before the wait is "
+          "LOCAL:MEMORY:ILLEGAL_MODIFICATION",
+          "[memory]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(buffer_writes);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"irecv_write"});
+  CHECK(result.succeeded());
+  check_reported(result, {R"(^\[1\] ERROR: LOCAL:MEMORY:ILLEGAL_MODIFICATION: error$)",
+                          "The receive buffer of MPI_Irecv was written while MPI owned it: the 32 B it holds when "
+                          "the receive completed differ from the bytes rank 0 sent \\(tag 6, MPI_COMM_WORLD\\)\\.",
+                          "rank 1 completed the receive:", "rank 1 posted it:",
+                          R"(MPI_Irecv\(buf=0x[0-9a-f]+, count=8, datatype=MPI_INT, source=0, tag=6)",
+                          frame_pattern("receive", program.source, marked_line(program, "irecv")), "rank 0 sent it:"});
+  CHECK(count_occurrences(result.err, "LOCAL:MEMORY:ILLEGAL_MODIFICATION: error") == 1u);
 }

@@ -229,7 +229,7 @@ TEST_CASE("check patterns: '*' stays within a level, '**' crosses levels", "[con
 TEST_CASE("check names: 27 from ITC, the implemented ones among them, and mpisentry's own", "[config][check]") {
   CHECK(itc_checks().size() == 27);
   const std::vector<std::string_view> own = {"GLOBAL:DEADLOCK:UNSAFE", "GLOBAL:DEADLOCK:OUTSIDE_MPI", "GLOBAL:MSG:RACE",
-                                             "LOCAL:COMM:NOT_FREED",   "LOCAL:GROUP:NOT_FREED",      "LOCAL:OP:NOT_FREED",
+                                             "GLOBAL:RMA:CONFLICT",    "LOCAL:COMM:NOT_FREED",   "LOCAL:GROUP:NOT_FREED",      "LOCAL:OP:NOT_FREED",
                                              "LOCAL:WIN:NOT_FREED",    "LOCAL:FILE:NOT_FREED",       "LOCAL:INFO:NOT_FREED"};
   for (const CheckInfo& check : switchable_checks()) {
     INFO(check.name);

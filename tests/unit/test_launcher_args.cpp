@@ -341,6 +341,6 @@ TEST_CASE("launcher: --check-all switches on every consistency check, in order w
     CHECK(setting.key == "CHECK");
     values.push_back(setting.value);
   }
-  CHECK(values == Strings{"LOCAL:MPI:CALL_FAILED OFF", "GLOBAL:COLLECTIVE:** ON", "GLOBAL:MSG:** ON", "LOCAL:** ON",
-                          "GLOBAL:MSG:RACE OFF"});
+  CHECK(values == Strings{"LOCAL:MPI:CALL_FAILED OFF", "GLOBAL:COLLECTIVE:** ON", "GLOBAL:MSG:** ON", "GLOBAL:RMA:** ON",
+                          "LOCAL:** ON", "GLOBAL:MSG:RACE OFF"});
 }

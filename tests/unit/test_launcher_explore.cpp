@@ -141,7 +141,7 @@ TEST_CASE("explore: a failing run is replayed with the exploration's options but
   REQUIRE(args.errors.empty());
   const std::vector<std::string> words = replay_arguments(args);
   CHECK(words == std::vector<std::string>{"--check", "GLOBAL:COLLECTIVE:** ON", "--check", "GLOBAL:MSG:** ON",
-                                          "--check", "LOCAL:** ON", "--check", "GLOBAL:MSG:RACE OFF",
+                                          "--check", "GLOBAL:RMA:** ON", "--check", "LOCAL:** ON", "--check", "GLOBAL:MSG:RACE OFF",
                                           "--deadlock-timeout", "2s", "-n", "3", "./app", "x"});
   const Arguments line = parse_arguments(std::vector<std::string>{"--explore", "7", "--", "srun", "./app"});
   CHECK(replay_arguments(line) == std::vector<std::string>{"--", "srun", "./app"});
