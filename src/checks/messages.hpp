@@ -170,27 +170,37 @@ void passed_over(const void* call_site);
 // found the message that `status` describes.
 void probe_found(MPI_Comm comm, int tag, const MPI_Status& status, const void* call_site);
 
-// A blocking send: its record once it succeeded.
+// A blocking send: its record once it succeeded. The buffer's checksum
+// for the record is taken before the call: MPI_Sendrecv_replace receives
+// into it.
 class SendCheck {
  public:
   SendCheck(FunctionId function, const void* buffer, std::int64_t count, MPI_Datatype type, int dest, int tag,
             MPI_Comm comm, const void* call_site)
-      : on_(shadowing()), function_(function), buffer_(buffer), count_(count), type_(type), dest_(dest), tag_(tag),
-        comm_(comm), call_site_(call_site) {
+      : on_(shadowing()), function_(function), count_(count), type_(type), dest_(dest), tag_(tag), comm_(comm),
+        call_site_(call_site) {
     if (watching_overlaps() && dest != MPI_PROC_NULL) buffer_used(buffer, count, type, BufferUse::Read, function);
+    if (on_ && summing_sends() && dest != MPI_PROC_NULL) {
+      BufferChecksum data;
+      sum_into({buffer, count, type}, data);
+      summed_ = data.taken;
+      data_sum_ = data.value;
+    }
   }
   int done(int result) const {
     if (!on_ || result != MPI_SUCCESS) return result;
     BufferChecksum data;
-    if (summing_sends() && dest_ != MPI_PROC_NULL) sum_into({buffer_, count_, type_}, data);
+    data.taken = summed_;
+    data.value = data_sum_;
     sent(function_, count_, type_, dest_, tag_, comm_, call_site_, data);
     return result;
   }
 
  private:
   bool on_;
+  bool summed_ = false;  // the send buffer's checksum, for the record (summing_sends)
+  std::uint64_t data_sum_ = 0;
   FunctionId function_;
-  const void* buffer_;
   std::int64_t count_;
   MPI_Datatype type_;
   int dest_, tag_;

@@ -29,7 +29,9 @@
  *   "irecv": rank 1 leaves its MPI_Irecv buffer alone until the MPI_Wait;
  *   "irecv_gap_write": rank 1 receives every other int (MPI_Type_vector)
  *     and writes an int between them before the MPI_Wait;
- *   "irecv_short": rank 1 posts room for twice the ints rank 0 sends.
+ *   "irecv_short": rank 1 posts room for twice the ints rank 0 sends;
+ *   "irecv_replace": rank 0 sends with MPI_Sendrecv_replace, whose buffer
+ *     then holds what rank 1 sent back.
  * The erroneous modes leave the receiver's data undefined: it is not checked. */
 #include <mpi.h>
 #include <stdio.h>
@@ -91,13 +93,23 @@ static void receive(const char* mode, int rank) {
     MPI_Type_vector(kCount, 1, 2, MPI_INT, &every_other);
     MPI_Type_commit(&every_other);
   }
-  if (rank == 0) {
+  const int replace = strcmp(mode, "irecv_replace") == 0;
+  if (rank == 0 && replace) {
+    MPI_Sendrecv_replace(data, kCount, MPI_INT, 1, 6, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int i = 0; i < kCount; ++i) expect(data[i], 100 + i);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else if (rank == 0) {
     MPI_Send(data, kCount, MPI_INT, 1, 6, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
   } else if (rank == 1) {
     MPI_Request request;
     const int count = vector ? 1 : twice ? 2 * kCount : kCount;
     MPI_Irecv(data, count, every_other, 0, 6, MPI_COMM_WORLD, &request); /* mpisentry: irecv */
+    if (replace) {
+      int back[kCount];
+      for (int i = 0; i < kCount; ++i) back[i] = 100 + i;
+      MPI_Send(back, kCount, MPI_INT, 0, 7, MPI_COMM_WORLD);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     if (strcmp(mode, "irecv_write") == 0) data[3] = 99;
     if (vector) data[5] = 99; /* not received into */

@@ -3,8 +3,9 @@
 // its rank, naming both calls, and so is a nonblocking receive's buffer
 // written after the message came; reading a send buffer, writing it after
 // the wait, writing bytes its datatype does not send or receive into,
-// freeing its datatype early and a receive shorter than its buffer are not,
-// and leave the program unchanged.
+// freeing its datatype early, a receive shorter than its buffer and a
+// message sent by MPI_Sendrecv_replace are not, and leave the program
+// unchanged.
 #include <catch2/catch.hpp>
 
 #include "report_text.hpp"
@@ -55,7 +56,7 @@ TEST_CASE("buffer_writes: a send buffer read, written after the wait or between 
           "reported",
           "[memory][clean]") {
   const std::string mode = GENERATE("write_after", "read_only", "vector_gap_write", "freed_type", "iallgather",
-                                    "ialltoall", "irecv", "irecv_gap_write", "irecv_short");
+                                    "ialltoall", "irecv", "irecv_gap_write", "irecv_short", "irecv_replace");
   INFO("mode " << mode);
   Workspace workspace;
   const Program program = TEST_PROGRAM(buffer_writes);
