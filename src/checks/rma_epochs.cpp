@@ -163,7 +163,7 @@ void compare(const Window& w, const Exchange& e) {
       const auto function = static_cast<FunctionId>(sent.function);
       described.push_back({access, function,
                            fmt::format("{}(target_rank={}, target_disp={}, target_count={})",
-                                       function_info(function).name, world_rank(), sent.disp, sent.count),
+                                       function_info(function).name, w.me, sent.disp, sent.count),
                            nullptr});
       accesses.push_back(access);
     }
@@ -266,9 +266,8 @@ void epoch_fenced(MPI_Win win, int assertion) {
     Exchange next;
     {
       const std::lock_guard guard(s.mutex);
-      next.sent.swap(w->to_target);
-      next.own.swap(w->own);
-      w->to_target.assign(next.sent.size(), Sent{});
+      next.sent = w->to_target;
+      next.own = std::move(w->own);
     }
     next.received.resize(next.sent.size());
     next.ended_by = w->fences;
@@ -278,6 +277,7 @@ void epoch_fenced(MPI_Win win, int assertion) {
     const std::lock_guard guard(s.mutex);
     w->pending = std::move(next);
   }
+  // The next epoch starts empty.
   const std::lock_guard guard(s.mutex);
   w->open = (assertion & MPI_MODE_NOSUCCEED) == 0;
   for (Sent& to : w->to_target) to.count = 0;
