@@ -410,7 +410,8 @@ class Function:
             "comm_from_groups": lambda: (f"comms::created_from_groups({a('stringtag')}, *{a('newcomm')}, {name}), "
                                          f"{shadow('newcomm')}"),
             "file": lambda: f"comms::opened_file({a('comm')}, *{a('file')})",
-            "window": lambda: f"windows::created({a('comm')}, *{a('win')}), checks::rma_window_created({a('comm')}, *{a('win')})",
+            "window": lambda: (f"windows::created({a('comm')}, *{a('win')}), "
+                               f"checks::rma_window_created({a('comm')}, *{a('win')})"),
         }
         if hook not in calls:
             raise SpecError(f"MPI_{self.name}: created {hook} is for local functions only ({SPEC_HELP})")
