@@ -994,7 +994,7 @@ void communicator_dup_started(MPI_Comm parent, MPI_Comm created) {
 }
 
 std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                   const void* call_site, const BufferChecksum& data) {
+                   const void* call_site, std::optional<std::uint64_t> data_sum) {
   if (dest == MPI_PROC_NULL) return 0;
   State& s = state();
   Outgoing out;
@@ -1009,8 +1009,8 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
   r.tag = tag;
   r.function = static_cast<std::uint16_t>(function);
   r.flags = (sig.untyped ? kUntyped : 0) | (sig.known ? kKnown : 0) | (s.multiple_threads ? kMultipleThreads : 0) |
-            (function_info(function).family == FunctionId::Ssend ? kSynchronous : 0) | (data.taken ? kSummed : 0);
-  r.data_sum = data.value;
+            (function_info(function).family == FunctionId::Ssend ? kSynchronous : 0) | (data_sum ? kSummed : 0);
+  r.data_sum = data_sum.value_or(0);
   std::vector<Mismatch> found;
   std::uint64_t number = 0;
   {

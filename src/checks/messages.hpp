@@ -31,6 +31,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "api/functions.hpp"
@@ -99,11 +100,11 @@ void communicator_freeing(MPI_Comm comm);
 void finish_messages();
 
 // A message that `function` sent from `call_site` (at its start, for a
-// nonblocking send); `data`: its send buffer's checksum, when
+// nonblocking send); `data_sum`: its send buffer's checksum, when
 // summing_sends() took it. Returns the record's number for cancelled_send
 // (0: none was kept).
 std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                   const void* call_site, const BufferChecksum& data);
+                   const void* call_site, std::optional<std::uint64_t> data_sum);
 
 // What a completed receive got: pairs with its record and compares the
 // receive's signature, cut to the received bytes, with the sender's.
@@ -183,23 +184,17 @@ class SendCheck {
     if (on_ && summing_sends() && dest != MPI_PROC_NULL) {
       BufferChecksum data;
       sum_into({buffer, count, type}, data);
-      summed_ = data.taken;
-      data_sum_ = data.value;
+      if (data.taken) data_sum_ = data.value;
     }
   }
   int done(int result) const {
-    if (!on_ || result != MPI_SUCCESS) return result;
-    BufferChecksum data;
-    data.taken = summed_;
-    data.value = data_sum_;
-    sent(function_, count_, type_, dest_, tag_, comm_, call_site_, data);
+    if (on_ && result == MPI_SUCCESS) sent(function_, count_, type_, dest_, tag_, comm_, call_site_, data_sum_);
     return result;
   }
 
  private:
   bool on_;
-  bool summed_ = false;  // the send buffer's checksum, for the record (summing_sends)
-  std::uint64_t data_sum_ = 0;
+  std::optional<std::uint64_t> data_sum_;  // the send buffer's checksum, for the record (summing_sends)
   FunctionId function_;
   std::int64_t count_;
   MPI_Datatype type_;

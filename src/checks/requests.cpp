@@ -178,7 +178,8 @@ TakenBuffer take_buffer(const CallRecord& r, Kind kind, const void* call_site) {
 }
 
 std::uint64_t send_record(const CallRecord& r, const void* call_site, const BufferChecksum& data) {
-  return sent(r.function, r.count, r.datatype, r.peer, r.tag, r.comm, call_site, data);
+  return sent(r.function, r.count, r.datatype, r.peer, r.tag, r.comm, call_site,
+              data.taken ? std::optional(data.value) : std::nullopt);
 }
 
 // The new entry for `request`, under its shard's lock.
