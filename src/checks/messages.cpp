@@ -997,30 +997,39 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
                    const void* call_site, std::optional<std::uint64_t> data_sum) {
   if (dest == MPI_PROC_NULL) return 0;
   State& s = state();
-  Outgoing out;
-  out.type = type_info(type);
-  const Signature sig = type == MPI_DATATYPE_NULL ? Signature{.known = false} : signature_of(*out.type, count);
-  Record& r = out.record;
-  r.count = count;
-  r.bytes = sig.bytes;
-  r.hash = sig.hash;
-  r.call_site = call_site_of(call_site);
-  r.sent_at = judging_races() ? race_clock() : 0;
-  r.tag = tag;
-  r.function = static_cast<std::uint16_t>(function);
-  r.flags = (sig.untyped ? kUntyped : 0) | (sig.known ? kKnown : 0) | (s.multiple_threads ? kMultipleThreads : 0) |
-            (function_info(function).family == FunctionId::Ssend ? kSynchronous : 0) | (data_sum ? kSummed : 0);
-  r.data_sum = data_sum.value_or(0);
+  TypeRef info = type_info(type);
+  const Signature sig = type == MPI_DATATYPE_NULL ? Signature{.known = false} : signature_of(*info, count);
+  const std::uint64_t site = call_site_of(call_site);
+  const std::int64_t sent_at = judging_races() ? race_clock() : 0;
+  const std::uint8_t flags = (sig.untyped ? kUntyped : 0) | (sig.known ? kKnown : 0) |
+                             (s.multiple_threads ? kMultipleThreads : 0) |
+                             (function_info(function).family == FunctionId::Ssend ? kSynchronous : 0) |
+                             (data_sum ? kSummed : 0);
   std::vector<Mismatch> found;
   std::uint64_t number = 0;
   {
     const Guard guard;
     Shadow* shadow = find_shadow(comm);
     if (!shadow || dest < 0 || dest >= static_cast<int>(shadow->outboxes.size())) return 0;
-    number = r.number = s.next_number++;
+    number = s.next_number++;
     Outbox& box = shadow->outboxes[static_cast<std::size_t>(dest)];
     if (box.records.empty()) s.filled.emplace_back(shadow, dest);
-    box.records.push_back(std::move(out));
+    // Written field by field where it lies: a record built aside and copied
+    // was read back wide from its narrow stores, which waits (store
+    // forwarding fails).
+    Outgoing& out = box.records.emplace_back();
+    out.type = std::move(info);
+    Record& r = out.record;
+    r.number = number;
+    r.count = count;
+    r.bytes = sig.bytes;
+    r.hash = sig.hash;
+    r.call_site = site;
+    r.sent_at = sent_at;
+    r.data_sum = data_sum.value_or(0);
+    r.tag = tag;
+    r.function = static_cast<std::uint16_t>(function);
+    r.flags = flags;
     if (box.records.size() >= kBatch) {
       send_batch(*shadow, dest, found);
       std::erase(s.filled, std::pair{shadow, dest});

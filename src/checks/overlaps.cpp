@@ -1,7 +1,6 @@
 #include "checks/overlaps.hpp"
 
 #include <algorithm>
-#include <map>
 #include <mutex>
 #include <optional>
 
@@ -27,12 +26,11 @@ struct Span {
 
 // Reads apart from writes: a new buffer MPI reads is compared only with the
 // writes, so that many sends from one buffer cost no search among each
-// other. `longest` bounds how far before a span a pending one may start and
-// still reach into it.
+// other.
 struct State {
-  SpinMutex mutex;  // any thread level: the RMA calls and the requests' starts share the tables
-  PendingBuffers reads, writes;
-  std::uintptr_t longest = 0;
+  bool multiple_threads = false;
+  SpinMutex mutex;  // at MPI_THREAD_MULTIPLE: the RMA calls and the requests' shards share the tables
+  PendingSpans reads, writes;
 };
 
 State& state() {
@@ -73,64 +71,60 @@ void report_overlap(const Span& span, BufferUse use, FunctionId function, const 
   report(std::move(finding), /*own_stack=*/true);
 }
 
-// The first buffer of `table` that shares a byte with `span`.
-std::optional<PendingBuffer> overlapping(const PendingBuffers& table, const Span& span, std::uintptr_t longest) {
-  const std::uintptr_t from = span.low > longest ? span.low - longest : 0;
-  for (auto it = table.lower_bound(from); it != table.end() && it->first < span.high; ++it)
-    if (it->second.high > span.low) return it->second;
-  return std::nullopt;
-}
-
 // The first pending buffer that conflicts with `span` used as `use`, under
 // the lock.
 std::optional<PendingBuffer> conflicting(const State& s, const Span& span, BufferUse use) {
-  if (std::optional<PendingBuffer> write = overlapping(s.writes, span, s.longest)) return write;
-  return use == BufferUse::Write ? overlapping(s.reads, span, s.longest) : std::nullopt;
+  if (const PendingBuffer* write = s.writes.first_overlapping(span.low, span.high)) return *write;
+  if (use == BufferUse::Read) return std::nullopt;
+  if (const PendingBuffer* read = s.reads.first_overlapping(span.low, span.high)) return *read;
+  return std::nullopt;
 }
 
 // Compares the buffer with the pending ones and reports the first conflict;
 // with `keep`, the buffer stays pending until released.
-TakenBuffer compare(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use, FunctionId function,
-                    bool keep, const void* call_site) {
+void compare(TakenBuffer& taken, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
+             FunctionId function, bool keep, const void* call_site) {
   const std::optional<Span> span = span_of(buffer, count, type);
-  if (!span) return {};
+  if (!span) return;
   State& s = state();
   std::optional<PendingBuffer> conflict;
-  TakenBuffer taken;
   {
-    const std::lock_guard guard(s.mutex);
+    const LockIfMultiple guard(s.mutex, s.multiple_threads);
     conflict = conflicting(s, *span, use);
     if (keep) {
       taken.table = use == BufferUse::Write ? &s.writes : &s.reads;
-      taken.at = taken.table->emplace(span->low, PendingBuffer{span->low, span->high, use, function, call_site});
-      s.longest = std::max(s.longest, span->high - span->low);
+      taken.low = span->low;
+      taken.order = taken.table->add(span->low, span->high, use, function, call_site);
     }
   }
   if (conflict) report_overlap(*span, use, function, *conflict);
-  return taken;
 }
 
 }  // namespace
 
-void start_overlaps(bool on) { detail::watching_overlaps = on; }
+void start_overlaps(bool on, bool multiple_threads) {
+  detail::watching_overlaps = on;
+  state().multiple_threads = multiple_threads;
+}
 
-TakenBuffer buffer_taken(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
-                         FunctionId function, const void* call_site) {
-  return compare(buffer, count, type, use, function, /*keep=*/true, call_site);
+void buffer_taken(TakenBuffer& taken, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
+                  FunctionId function, const void* call_site) {
+  compare(taken, buffer, count, type, use, function, /*keep=*/true, call_site);
 }
 
 void buffer_released(TakenBuffer& taken) {
   if (!taken.table) return;
   State& s = state();
   {
-    const std::lock_guard guard(s.mutex);
-    taken.table->erase(taken.at);
+    const LockIfMultiple guard(s.mutex, s.multiple_threads);
+    taken.table->remove(taken.low, taken.order);
   }
   taken = {};
 }
 
 void buffer_used(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use, FunctionId function) {
-  compare(buffer, count, type, use, function, /*keep=*/false, nullptr);
+  TakenBuffer none;
+  compare(none, buffer, count, type, use, function, /*keep=*/false, nullptr);
 }
 
 }  // namespace mpisentry::checks

@@ -16,44 +16,36 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <map>
 
 #include "api/functions.hpp"
+#include "checks/pending_spans.hpp"
 
 namespace mpisentry::checks {
-
-enum class BufferUse : std::uint8_t { Read, Write };
 
 namespace detail {
 extern bool watching_overlaps;
 }
 
-void start_overlaps(bool on);
+// `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE, where the
+// tables take a lock.
+void start_overlaps(bool on, bool multiple_threads);
 
 inline bool watching_overlaps() noexcept { return detail::watching_overlaps; }
-
-// A pending buffer: the bytes [low, high).
-struct PendingBuffer {
-  std::uintptr_t low = 0, high = 0;
-  BufferUse use = BufferUse::Read;
-  FunctionId function = FunctionId::None;
-  const void* call_site = nullptr;
-};
-// The pending buffers by their first byte; those MPI reads and those it
-// writes in tables of their own.
-using PendingBuffers = std::multimap<std::uintptr_t, PendingBuffer>;
 
 // What buffer_taken kept, for its owner to hand back to buffer_released:
 // empty when nothing was kept.
 struct TakenBuffer {
-  PendingBuffers* table = nullptr;
-  PendingBuffers::iterator at;
+  PendingSpans* table = nullptr;
+  std::uintptr_t low = 0;
+  std::uint64_t order = 0;
 };
 
 // A pending operation takes `count` elements of `type` at `buffer`: compared
 // with the buffers pending before it, then pending itself until released.
-TakenBuffer buffer_taken(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
-                         FunctionId function, const void* call_site);
+// `taken` (empty) is its owner's, written in place: returned and copied, its
+// wide load waited for the narrow stores just made (store forwarding fails).
+void buffer_taken(TakenBuffer& taken, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
+                  FunctionId function, const void* call_site);
 
 // The buffer is MPI's no more; `taken` is empty afterwards.
 void buffer_released(TakenBuffer& taken);

@@ -168,13 +168,13 @@ void unlink_receive(Entry& entry) {
 }
 
 // LOCAL:MEMORY:OVERLAP: a point-to-point operation's buffer is MPI's while
-// it is active. A matched receive's record has no buffer; a send-receive's
-// receive buffer is not recorded.
-TakenBuffer take_buffer(const CallRecord& r, Kind kind, const void* call_site) {
-  if (kind == Kind::Send) return buffer_taken(r.buffer, r.count, r.datatype, BufferUse::Read, r.function, call_site);
-  if (kind == Kind::Receive && r.shape == CallShape::Receive)
-    return buffer_taken(r.buffer, r.count, r.datatype, BufferUse::Write, r.function, call_site);
-  return {};
+// it is active, into `taken` (empty). A matched receive's record has no
+// buffer; a send-receive's receive buffer is not recorded.
+void take_buffer(TakenBuffer& taken, const CallRecord& r, Kind kind, const void* call_site) {
+  if (kind == Kind::Send)
+    buffer_taken(taken, r.buffer, r.count, r.datatype, BufferUse::Read, r.function, call_site);
+  else if (kind == Kind::Receive && r.shape == CallShape::Receive)
+    buffer_taken(taken, r.buffer, r.count, r.datatype, BufferUse::Write, r.function, call_site);
 }
 
 std::uint64_t send_record(const CallRecord& r, const void* call_site, const BufferChecksum& data) {
@@ -222,7 +222,8 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   // pending from 4 threads at MPI_THREAD_MULTIPLE, for a reason not found. A
   // datatype new to the checker is read from MPI here, whose type queries
   // take none of the checker's locks.
-  entry.buffer = watching_overlaps() && !persistent ? take_buffer(record, kind, call_site) : TakenBuffer{};
+  entry.buffer = {};
+  if (watching_overlaps() && !persistent) take_buffer(entry.buffer, record, kind, call_site);
   entry.earlier = entry.later = nullptr;
   link_receive(entry);
 }
@@ -293,7 +294,7 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
       entry->sent_bytes = sent_bytes;
       // Under the lock, as insert takes it.
       buffer_released(entry->buffer);  // restarted while active: the program's error
-      if (watching_overlaps()) entry->buffer = take_buffer(started, kind, started_at);
+      if (watching_overlaps()) take_buffer(entry->buffer, started, kind, started_at);
     }
   }
 }

@@ -84,8 +84,8 @@ int rma_issued(int result, FunctionId function, const BufferPart& read, const Bu
   // Taken before the operation is pending: another thread's synchronization
   // may complete it as soon as it is.
   if (s.overlap_check) {
-    op.read_buffer = buffer_taken(read.buffer, read.count, read.type, BufferUse::Read, function, call_site);
-    op.written_buffer = buffer_taken(written.buffer, written.count, written.type, BufferUse::Write, function, call_site);
+    buffer_taken(op.read_buffer, read.buffer, read.count, read.type, BufferUse::Read, function, call_site);
+    buffer_taken(op.written_buffer, written.buffer, written.count, written.type, BufferUse::Write, function, call_site);
   }
   const std::lock_guard guard(s.mutex);
   s.pending.push_back(op);

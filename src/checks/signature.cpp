@@ -291,13 +291,12 @@ Cache& cache() {
 
 }  // namespace
 
-// The thread's last predefined type: a message mostly has the type of the
-// one before it, and a predefined type is never freed.
+namespace detail {
+
 thread_local MPI_Datatype last_type __attribute__((tls_model("initial-exec"))) = MPI_DATATYPE_NULL;
 thread_local const TypeInfo* last_info __attribute__((tls_model("initial-exec"))) = nullptr;
 
-TypeRef type_info(MPI_Datatype type) {
-  if (last_info && type == last_type) return TypeRef(TypeRef(), last_info);
+TypeRef cached_type_info(MPI_Datatype type) {
   Cache& c = cache();
   const std::uint64_t key = handle_slots::key_of(type);
   if (const Slot* slot = handle_slots::find(c.slots, key)) {
@@ -320,13 +319,7 @@ TypeRef type_info(MPI_Datatype type) {
   return info;  // with no room near its home, not kept: read again next time
 }
 
-std::optional<DenseBytes> dense_bytes(std::int64_t count, MPI_Datatype type) {
-  if (count <= 0 || type == MPI_DATATYPE_NULL) return std::nullopt;
-  const TypeRef info = type_info(type);
-  const std::int64_t size = info->size;
-  if (size <= 0 || info->true_extent != size || (count > 1 && info->extent != size)) return std::nullopt;
-  return DenseBytes{info->true_lb, size * count};
-}
+}  // namespace detail
 
 void type_freed(MPI_Datatype type) {
   Cache& c = cache();

@@ -55,9 +55,22 @@ struct TypeInfo {
 // types are never freed and their references count nothing.
 using TypeRef = std::shared_ptr<const TypeInfo>;
 
+namespace detail {
+// The thread's last predefined type: a message mostly has the type of the
+// one before it, and a predefined type is never freed.
+extern thread_local MPI_Datatype last_type __attribute__((tls_model("initial-exec")));
+extern thread_local const TypeInfo* last_info __attribute__((tls_model("initial-exec")));
+TypeRef cached_type_info(MPI_Datatype type);
+}  // namespace detail
+
 // `type` as the checks see it, from the cache. Thread-safe; a datatype that
-// another thread frees meanwhile is the program's error.
-TypeRef type_info(MPI_Datatype type);
+// another thread frees meanwhile is the program's error. The last type's
+// way is inline: a reference returned from a call is read back wide from
+// its narrow stores, which waits (store forwarding fails).
+inline TypeRef type_info(MPI_Datatype type) {
+  if (detail::last_info && type == detail::last_type) return TypeRef(TypeRef(), detail::last_info);
+  return detail::cached_type_info(type);
+}
 
 // Where `count` elements of `type` lie when the type lays them out without
 // gaps: the first byte's offset from the buffer, and how many bytes; none
@@ -65,7 +78,13 @@ TypeRef type_info(MPI_Datatype type);
 struct DenseBytes {
   std::int64_t first = 0, bytes = 0;
 };
-std::optional<DenseBytes> dense_bytes(std::int64_t count, MPI_Datatype type);
+inline std::optional<DenseBytes> dense_bytes(std::int64_t count, MPI_Datatype type) {
+  if (count <= 0 || type == MPI_DATATYPE_NULL) return std::nullopt;
+  const TypeRef info = type_info(type);
+  const std::int64_t size = info->size;
+  if (size <= 0 || info->true_extent != size || (count > 1 && info->extent != size)) return std::nullopt;
+  return DenseBytes{info->true_lb, size * count};
+}
 
 // From the MPI_Type_free wrapper, before the call: MPI may hand the handle
 // out again for another type.
