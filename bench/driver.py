@@ -288,8 +288,12 @@ def overhead_variants(library: str) -> list[Variant]:
                     ", checker with GLOBAL:DEADLOCK:OUTSIDE_MPI OFF", under="with"),
             Variant("with POTENTIAL", {**checker, "MPISENTRY_CHECK": "GLOBAL:DEADLOCK:POTENTIAL ON"},
                     ", POTENTIAL mode"),
-            # The consistency checks (mpisentry --check-all), over the deadlock checks alone: they decide whether
-            # those checks may be on by default (only if the stencil and message-rate rows stay within 5%).
+            # The handle-leak checks, on by default, touch only the calls that make and free handles: their
+            # cost is the defaults' over this (it must stay within 5% on the stencil and message-rate rows).
+            Variant("with the leak checks off", {**checker, "MPISENTRY_CHECK": "LOCAL:*:NOT_FREED OFF"},
+                    ", checker without the handle-leak checks", under="with"),
+            # The consistency checks (mpisentry --check-all), over the defaults: they decide whether those
+            # checks may be on by default (only if the stencil and message-rate rows stay within 5%).
             Variant("with --check-all", {**checker, "MPISENTRY_CHECK": CHECK_ALL}, ", checker with --check-all",
                     over="with"),
             Variant("with the LOCAL checks", {**checker, "MPISENTRY_CHECK": "LOCAL:** ON"},

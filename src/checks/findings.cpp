@@ -81,7 +81,7 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
                   .receive_buffers = on(report::Check::MemoryIllegalModification)},
                  multiple_threads);
   if (on(report::Check::MemoryIllegalModification)) start_buffers();
-  start_overlaps(on(report::Check::MemoryOverlap));
+  start_overlaps(on(report::Check::MemoryOverlap), multiple_threads);
   start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree),
                  on(report::Check::MemoryIllegalModification), on(report::Check::MemoryOverlap), multiple_threads);
   start_rma(on(report::Check::MemoryIllegalModification), on(report::Check::MemoryOverlap),
@@ -90,11 +90,21 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
   start_collectives();
   if (world_rank != 0) return;
   std::vector<std::string_view> names;
-  for (int i = static_cast<int>(report::Check::CollectiveOperation); i < report::kCheckCount; ++i)
-    if (s.enabled[i]) names.emplace_back(report::check_name(static_cast<report::Check>(i)));
-  log::info("{} consistency check{} on (VERBOSE 2 names them); CHECK-MAX-ERRORS {}{}", names.size(),
-            names.size() == 1 ? "" : "s",
-            settings.max_errors, settings.max_errors == 0 ? " (never stop)" : "");
+  bool beyond_defaults = false;  // the line is news only then: the defaults are in the README
+  const config::Settings defaults;
+  for (const config::CheckInfo& check : config::switchable_checks()) {
+    if (static_cast<int>(check.id) < static_cast<int>(report::Check::CollectiveOperation) || !(settings.*check.member))
+      continue;
+    names.emplace_back(check.name);
+    beyond_defaults = beyond_defaults || !(defaults.*check.member);
+  }
+  const std::string line =
+      fmt::format("{} consistency check{} on (VERBOSE 2 names them); CHECK-MAX-ERRORS {}{}", names.size(),
+                  names.size() == 1 ? "" : "s", settings.max_errors, settings.max_errors == 0 ? " (never stop)" : "");
+  if (beyond_defaults)
+    log::info("{}", line);
+  else
+    log::debug("{}", line);
   log::debug("consistency checks on: {}", fmt::join(names, ", "));
 }
 

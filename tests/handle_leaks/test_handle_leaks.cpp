@@ -43,6 +43,18 @@ TEST_CASE("handle_leaks: every kind of handle left at MPI_Finalize is a LOCAL:*:
                           check + R"(: found 1 time \(0 errors \+ 1 warning\))"});
 }
 
+TEST_CASE("handle_leaks: the leak checks are on by default", "[handles]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(handle_leaks);
+  const JobResult result = run_checked(workspace, 2, program, {}, {"leak", workspace.dir().string()});
+  CHECK(result.succeeded());
+  CHECK(result.out == "handles done\n");
+  for (const char* kind : {"COMM", "GROUP", "OP", "DATATYPE", "FILE", "INFO"})
+    check_reported(result, {std::string("^\\[1\\] WARNING: LOCAL:") + kind + ":NOT_FREED: warning$"});
+  // The defaults' own checks are no news: no line names them at startup.
+  CHECK(result.err.find("consistency check") == std::string::npos);
+}
+
 TEST_CASE("handle_leaks: a window left at MPI_Finalize is a LOCAL:WIN:NOT_FREED warning, on disk before MPICH aborts",
           "[handles]") {
   Workspace workspace;
