@@ -2,8 +2,8 @@
 // and one for those it writes: a vector sorted by (first byte, start order).
 // A program mostly starts its operations on ascending addresses and
 // completes them together (a window of Isends and Irecvs, then a Waitall),
-// which a sorted vector serves by appending and a node-based tree (a
-// std::multimap before) by an allocation and a rebalance per buffer. A
+// which a sorted vector serves by appending, where a node-based tree takes
+// an allocation and a rebalance per buffer. A
 // released buffer stays as a tombstone, reused by a start beside it, until
 // half the table is tombstones; a table of tombstones only is emptied. Not
 // thread-safe.
