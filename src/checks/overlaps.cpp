@@ -81,9 +81,9 @@ std::optional<PendingBuffer> conflicting(const State& s, const Span& span, Buffe
 }
 
 // Compares the buffer with the pending ones and reports the first conflict;
-// with `keep`, the buffer stays pending until released.
-void compare(TakenBuffer& taken, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
-             FunctionId function, bool keep, const void* call_site) {
+// with `kept`, the buffer stays pending until released.
+void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
+             FunctionId function, const void* call_site) {
   const std::optional<Span> span = span_of(buffer, count, type);
   if (!span) return;
   State& s = state();
@@ -91,10 +91,10 @@ void compare(TakenBuffer& taken, const void* buffer, std::int64_t count, MPI_Dat
   {
     const LockIfMultiple guard(s.mutex, s.multiple_threads);
     conflict = conflicting(s, *span, use);
-    if (keep) {
-      taken.table = use == BufferUse::Write ? &s.writes : &s.reads;
-      taken.low = span->low;
-      taken.order = taken.table->add(span->low, span->high, use, function, call_site);
+    if (kept) {
+      kept->table = use == BufferUse::Write ? &s.writes : &s.reads;
+      kept->low = span->low;
+      kept->order = kept->table->add(span->low, span->high, use, function, call_site);
     }
   }
   if (conflict) report_overlap(*span, use, function, *conflict);
@@ -109,7 +109,7 @@ void start_overlaps(bool on, bool multiple_threads) {
 
 void buffer_taken(TakenBuffer& taken, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
                   FunctionId function, const void* call_site) {
-  compare(taken, buffer, count, type, use, function, /*keep=*/true, call_site);
+  compare(&taken, buffer, count, type, use, function, call_site);
 }
 
 void buffer_released(TakenBuffer& taken) {
@@ -123,8 +123,7 @@ void buffer_released(TakenBuffer& taken) {
 }
 
 void buffer_used(const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use, FunctionId function) {
-  TakenBuffer none;
-  compare(none, buffer, count, type, use, function, /*keep=*/false, nullptr);
+  compare(nullptr, buffer, count, type, use, function, nullptr);
 }
 
 }  // namespace mpisentry::checks

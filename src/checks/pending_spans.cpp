@@ -34,8 +34,6 @@ std::uint64_t PendingSpans::add(std::uintptr_t low, std::uintptr_t high, BufferU
   else
     slot = &*slots_.emplace(at);
   if (slot->released) --released_;
-  // Field by field where it lies: a Slot built aside and copied was read
-  // back wide from its narrow stores, which waits (store forwarding fails).
   slot->buffer.low = low;
   slot->buffer.high = high;
   slot->buffer.use = use;
