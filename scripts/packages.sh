@@ -4,6 +4,7 @@ set -euo pipefail
 
 packages=(cmake make g++ gfortran pkg-config python3 mpich libmpich-dev libunwind-dev
           libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev libcli11-dev
+          libxxhash-dev  # the checks' buffer checksums
           dpkg-dev file groff-base  # the Debian package (cpack) and the man pages' test
           python3-jsonschema  # the JSON reports' test against docs/report-schema.json
           chromium python3-pil fonts-dejavu-core  # the report page's test in a headless browser

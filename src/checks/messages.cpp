@@ -994,7 +994,7 @@ void communicator_dup_started(MPI_Comm parent, MPI_Comm created) {
 }
 
 std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                   const void* call_site, std::optional<std::uint64_t> data_sum) {
+                   const void* call_site, const BufferChecksum& data) {
   if (dest == MPI_PROC_NULL) return 0;
   State& s = state();
   TypeRef info = type_info(type);
@@ -1004,7 +1004,7 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
   const std::uint8_t flags = (sig.untyped ? kUntyped : 0) | (sig.known ? kKnown : 0) |
                              (s.multiple_threads ? kMultipleThreads : 0) |
                              (function_info(function).family == FunctionId::Ssend ? kSynchronous : 0) |
-                             (data_sum ? kSummed : 0);
+                             (data.taken ? kSummed : 0);
   std::vector<Mismatch> found;
   std::uint64_t number = 0;
   {
@@ -1026,7 +1026,7 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
     r.hash = sig.hash;
     r.call_site = site;
     r.sent_at = sent_at;
-    r.data_sum = data_sum.value_or(0);
+    r.data_sum = data.taken ? data.value : 0;
     r.tag = tag;
     r.function = static_cast<std::uint16_t>(function);
     r.flags = flags;

@@ -31,7 +31,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "api/functions.hpp"
@@ -100,11 +99,12 @@ void communicator_freeing(MPI_Comm comm);
 void finish_messages();
 
 // A message that `function` sent from `call_site` (at its start, for a
-// nonblocking send); `data_sum`: its send buffer's checksum, when
-// summing_sends() took it. Returns the record's number for cancelled_send
+// nonblocking send); `data`: its send buffer's checksum, when
+// summing_sends() took it (by reference: an optional by value is built
+// narrow on the stack and read back wide, which waits). Returns the record's number for cancelled_send
 // (0: none was kept).
 std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                   const void* call_site, std::optional<std::uint64_t> data_sum);
+                   const void* call_site, const BufferChecksum& data);
 
 // What a completed receive got: pairs with its record and compares the
 // receive's signature, cut to the received bytes, with the sender's.
@@ -181,20 +181,16 @@ class SendCheck {
       : on_(shadowing()), function_(function), count_(count), type_(type), dest_(dest), tag_(tag), comm_(comm),
         call_site_(call_site) {
     if (watching_overlaps() && dest != MPI_PROC_NULL) buffer_used(buffer, count, type, BufferUse::Read, function);
-    if (on_ && summing_sends() && dest != MPI_PROC_NULL) {
-      BufferChecksum data;
-      sum_into({buffer, count, type}, data);
-      if (data.taken) data_sum_ = data.value;
-    }
+    if (on_ && summing_sends() && dest != MPI_PROC_NULL) sum_into({buffer, count, type}, data_);
   }
   int done(int result) const {
-    if (on_ && result == MPI_SUCCESS) sent(function_, count_, type_, dest_, tag_, comm_, call_site_, data_sum_);
+    if (on_ && result == MPI_SUCCESS) sent(function_, count_, type_, dest_, tag_, comm_, call_site_, data_);
     return result;
   }
 
  private:
   bool on_;
-  std::optional<std::uint64_t> data_sum_;  // the send buffer's checksum, for the record (summing_sends)
+  BufferChecksum data_;  // the send buffer's checksum, for the record (summing_sends)
   FunctionId function_;
   std::int64_t count_;
   MPI_Datatype type_;

@@ -73,11 +73,10 @@ void report_overlap(const Span& span, BufferUse use, FunctionId function, const 
 
 // The first pending buffer that conflicts with `span` used as `use`, under
 // the lock.
-std::optional<PendingBuffer> conflicting(const State& s, const Span& span, BufferUse use) {
-  if (const PendingBuffer* write = s.writes.first_overlapping(span.low, span.high)) return *write;
-  if (use == BufferUse::Read) return std::nullopt;
-  if (const PendingBuffer* read = s.reads.first_overlapping(span.low, span.high)) return *read;
-  return std::nullopt;
+const PendingBuffer* conflicting(const State& s, const Span& span, BufferUse use) {
+  if (const PendingBuffer* write = s.writes.first_overlapping(span.low, span.high)) return write;
+  if (use == BufferUse::Read) return nullptr;
+  return s.reads.first_overlapping(span.low, span.high);
 }
 
 // Compares the buffer with the pending ones and reports the first conflict;
@@ -87,17 +86,24 @@ void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Data
   const std::optional<Span> span = span_of(buffer, count, type);
   if (!span) return;
   State& s = state();
-  std::optional<PendingBuffer> conflict;
+  // Copied out only when found, to report after the lock (the table may
+  // move it): an optional assigned every call is written narrow and read
+  // back wide, which waits (store forwarding fails).
+  PendingBuffer conflict;
+  bool found = false;
   {
     const LockIfMultiple guard(s.mutex, s.multiple_threads);
-    conflict = conflicting(s, *span, use);
+    if (const PendingBuffer* earlier = conflicting(s, *span, use)) {
+      conflict = *earlier;
+      found = true;
+    }
     if (kept) {
       kept->table = use == BufferUse::Write ? &s.writes : &s.reads;
       kept->low = span->low;
       kept->order = kept->table->add(span->low, span->high, use, function, call_site);
     }
   }
-  if (conflict) report_overlap(*span, use, function, *conflict);
+  if (found) report_overlap(*span, use, function, conflict);
 }
 
 }  // namespace

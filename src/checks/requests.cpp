@@ -178,8 +178,7 @@ void take_buffer(TakenBuffer& taken, const CallRecord& r, Kind kind, const void*
 }
 
 std::uint64_t send_record(const CallRecord& r, const void* call_site, const BufferChecksum& data) {
-  return sent(r.function, r.count, r.datatype, r.peer, r.tag, r.comm, call_site,
-              data.taken ? std::optional(data.value) : std::nullopt);
+  return sent(r.function, r.count, r.datatype, r.peer, r.tag, r.comm, call_site, data);
 }
 
 // The new entry for `request`, under its shard's lock.

@@ -2,6 +2,8 @@
  * 0 sends to rank 1 (or puts into its window), which checks what it got.
  * argv[1]:
  *   "isend_write": rank 0 writes its MPI_Isend buffer before the MPI_Wait;
+ *   "isend_write_large": the same with 4 KiB sent, the last int written
+ *     (a checksum past a kilobyte takes another path);
  *   "persistent_write": the same between MPI_Start and MPI_Wait of an
  *     MPI_Send_init request;
  *   "iallgather_write": every rank writes its MPI_Iallgather send buffer
@@ -37,7 +39,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { kCount = 8 };
+enum { kCount = 8, kLargeCount = 1024 };
 
 static int failures = 0;
 
@@ -46,18 +48,20 @@ static void expect(int got, int wanted) {
 }
 
 static void exchange(const char* mode, int rank) {
-  int data[2 * kCount];
-  for (int i = 0; i < 2 * kCount; ++i) data[i] = rank == 0 ? i : -1;
+  int data[2 * kLargeCount];
+  for (int i = 0; i < 2 * kLargeCount; ++i) data[i] = rank == 0 ? i : -1;
   const int vector = strncmp(mode, "vector", 6) == 0 || strcmp(mode, "freed_type") == 0;
+  const int large = strcmp(mode, "isend_write_large") == 0;
+  const int sent = large ? kLargeCount : kCount;
   MPI_Datatype every_other = MPI_INT;
   if (vector) {
     MPI_Type_vector(kCount, 1, 2, MPI_INT, &every_other);
     MPI_Type_commit(&every_other);
   }
-  const int count = vector ? 1 : kCount;
+  const int count = vector ? 1 : sent;
   if (rank == 1) {
-    int got[kCount];
-    MPI_Recv(got, kCount, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int got[kLargeCount];
+    MPI_Recv(got, sent, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (strstr(mode, "_write") == NULL || strcmp(mode, "vector_gap_write") == 0)
       for (int i = 0; i < kCount; ++i) expect(got[i], vector ? 2 * i : i);
   } else if (rank == 0 && strcmp(mode, "persistent_write") == 0) {
@@ -72,6 +76,7 @@ static void exchange(const char* mode, int rank) {
     MPI_Isend(data, count, every_other, 1, 5, MPI_COMM_WORLD, &request); /* mpisentry: isend */
     int sum = 0;
     if (strcmp(mode, "isend_write") == 0) data[3] = 99;
+    if (large) data[kLargeCount - 1] = 99;
     if (strcmp(mode, "vector_write") == 0) data[4] = 99;      /* the third int sent */
     if (strcmp(mode, "vector_gap_write") == 0) data[5] = 99;  /* not sent */
     if (strcmp(mode, "read_only") == 0)

@@ -28,6 +28,8 @@ TEST_CASE("buffer_writes: a send buffer written before its operation completed i
       GENERATE(table<std::string, std::string, std::string, std::string, std::string>({
           {"isend_write", "MPI_Isend", R"(MPI_Isend\(buf=0x[0-9a-f]+, count=8, datatype=MPI_INT, dest=1, tag=5)",
            "exchange", "isend"},
+          {"isend_write_large", "MPI_Isend",
+           R"(MPI_Isend\(buf=0x[0-9a-f]+, count=1024, datatype=MPI_INT, dest=1, tag=5)", "exchange", "isend"},
           {"persistent_write", "MPI_Start of MPI_Send_init",
            R"(MPI_Send_init\(buf=0x[0-9a-f]+, count=8, datatype=MPI_INT, dest=1, tag=5)", "exchange", "send_init"},
           {"vector_write", "MPI_Isend", R"(MPI_Isend\(buf=0x[0-9a-f]+, count=1, datatype=)", "exchange", "isend"},
