@@ -133,6 +133,7 @@ TEST_CASE("install: the Debian package names the MPI it needs, and its files alo
   INFO(describe(depends));
   CHECK(depends.out.find(MPI_PACKAGE) != std::string::npos);  // found by dpkg-shlibdeps, not listed by hand
   CHECK(depends.out.find("libunwind8") != std::string::npos);
+  CHECK(depends.out.find("libxxhash0") != std::string::npos);
 
   // Unpacked into an empty root, as dpkg would install it under /.
   const fs::path root = workspace.dir() / "root";
