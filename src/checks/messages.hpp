@@ -101,8 +101,8 @@ void finish_messages();
 // A message that `function` sent from `call_site` (at its start, for a
 // nonblocking send); `data`: its send buffer's checksum, when
 // summing_sends() took it (by reference: an optional by value is built
-// narrow on the stack and read back wide, which waits). Returns the record's number for cancelled_send
-// (0: none was kept).
+// narrow on the stack and read back wide, which waits). Returns the
+// record's number for cancelled_send (0: none was kept).
 std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                    const void* call_site, const BufferChecksum& data);
 
