@@ -28,10 +28,10 @@ int marked_line(const Program& program, const std::string& mark);
 inline constexpr int kDeadlockTimeoutSeconds = 3;
 inline const std::string kDeadlockTimeout = std::to_string(kDeadlockTimeoutSeconds) + "s";
 inline const std::vector<std::string> kDeadlockOptions = {"--deadlock-timeout", kDeadlockTimeout};
-// How long the correct programs' busy rank computes, in seconds: well past
-// the timeout, so that a checker that took waiting for a busy rank as a
-// deadlock would report one.
-inline const std::string kLongComputation = std::to_string(3 * kDeadlockTimeoutSeconds);
+// How long the correct programs' busy rank computes, in seconds: twice the
+// timeout, so that a checker that took waiting for a busy rank as a deadlock
+// would report one, about half a second after the timeout, while it computes.
+inline const std::string kLongComputation = std::to_string(2 * kDeadlockTimeoutSeconds);
 // The most a detected deadlock may take from the job's start to its end.
 inline constexpr double kDeadlockJobSeconds = 30;
 

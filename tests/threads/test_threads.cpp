@@ -135,7 +135,7 @@ TEST_CASE("join_waits join and cond: workers wait in MPI_Recv for tags never sen
   CHECK(blocked_seconds < kDeadlockTimeoutSeconds + 3);
 }
 
-TEST_CASE("join_waits join-correct: the same shape, one worker computes three times DEADLOCK-TIMEOUT, then sends",
+TEST_CASE("join_waits join-correct: the same shape, one worker computes twice DEADLOCK-TIMEOUT, then sends",
           "[clean][threads]") {
   Workspace workspace;
   const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(join_waits), kDeadlockOptions,

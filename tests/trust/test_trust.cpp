@@ -89,7 +89,7 @@ void check_cycle(const JobResult& result, const std::vector<int>& ranks) {
 
 }  // namespace
 
-// ---- Correct programs: a rank computes for 3x the timeout, others wait ----
+// ---- Correct programs: a rank computes for twice the timeout, others wait ----
 
 TEST_CASE("halo_late: neighbours of a late rank wait in Waitall with a 1 MB send pending", "[trust][clean]") {
   check_correct(4, TEST_PROGRAM(halo_late));
