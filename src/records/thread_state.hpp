@@ -28,7 +28,7 @@ class ThreadState {
     current_.store(record);
     entered_.store(entered_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
-  void leave(bool progressed) noexcept {
+  [[gnu::always_inline]] void leave(bool progressed) noexcept {
     if (progressed) progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     left_.store(left_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
@@ -104,8 +104,9 @@ inline ThreadState& this_thread_state() noexcept {
 }
 
 // What every wrapper does as the call starts: completes the record and marks
-// the calling thread as inside the call.
-inline ThreadState& enter_call(CallRecord& record, FunctionId function) noexcept {
+// the calling thread as inside the call. Always inlined, like leave(), so
+// that the record's size is known where it is built (CallRecord::used_bytes).
+[[gnu::always_inline]] inline ThreadState& enter_call(CallRecord& record, FunctionId function) noexcept {
   record.function = function;
   ThreadState& self = this_thread_state();
   self.enter(record);
