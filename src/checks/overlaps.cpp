@@ -1,7 +1,8 @@
 #include "checks/overlaps.hpp"
 
 #include <algorithm>
-#include <mutex>
+#include <atomic>
+#include <bit>
 #include <optional>
 
 #include <fmt/format.h>
@@ -24,18 +25,78 @@ struct Span {
   std::uintptr_t low = 0, high = 0;
 };
 
+// The tables are split by address into shards, each with its own lock, so
+// that threads whose buffers lie apart do not wait for each other. Memory is
+// cut into granules of 64 KiB, each granule hashed to a shard; a buffer is
+// kept in the shards of every granule it touches (all of them past 16
+// granules), so two buffers that share a byte share a shard.
+constexpr unsigned kShardBits = 4;
+constexpr unsigned kShards = 1u << kShardBits;
+constexpr unsigned kGranuleBits = 16;
+using ShardSet = std::uint16_t;
+static_assert(sizeof(ShardSet) * 8 == kShards);
+constexpr ShardSet kAllShards = static_cast<ShardSet>(~0u);
+
 // Reads apart from writes: a new buffer MPI reads is compared only with the
 // writes, so that many sends from one buffer cost no search among each
 // other.
+struct alignas(64) Shard {  // a cache line of its own, as the requests' shards
+  SpinMutex mutex;  // at MPI_THREAD_MULTIPLE
+  PendingSpans reads, writes;
+};
+
 struct State {
   bool multiple_threads = false;
-  SpinMutex mutex;  // at MPI_THREAD_MULTIPLE: the RMA calls and the requests' shards share the tables
-  PendingSpans reads, writes;
+  Shard shards[kShards];
 };
 
 State& state() {
   static State* const instance = new State;  // never destroyed: wrappers may run during exit
   return *instance;
+}
+
+ShardSet shards_of(const Span& span) {
+  const std::uintptr_t first = span.low >> kGranuleBits, last = (span.high - 1) >> kGranuleBits;
+  if (last - first >= kShards) return kAllShards;
+  ShardSet set = 0;
+  for (std::uintptr_t granule = first; granule <= last; ++granule)
+    set |= static_cast<ShardSet>(1u << ((granule * 0x9E3779B97F4A7C15ull) >> (64 - kShardBits)));
+  return set;
+}
+
+// Calls visit(Shard&) for each shard of `set`, in ascending order.
+template <typename Visit>
+void for_each_shard(State& s, ShardSet set, Visit&& visit) {
+  for (unsigned bits = set; bits != 0; bits &= bits - 1) visit(s.shards[std::countr_zero(bits)]);
+}
+
+// Holds the locks of a set of shards, taken in ascending order (so that two
+// sets never wait for each other in a cycle), when threads share the tables.
+class ShardLocks {
+ public:
+  ShardLocks(State& s, ShardSet set) : state_(s), set_(s.multiple_threads ? set : 0) {
+    for_each_shard(state_, set_, [](Shard& shard) { shard.mutex.lock(); });
+  }
+  ~ShardLocks() {
+    for_each_shard(state_, set_, [](Shard& shard) { shard.mutex.unlock(); });
+  }
+  ShardLocks(const ShardLocks&) = delete;
+  ShardLocks& operator=(const ShardLocks&) = delete;
+
+ private:
+  State& state_;
+  ShardSet set_;
+};
+
+// A kept buffer's order, unique among the buffers of all threads without a
+// counter they share: the thread's number in the high bits.
+std::atomic<std::uint64_t> threads_ordering{0};
+constinit thread_local std::uint64_t next_order_of_thread __attribute__((tls_model("initial-exec"))) = 0;
+
+std::uint64_t next_order() {
+  if (next_order_of_thread == 0)
+    next_order_of_thread = (threads_ordering.fetch_add(1, std::memory_order_relaxed) + 1) << 40;
+  return next_order_of_thread++;
 }
 
 // The bytes of `count` elements of `type` at `buffer` when the type lays
@@ -71,13 +132,15 @@ void report_overlap(const Span& span, BufferUse use, FunctionId function, const 
   report(std::move(finding), /*own_stack=*/true);
 }
 
-// The first pending buffer that conflicts with `span` used as `use`, under
-// the lock.
-const PendingBuffer* conflicting(const State& s, const Span& span, BufferUse use) {
-  if (const PendingBuffer* write = s.writes.first_overlapping(span.low, span.high)) return write;
+// The first pending buffer of the shard that conflicts with `span` used as
+// `use`, under the shard's lock.
+const PendingBuffer* conflicting(const Shard& shard, const Span& span, BufferUse use) {
+  if (const PendingBuffer* write = shard.writes.first_overlapping(span.low, span.high)) return write;
   if (use == BufferUse::Read) return nullptr;
-  return s.reads.first_overlapping(span.low, span.high);
+  return shard.reads.first_overlapping(span.low, span.high);
 }
+
+PendingSpans& table_of(Shard& shard, BufferUse use) { return use == BufferUse::Write ? shard.writes : shard.reads; }
 
 // Compares the buffer with the pending ones and reports the first conflict;
 // with `kept`, the buffer stays pending until released.
@@ -86,22 +149,29 @@ void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Data
   const std::optional<Span> span = span_of(buffer, count, type);
   if (!span) return;
   State& s = state();
-  // Copied out only when found, to report after the lock (the table may
+  const ShardSet shards = shards_of(*span);
+  const std::uint64_t order = kept ? next_order() : 0;
+  // Copied out only when found, to report after the locks (the table may
   // move it): an optional assigned every call is written narrow and read
   // back wide, which waits (store forwarding fails).
   PendingBuffer conflict;
   bool found = false;
   {
-    const LockIfMultiple guard(s.mutex, s.multiple_threads);
-    if (const PendingBuffer* earlier = conflicting(s, *span, use)) {
-      conflict = *earlier;
-      found = true;
-    }
-    if (kept) {
-      kept->table = use == BufferUse::Write ? &s.writes : &s.reads;
-      kept->low = span->low;
-      kept->order = kept->table->add(span->low, span->high, use, function, call_site);
-    }
+    const ShardLocks locks(s, shards);
+    for_each_shard(s, shards, [&](Shard& shard) {
+      if (!found)
+        if (const PendingBuffer* earlier = conflicting(shard, *span, use)) {
+          conflict = *earlier;
+          found = true;
+        }
+      if (kept) table_of(shard, use).add(span->low, span->high, use, function, call_site, order);
+    });
+  }
+  if (kept) {
+    kept->shards = shards;
+    kept->use = use;
+    kept->low = span->low;
+    kept->order = order;
   }
   if (found) report_overlap(*span, use, function, conflict);
 }
@@ -119,12 +189,11 @@ void buffer_taken(TakenBuffer& taken, const void* buffer, std::int64_t count, MP
 }
 
 void buffer_released(TakenBuffer& taken) {
-  if (!taken.table) return;
   State& s = state();
-  {
-    const LockIfMultiple guard(s.mutex, s.multiple_threads);
-    taken.table->remove(taken.low, taken.order);
-  }
+  for_each_shard(s, taken.shards, [&](Shard& shard) {
+    const LockIfMultiple guard(shard.mutex, s.multiple_threads);
+    table_of(shard, taken.use).remove(taken.low, taken.order);
+  });
   taken = {};
 }
 

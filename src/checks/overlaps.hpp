@@ -33,9 +33,10 @@ void start_overlaps(bool on, bool multiple_threads);
 inline bool watching_overlaps() noexcept { return detail::watching_overlaps; }
 
 // What buffer_taken kept, for its owner to hand back to buffer_released:
-// empty when nothing was kept.
+// empty (no shards) when nothing was kept.
 struct TakenBuffer {
-  PendingSpans* table = nullptr;
+  std::uint16_t shards = 0;  // the tables' shards that keep it, one bit each
+  BufferUse use = BufferUse::Read;
   std::uintptr_t low = 0;
   std::uint64_t order = 0;
 };

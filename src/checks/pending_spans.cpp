@@ -15,16 +15,19 @@ constexpr std::size_t kNearEnd = 4;
 
 }  // namespace
 
-std::uint64_t PendingSpans::add(std::uintptr_t low, std::uintptr_t high, BufferUse use, FunctionId function,
-                                const void* call_site) {
-  const std::uint64_t order = next_order_++;
+bool PendingSpans::before(std::uintptr_t low, std::uint64_t order, const Slot& s) {
+  return low < s.buffer.low || (low == s.buffer.low && order < s.order);
+}
+
+void PendingSpans::add(std::uintptr_t low, std::uintptr_t high, BufferUse use, FunctionId function,
+                       const void* call_site, std::uint64_t order) {
   longest_ = std::max(longest_, high - low);
-  // Its place: after every slot of a lower first byte or of the same one
-  // (started earlier); mostly the end.
+  // Its place: after every slot of a lower (first byte, order); mostly the
+  // end.
   auto at = slots_.end();
-  if (!slots_.empty() && slots_.back().buffer.low > low)
-    at = std::upper_bound(slots_.begin(), slots_.end(), low,
-                          [](std::uintptr_t value, const Slot& s) { return value < s.buffer.low; });
+  if (!slots_.empty() && before(low, order, slots_.back()))
+    at = std::upper_bound(slots_.begin(), slots_.end(), std::pair{low, order},
+                          [](const auto& key, const Slot& s) { return before(key.first, key.second, s); });
   // A tombstone on either side of that place keeps the order when reused.
   Slot* slot = nullptr;
   if (at != slots_.begin() && std::prev(at)->released)
@@ -41,7 +44,6 @@ std::uint64_t PendingSpans::add(std::uintptr_t low, std::uintptr_t high, BufferU
   slot->buffer.call_site = call_site;
   slot->order = order;
   slot->released = false;
-  return order;
 }
 
 void PendingSpans::remove(std::uintptr_t low, std::uint64_t order) {

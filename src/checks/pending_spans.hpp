@@ -1,12 +1,12 @@
 // The pending buffers of LOCAL:MEMORY:OVERLAP, one table for those MPI reads
-// and one for those it writes: a vector sorted by (first byte, start order).
-// A program mostly starts its operations on ascending addresses and
+// and one for those it writes: a vector sorted by (first byte, order), the
+// order a number the caller gives each buffer, unique among the buffers
+// kept. A program mostly starts its operations on ascending addresses and
 // completes them together (a window of Isends and Irecvs, then a Waitall),
 // which a sorted vector serves by appending, where a node-based tree takes
-// an allocation and a rebalance per buffer. A
-// released buffer stays as a tombstone, reused by a start beside it, until
-// half the table is tombstones; a table of tombstones only is emptied. Not
-// thread-safe.
+// an allocation and a rebalance per buffer. A released buffer stays as a
+// tombstone, reused by a start beside it, until half the table is
+// tombstones; a table of tombstones only is emptied. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -28,13 +28,12 @@ struct PendingBuffer {
 
 class PendingSpans {
  public:
-  // Keeps the buffer [low, high) (high > low) until removed; returns its
-  // start order, which remove() needs with `low`. Its fields come one by one:
-  // a PendingBuffer the caller has just written, read back as one, would
-  // wait for its stores (a wide load spanning narrow stores is not
-  // forwarded).
-  std::uint64_t add(std::uintptr_t low, std::uintptr_t high, BufferUse use, FunctionId function,
-                    const void* call_site);
+  // Keeps the buffer [low, high) (high > low) until removed with `low` and
+  // `order`. Its fields come one by one: a PendingBuffer the caller has just
+  // written, read back as one, would wait for its stores (a wide load
+  // spanning narrow stores is not forwarded).
+  void add(std::uintptr_t low, std::uintptr_t high, BufferUse use, FunctionId function, const void* call_site,
+           std::uint64_t order);
   void remove(std::uintptr_t low, std::uint64_t order);
   // The first kept buffer that shares a byte with [low, high), or null;
   // valid until the table changes.
@@ -48,10 +47,11 @@ class PendingSpans {
     std::uint64_t order = 0;
     bool released = false;
   };
+  // Whether (low, order) sorts before the slot.
+  static bool before(std::uintptr_t low, std::uint64_t order, const Slot& s);
   void compact();
   std::vector<Slot> slots_;
   std::size_t released_ = 0;
-  std::uint64_t next_order_ = 1;
   // The longest buffer kept since the table was last compacted: how far
   // before a span a kept buffer may start and still reach into it.
   std::uintptr_t longest_ = 0;

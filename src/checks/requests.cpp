@@ -59,7 +59,7 @@ std::uint64_t key_of(MPI_Request request) { return handle_slots::key_of(request)
 // with its lock; below it one shard serves, without locking.
 constexpr std::size_t kShards = 16;
 
-struct Shard {
+struct alignas(64) Shard {  // a cache line of its own: threads on other shards do not take it from each other
   SpinMutex mutex;
   LiveRequests live;
 };

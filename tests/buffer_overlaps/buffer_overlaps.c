@@ -2,6 +2,10 @@
  * ranks. argv[1], the erroneous uses (each on rank 1 but the RMA ones, on
  * rank 0):
  *   "irecv_irecv": two MPI_Irecv into the same ints before either is waited;
+ *   "irecv_straddle": the same, the first across a 64 KiB boundary, the
+ *     second after it, sharing 8 bytes;
+ *   "irecv_long": the same, the first into 2 MiB, the second into its last
+ *     32 bytes;
  *   "irecv_send": an MPI_Send from the ints a pending MPI_Irecv fills;
  *   "isend_recv": an MPI_Recv into the ints a pending MPI_Isend sends;
  *   "get_get": two MPI_Get into the same ints in one fence epoch;
@@ -30,6 +34,11 @@ static void expect(int got, int wanted) {
 
 static int is(const char* mode, const char* name) { return strcmp(mode, name) == 0; }
 
+/* Buffers whose bytes lie across 64 KiB boundaries, where the checker cuts
+ * its tables of pending buffers. */
+enum { kBoundaryInts = 65536 / sizeof(int), kWideInts = 32 * kBoundaryInts };
+static int wide[kWideInts] __attribute__((aligned(65536)));
+
 /* Rank 0 sends two messages of kCount ints (tags 1 and 2) to rank 1, which
  * receives them as the mode says. */
 static void two_receives(const char* mode, int rank) {
@@ -48,9 +57,18 @@ static void two_receives(const char* mode, int rank) {
     int got[2 * kCount];
     MPI_Request requests[2];
     const int halves = is(mode, "irecv_halves");
-    MPI_Irecv(got, vectors ? 1 : kCount, every_other, 0, 1, MPI_COMM_WORLD, &requests[0]); /* mpisentry: first_irecv */
-    MPI_Irecv(halves ? got + kCount : vectors ? got + 1 : got, vectors ? 1 : kCount, every_other, 0, 2,
-              MPI_COMM_WORLD, &requests[1]);
+    int *first = got, *second = halves ? got + kCount : vectors ? got + 1 : got;
+    int first_count = vectors ? 1 : kCount;
+    if (is(mode, "irecv_straddle")) {
+      first = wide + kBoundaryInts - kCount / 2;
+      second = wide + kBoundaryInts + 2;
+    } else if (is(mode, "irecv_long")) {
+      first = wide;
+      first_count = kWideInts;
+      second = wide + kWideInts - kCount;
+    }
+    MPI_Irecv(first, first_count, every_other, 0, 1, MPI_COMM_WORLD, &requests[0]); /* mpisentry: first_irecv */
+    MPI_Irecv(second, vectors ? 1 : kCount, every_other, 0, 2, MPI_COMM_WORLD, &requests[1]);
     MPI_Status statuses[2];
     MPI_Waitall(2, requests, statuses);
     for (int i = 0; i < kCount; ++i) {
@@ -130,7 +148,8 @@ int main(int argc, char** argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const char* mode = argc > 1 ? argv[1] : "irecv_halves";
-  if (is(mode, "irecv_irecv") || is(mode, "irecv_halves") || is(mode, "vectors"))
+  if (is(mode, "irecv_irecv") || is(mode, "irecv_straddle") || is(mode, "irecv_long") || is(mode, "irecv_halves") ||
+      is(mode, "vectors"))
     two_receives(mode, rank);
   else if (strncmp(mode, "get", 3) == 0 || strncmp(mode, "put", 3) == 0)
     one_sided(mode, rank);

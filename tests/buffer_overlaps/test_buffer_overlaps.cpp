@@ -27,6 +27,10 @@ TEST_CASE("buffer_overlaps: a pending operation's bytes used by another where MP
       GENERATE(table<std::string, std::string, std::string, std::string, std::string>({
           {"irecv_irecv", "1", "MPI_Irecv writes 32 bytes at 0x[0-9a-f]+ that MPI_Irecv, still pending, writes\\.",
            "two_receives", "first_irecv"},
+          {"irecv_straddle", "1", "MPI_Irecv writes 8 bytes at 0x[0-9a-f]+ that MPI_Irecv, still pending, writes\\.",
+           "two_receives", "first_irecv"},
+          {"irecv_long", "1", "MPI_Irecv writes 32 bytes at 0x[0-9a-f]+ that MPI_Irecv, still pending, writes\\.",
+           "two_receives", "first_irecv"},
           {"irecv_send", "1", "MPI_Send reads 32 bytes at 0x[0-9a-f]+ that MPI_Irecv, still pending, writes\\.",
            "pending_and_other", "irecv"},
           {"isend_recv", "1", "MPI_Recv writes 32 bytes at 0x[0-9a-f]+ that MPI_Isend, still pending, reads\\.",

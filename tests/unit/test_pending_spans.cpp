@@ -1,6 +1,7 @@
 // PendingSpans, LOCAL:MEMORY:OVERLAP's tables of pending buffers: what a
 // lookup finds agrees with a plain list of the buffers kept, whatever the
-// order of starts and releases, through tombstones and compaction.
+// order of starts and releases and of the orders given, through tombstones
+// and compaction.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -44,7 +45,10 @@ TEST_CASE("pending spans: a lookup finds a kept buffer exactly when one shares a
       table.remove(kept[which].buffer.low, kept[which].order);
       kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(which));
     } else if (kept.size() < 300) {
-      kept.push_back({{low, high}, table.add(low, high, BufferUse::Write, FunctionId::Irecv, nullptr)});
+      // Orders unique but not ascending, as the threads' own counters give them.
+      const std::uint64_t order = (step % 3 == 0 ? 1ull << 40 : 2ull << 40) + static_cast<std::uint64_t>(step);
+      table.add(low, high, BufferUse::Write, FunctionId::Irecv, nullptr, order);
+      kept.push_back({{low, high}, order});
     }
     REQUIRE(table.size() == kept.size());
   }
@@ -53,7 +57,11 @@ TEST_CASE("pending spans: a lookup finds a kept buffer exactly when one shares a
 TEST_CASE("pending spans: buffers of one first byte are released one by one", "[pending_spans]") {
   PendingSpans table;
   std::vector<std::uint64_t> orders;
-  for (int i = 0; i < 100; ++i) orders.push_back(table.add(64, 72, BufferUse::Read, FunctionId::Isend, nullptr));
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    // Two threads' orders, interleaved: each ascends, together they do not.
+    orders.push_back((i % 2 == 0 ? 2ull << 40 : 1ull << 40) + i);
+    table.add(64, 72, BufferUse::Read, FunctionId::Isend, nullptr, orders.back());
+  }
   for (std::size_t i = 0; i < orders.size(); i += 2) table.remove(64, orders[i]);
   CHECK(table.size() == 50);
   table.remove(64, orders[0]);  // released before: nothing changes
@@ -68,8 +76,9 @@ TEST_CASE("pending spans: buffers of one first byte are released one by one", "[
 
 TEST_CASE("pending spans: a long buffer released is found no more, the short ones still are", "[pending_spans]") {
   PendingSpans table;
-  const std::uint64_t long_one = table.add(0x1000, 0x101000, BufferUse::Write, FunctionId::Irecv, nullptr);
-  const std::uint64_t short_one = table.add(0x200000, 0x200008, BufferUse::Write, FunctionId::Irecv, nullptr);
+  const std::uint64_t long_one = 1, short_one = 2;
+  table.add(0x1000, 0x101000, BufferUse::Write, FunctionId::Irecv, nullptr, long_one);
+  table.add(0x200000, 0x200008, BufferUse::Write, FunctionId::Irecv, nullptr, short_one);
   CHECK(table.first_overlapping(0x100ff8, 0x101008) != nullptr);
   table.remove(0x1000, long_one);
   CHECK(table.first_overlapping(0x100ff8, 0x101008) == nullptr);
