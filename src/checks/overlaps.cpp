@@ -11,6 +11,7 @@
 #include "checks/messages.hpp"
 #include "checks/signature.hpp"
 #include "checks/thread_lock.hpp"
+#include "records/handle_slots.hpp"
 
 namespace mpisentry::checks {
 
@@ -30,8 +31,7 @@ struct Span {
 // cut into granules of 64 KiB, each granule hashed to a shard; a buffer is
 // kept in the shards of every granule it touches (all of them past 16
 // granules), so two buffers that share a byte share a shard.
-constexpr unsigned kShardBits = 4;
-constexpr unsigned kShards = 1u << kShardBits;
+constexpr std::size_t kShards = 16;
 constexpr unsigned kGranuleBits = 16;
 using ShardSet = std::uint16_t;
 static_assert(sizeof(ShardSet) * 8 == kShards);
@@ -60,7 +60,7 @@ ShardSet shards_of(const Span& span) {
   if (last - first >= kShards) return kAllShards;
   ShardSet set = 0;
   for (std::uintptr_t granule = first; granule <= last; ++granule)
-    set |= static_cast<ShardSet>(1u << ((granule * 0x9E3779B97F4A7C15ull) >> (64 - kShardBits)));
+    set |= static_cast<ShardSet>(1u << handle_slots::home_of<kShards>(granule));
   return set;
 }
 
@@ -90,12 +90,12 @@ class ShardLocks {
 
 // A kept buffer's order, unique among the buffers of all threads without a
 // counter they share: the thread's number in the high bits.
-std::atomic<std::uint64_t> threads_ordering{0};
+std::atomic<std::uint64_t> numbered_threads{0};
 constinit thread_local std::uint64_t next_order_of_thread __attribute__((tls_model("initial-exec"))) = 0;
 
 std::uint64_t next_order() {
   if (next_order_of_thread == 0)
-    next_order_of_thread = (threads_ordering.fetch_add(1, std::memory_order_relaxed) + 1) << 40;
+    next_order_of_thread = (numbered_threads.fetch_add(1, std::memory_order_relaxed) + 1) << 40;
   return next_order_of_thread++;
 }
 
