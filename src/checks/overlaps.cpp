@@ -40,7 +40,7 @@ constexpr ShardSet kAllShards = static_cast<ShardSet>(~0u);
 // Reads apart from writes: a new buffer MPI reads is compared only with the
 // writes, so that many sends from one buffer cost no search among each
 // other.
-struct alignas(64) Shard {  // a cache line of its own, as the requests' shards
+struct alignas(64) Shard {  // cache lines of its own, as the requests' shards
   SpinMutex mutex;  // at MPI_THREAD_MULTIPLE
   PendingSpans reads, writes;
 };
@@ -88,15 +88,23 @@ class ShardLocks {
   ShardSet set_;
 };
 
-// A kept buffer's order, unique among the buffers of all threads without a
-// counter they share: the thread's number in the high bits.
-std::atomic<std::uint64_t> numbered_threads{0};
-constinit thread_local std::uint64_t next_order_of_thread __attribute__((tls_model("initial-exec"))) = 0;
+// A kept buffer's order, unique among the buffers of all threads: a thread
+// takes its orders from a block of its own, and only a new block from the
+// counter all threads share.
+constexpr std::uint64_t kOrderBlock = std::uint64_t{1} << 16;
+std::atomic<std::uint64_t> orders_handed_out{0};
+struct OrderBlock {
+  std::uint64_t next = 0, end = 0;
+};
+constinit thread_local OrderBlock orders_of_thread __attribute__((tls_model("initial-exec")));
 
 std::uint64_t next_order() {
-  if (next_order_of_thread == 0)
-    next_order_of_thread = (numbered_threads.fetch_add(1, std::memory_order_relaxed) + 1) << 40;
-  return next_order_of_thread++;
+  OrderBlock& block = orders_of_thread;
+  if (block.next == block.end) {
+    block.next = orders_handed_out.fetch_add(kOrderBlock, std::memory_order_relaxed) + 1;  // never 0
+    block.end = block.next + kOrderBlock;
+  }
+  return block.next++;
 }
 
 // The bytes of `count` elements of `type` at `buffer` when the type lays
@@ -132,18 +140,22 @@ void report_overlap(const Span& span, BufferUse use, FunctionId function, const 
   report(std::move(finding), /*own_stack=*/true);
 }
 
-// The first pending buffer of the shard that conflicts with `span` used as
-// `use`, under the shard's lock.
-const PendingBuffer* conflicting(const Shard& shard, const Span& span, BufferUse use) {
-  if (const PendingBuffer* write = shard.writes.first_overlapping(span.low, span.high)) return write;
-  if (use == BufferUse::Read) return nullptr;
-  return shard.reads.first_overlapping(span.low, span.high);
+// `candidate` (a pending buffer found under its shard's lock, or null) into
+// `lowest` when it starts before what `lowest` holds (`found`: it holds one).
+// Copied only when found: an optional assigned every call is written narrow
+// and read back wide, which waits (store forwarding fails).
+void keep_lowest(const PendingBuffer* candidate, PendingBuffer& lowest, bool& found) {
+  if (candidate == nullptr || (found && candidate->low >= lowest.low)) return;
+  lowest = *candidate;
+  found = true;
 }
 
 PendingSpans& table_of(Shard& shard, BufferUse use) { return use == BufferUse::Write ? shard.writes : shard.reads; }
 
-// Compares the buffer with the pending ones and reports the first conflict;
-// with `kept`, the buffer stays pending until released.
+// Compares the buffer with the pending ones and reports one conflict, the
+// pending write that starts lowest, else (for a buffer MPI writes) the
+// pending read that does, whichever shards they are kept in; with `kept`,
+// the buffer stays pending until released.
 void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
              FunctionId function, const void* call_site) {
   const std::optional<Span> span = span_of(buffer, count, type);
@@ -151,19 +163,14 @@ void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Data
   State& s = state();
   const ShardSet shards = shards_of(*span);
   const std::uint64_t order = kept ? next_order() : 0;
-  // Copied out only when found, to report after the locks (the table may
-  // move it): an optional assigned every call is written narrow and read
-  // back wide, which waits (store forwarding fails).
-  PendingBuffer conflict;
-  bool found = false;
+  // Copied out under the locks, to report after them (a table may move them).
+  PendingBuffer write, read;
+  bool write_found = false, read_found = false;
   {
     const ShardLocks locks(s, shards);
     for_each_shard(s, shards, [&](Shard& shard) {
-      if (!found)
-        if (const PendingBuffer* earlier = conflicting(shard, *span, use)) {
-          conflict = *earlier;
-          found = true;
-        }
+      keep_lowest(shard.writes.first_overlapping(span->low, span->high), write, write_found);
+      if (use == BufferUse::Write) keep_lowest(shard.reads.first_overlapping(span->low, span->high), read, read_found);
       if (kept) table_of(shard, use).add(span->low, span->high, use, function, call_site, order);
     });
   }
@@ -173,7 +180,10 @@ void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Data
     kept->low = span->low;
     kept->order = order;
   }
-  if (found) report_overlap(*span, use, function, conflict);
+  if (write_found)
+    report_overlap(*span, use, function, write);
+  else if (read_found)
+    report_overlap(*span, use, function, read);
 }
 
 }  // namespace

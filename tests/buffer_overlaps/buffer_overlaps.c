@@ -6,6 +6,9 @@
  *     second after it, sharing 8 bytes;
  *   "irecv_long": the same, the first into 2 MiB, the second into its last
  *     32 bytes;
+ *   "irecv_over_both": at 8 boundaries of 64 KiB, an MPI_Irecv over both a
+ *     pending MPI_Isend's ints before the boundary and a pending MPI_Irecv's
+ *     after it;
  *   "irecv_send": an MPI_Send from the ints a pending MPI_Irecv fills;
  *   "isend_recv": an MPI_Recv into the ints a pending MPI_Isend sends;
  *   "get_get": two MPI_Get into the same ints in one fence epoch;
@@ -21,6 +24,7 @@
  *   "put_after_fence": the MPI_Put of get_put in the next epoch.
  * Prints what the correct modes received on rank 0. */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,7 +41,14 @@ static int is(const char* mode, const char* name) { return strcmp(mode, name) ==
 /* Buffers whose bytes lie across 64 KiB boundaries, where the checker cuts
  * its tables of pending buffers. */
 enum { kBoundaryInts = 65536 / sizeof(int), kWideInts = 32 * kBoundaryInts };
-static int wide[kWideInts] __attribute__((aligned(65536)));
+static int wide_space[kWideInts + 2 * kBoundaryInts];
+
+/* The n-th 64 KiB boundary in wide_space (n < 32) past its first kCount
+ * ints, wherever the loader put it. */
+static int* boundary(int n) {
+  const uintptr_t past = (uintptr_t)(wide_space + kCount);
+  return (int*)((past + 65535) / 65536 * 65536) + n * kBoundaryInts;
+}
 
 /* Rank 0 sends two messages of kCount ints (tags 1 and 2) to rank 1, which
  * receives them as the mode says. */
@@ -60,12 +71,12 @@ static void two_receives(const char* mode, int rank) {
     int *first = got, *second = halves ? got + kCount : vectors ? got + 1 : got;
     int first_count = vectors ? 1 : kCount;
     if (is(mode, "irecv_straddle")) {
-      first = wide + kBoundaryInts - kCount / 2;
-      second = wide + kBoundaryInts + 2;
+      first = boundary(0) - kCount / 2;
+      second = boundary(0) + 2;
     } else if (is(mode, "irecv_long")) {
-      first = wide;
+      first = boundary(0);
       first_count = kWideInts;
-      second = wide + kWideInts - kCount;
+      second = first + kWideInts - kCount;
     }
     MPI_Irecv(first, first_count, every_other, 0, 1, MPI_COMM_WORLD, &requests[0]); /* mpisentry: first_irecv */
     MPI_Irecv(second, vectors ? 1 : kCount, every_other, 0, 2, MPI_COMM_WORLD, &requests[1]);
@@ -77,6 +88,26 @@ static void two_receives(const char* mode, int rank) {
     }
   }
   if (vectors) MPI_Type_free(&every_other);
+}
+
+/* Rank 1, on MPI_COMM_SELF, at 8 boundaries b: an MPI_Isend from the 4 ints
+ * before b and an MPI_Irecv into the 4 ints from b + 4 are pending when an
+ * MPI_Irecv takes the 16 ints from b - 8. It uses the bytes of both; the
+ * checker names the pending write, whichever of its tables (cut at b) holds
+ * either. */
+static void over_both(int rank) {
+  if (rank != 1) return;
+  for (int n = 0; n < 8; ++n) {
+    int* b = boundary(n);
+    int other[4] = {1, 2, 3, 4};
+    MPI_Request requests[4];
+    MPI_Isend(b - 4, 4, MPI_INT, 0, 1, MPI_COMM_SELF, &requests[0]);
+    MPI_Irecv(b + 4, 4, MPI_INT, 0, 2, MPI_COMM_SELF, &requests[1]); /* mpisentry: pending_irecv */
+    MPI_Irecv(b - 8, 16, MPI_INT, 0, 1, MPI_COMM_SELF, &requests[2]);
+    MPI_Isend(other, 4, MPI_INT, 0, 2, MPI_COMM_SELF, &requests[3]);
+    MPI_Status statuses[4];
+    MPI_Waitall(4, requests, statuses);
+  }
 }
 
 /* Rank 0 sends kCount ints to rank 1 (tag 2) and receives kCount ints from
@@ -151,6 +182,8 @@ int main(int argc, char** argv) {
   if (is(mode, "irecv_irecv") || is(mode, "irecv_straddle") || is(mode, "irecv_long") || is(mode, "irecv_halves") ||
       is(mode, "vectors"))
     two_receives(mode, rank);
+  else if (is(mode, "irecv_over_both"))
+    over_both(rank);
   else if (strncmp(mode, "get", 3) == 0 || strncmp(mode, "put", 3) == 0)
     one_sided(mode, rank);
   else

@@ -52,6 +52,23 @@ TEST_CASE("buffer_overlaps: a pending operation's bytes used by another where MP
   CHECK(count_occurrences(result.err, "LOCAL:MEMORY:OVERLAP: error") == 1u);
 }
 
+TEST_CASE("buffer_overlaps: a buffer over a pending write and a pending read in two tables names the write",
+          "[memory]") {
+  // The pending Isend's bytes lie before each 64 KiB boundary, the pending
+  // Irecv's after it: their tables' shards come in either order, and the
+  // pending write is named at every boundary.
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(buffer_overlaps);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"irecv_over_both"});
+  CHECK(result.succeeded());
+  check_reported(result, {"^\\[1\\] ERROR: LOCAL:MEMORY:OVERLAP: error$",
+                          "MPI_Irecv writes 16 bytes at 0x[0-9a-f]+ that MPI_Irecv, still pending, writes\\.",
+                          frame_pattern("over_both", program.source, marked_line(program, "pending_irecv"))});
+  CHECK(count_occurrences(result.err, "LOCAL:MEMORY:OVERLAP: error") == 8u);
+  CHECK(count_occurrences(result.err, "that MPI_Irecv, still pending, writes.") == 8u);
+  CHECK(result.err.find("that MPI_Isend, still pending") == std::string::npos);
+}
+
 TEST_CASE("buffer_overlaps: two sends from one buffer, disjoint or interleaved receives and uses after completion "
           "are not reported",
           "[memory][clean]") {
