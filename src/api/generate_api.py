@@ -345,9 +345,9 @@ class Function:
             send = self.pmpi(self.via(0), a("sendbuf", "sendcount", "sendtype", "dest", "sendtag", "comm") + ", send")
             receive = self.pmpi(self.via(1), a("recvbuf", "recvcount", "recvtype", "source", "recvtag", "comm",
                                                "status"))
-            return (f"send_while_receiving([&](MPI_Request* send) {{ return {send}; }}, "
+            return (f"send_while_receiving(mode.patient_waits, [&](MPI_Request* send) {{ return {send}; }}, "
                     f"{a('source', 'recvtag', 'comm')},\n"
-                    f"                         [&] {{ return {receive}; }})")
+                    f"                         [&] {{ return {receive}; }}, [&] {{ self.receive_done(record); }})")
         if hook == "until_done":
             return f"until_done({self.test_lambda('flag')})"
         raise SpecError(f"MPI_{self.name}: unknown patient form {hook}")
@@ -467,8 +467,9 @@ class Function:
         statuses = a("statuses|status")
         layout = ("PerCompleted" if outcome == "some" else "PerRequest") if self.has("statuses") else "One"
         outputs = ", ".join(a(role + "|=nullptr") for role in ("flag", "index", "outcount", "indices"))
+        deactivates = "" if self.entry.get("check") != "complete_one_kept" else ", false"
         call = (f"Completion{{{self.id()}, {'false' if outcome == 'wait' else 'true'}, races::Kind::{kind}, {count}, "
-                f"{requests}, {statuses}, Completion::Layout::{layout}, {outputs}}}")
+                f"{requests}, {statuses}, Completion::Layout::{layout}, {outputs}{deactivates}}}")
         return f"outcomes::completion_outcome(self, mode.patient_waits, {call},\n{indent}  {lambda_})"
 
     def request_variable(self):
@@ -503,11 +504,14 @@ class Function:
             return self.checked(self.check(), f"\n{indent}{tested}")
         patient = self.patient()
         if patient is not None and self.entry.get("patient") != "plain":
-            condition = "mode.patient_waits"
+            # A send-receive runs as its halves whether patient or not, so that the monitor knows which is done.
+            halves = self.entry.get("patient") == "send_while_receiving"
+            condition = "true" if halves else "mode.patient_waits"
             if self.has("comm"):
                 # A call on MPI_COMM_NULL fails at once, and its error must be MPI's answer to the program's own
                 # call: Open MPI treats an MPI_Iprobe on MPI_COMM_NULL as fatal where MPI_Recv returns the error.
-                condition += f" && {self.arg('comm')} != MPI_COMM_NULL"
+                condition = (f"{self.arg('comm')} != MPI_COMM_NULL" if halves
+                         else condition + f" && {self.arg('comm')} != MPI_COMM_NULL")
             alternatives.append((condition, patient.replace("\n", "\n" + indent)))
         if "sync" in self.entry:
             alternatives.append(("mode.potential", self.pmpi(self.entry["sync"])))
@@ -568,6 +572,8 @@ def wrapper_text(fn, spec_name, spec_line):
     lines += ["  " + line for line in before]
     if p["wrapper"] == "waiting":
         lines += [f"  CallRecord record = {p['describe']};"]
+        if fn.entry.get("patient") == "send_while_receiving":
+            lines += [f"  if ({fn.arg('comm')} != MPI_COMM_NULL) record.halves = Halves::ReceivePending;"]
         if p["converted"] != "false":
             lines += [f"  record.converted_send = {p['converted']};"]
         if p["tested"]:

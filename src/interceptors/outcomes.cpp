@@ -3,15 +3,33 @@
 namespace mpisentry::outcomes {
 
 std::vector<int> completed_indices(const Completion& call) {
-  if (call.flag && !*call.flag) return {};
-  if (call.index) return *call.index == MPI_UNDEFINED ? std::vector<int>{} : std::vector<int>{*call.index};
-  if (call.outcount) {
-    if (*call.outcount == MPI_UNDEFINED) return {};
-    return std::vector<int>(call.indices, call.indices + *call.outcount);
-  }
-  std::vector<int> all(call.layout == Completion::Layout::One ? 1 : static_cast<std::size_t>(call.count));
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-  return all;
+  std::vector<int> done;
+  for_each_completed(call, [&done](int index) { done.push_back(index); });
+  return done;
+}
+
+CompletedRequests::CompletedRequests(const Completion& call) {
+  if (!call.deactivates || call.requests == nullptr || call.count <= 0) return;
+  count_ = call.count;
+  concurrent_ = requests().concurrent_writers();
+  const int inline_count = std::min(count_, kCopiedRequests);
+  std::copy_n(call.requests, inline_count, handles_);
+  if (count_ > kCopiedRequests) more_handles_.assign(call.requests + kCopiedRequests, call.requests + count_);
+  if (!concurrent_) return;
+  for (int i = 0; i < inline_count; ++i) seen_[i] = requests().see(handles_[i]);
+  for (const MPI_Request handle : more_handles_) more_seen_.push_back(requests().see(handle));
+}
+
+void CompletedRequests::done(int result, const Completion& call) const {
+  if (count_ == 0 || result != MPI_SUCCESS) return;
+  for_each_completed(call, [this](int index) {
+    if (index < 0 || index >= count_) return;
+    const auto more = static_cast<std::size_t>(index - kCopiedRequests);
+    if (concurrent_)
+      requests().complete(index < kCopiedRequests ? seen_[index] : more_seen_[more]);
+    else
+      requests().complete(index < kCopiedRequests ? handles_[index] : more_handles_[more]);
+  });
 }
 
 races::Event event_of(const Completion& call) {

@@ -38,12 +38,55 @@ struct Completion {
   int* index = nullptr;     // Waitany, Testany
   int* outcount = nullptr;  // Waitsome, Testsome
   int* indices = nullptr;
+  // It frees or deactivates what it completes (not MPI_Request_get_status).
+  bool deactivates = true;
 };
 
 namespace outcomes {
 
+// Calls visit(index) for each request the call completed, by index into its
+// array, as its outputs say.
+template <typename Visit>
+void for_each_completed(const Completion& call, Visit&& visit) {
+  if (call.flag && !*call.flag) return;
+  if (call.index) {
+    if (*call.index != MPI_UNDEFINED) visit(*call.index);
+    return;
+  }
+  if (call.outcount) {
+    if (*call.outcount != MPI_UNDEFINED)
+      for (int k = 0; k < *call.outcount; ++k) visit(call.indices[k]);
+    return;
+  }
+  const int all = call.layout == Completion::Layout::One ? 1 : call.count;
+  for (int i = 0; i < all; ++i) visit(i);
+}
+
 // The requests the call completed, by index into its array, as it says.
 std::vector<int> completed_indices(const Completion& call);
+
+// The requests a successful Wait or Test completes leave the request
+// table's active set (RequestTable::complete). Their handles are taken
+// before the call, which sets a completed one to MPI_REQUEST_NULL; at
+// MPI_THREAD_MULTIPLE, where another thread may get a handle again as soon
+// as MPI completes it, each entry as it was then (RequestTable::see). A call
+// that fails leaves them active: more than is, never less.
+class CompletedRequests {
+ public:
+  explicit CompletedRequests(const Completion& call);
+  CompletedRequests(const CompletedRequests&) = delete;
+  CompletedRequests& operator=(const CompletedRequests&) = delete;
+  void done(int result, const Completion& call) const;
+
+ private:
+  int count_ = 0;
+  bool concurrent_ = false;
+  // The first kCopiedRequests in place, the rest (rare) on the heap.
+  MPI_Request handles_[kCopiedRequests];
+  RequestTable::Seen seen_[kCopiedRequests];
+  std::vector<MPI_Request> more_handles_;
+  std::vector<RequestTable::Seen> more_seen_;
+};
 
 // Recording: the event the call's outputs are.
 races::Event event_of(const Completion& call);
@@ -167,9 +210,11 @@ int replayed_completion(ThreadState& self, bool patient, Completion& call, Forwa
 // recorded, or both (a run of --explore records what its replay forces).
 template <typename Forward>
 int completion_outcome(ThreadState& self, bool patient, Completion call, Forward&& forward) {
-  if (!races::on()) return forward();
+  const CompletedRequests completed(call);
   const auto run = [&] { return races::replaying() ? replayed_completion(self, patient, call, forward) : forward(); };
-  return races::recording() ? recorded_completion(call, run) : run();
+  const int result = !races::on() ? forward() : races::recording() ? recorded_completion(call, run) : run();
+  completed.done(result, call);
+  return result;
 }
 
 // MPI_Iprobe and MPI_Improbe replayed: "nothing" is answered at once; a

@@ -93,17 +93,33 @@ int receive_when_ready(int source, int tag, MPI_Comm comm, Receive receive) {
   return probed != MPI_SUCCESS ? probed : receive();
 }
 
-// MPI_Sendrecv made patient: start_send(&request) starts the send, the
-// receive goes as in receive_when_ready, then the send is completed. The
-// receive's error comes first, as it is the likelier one.
-template <typename StartSend, typename Receive>
-int send_while_receiving(StartSend start_send, int source, int tag, MPI_Comm comm, Receive receive) {
+// MPI_Sendrecv as its halves, so that the monitor knows which is done:
+// start_send(&request) starts the send, the receive goes as in
+// receive_when_ready, received() tells that it is done, then the send is
+// completed; with patient pauses or spinning as MPI's own call would. The
+// receive's error comes first, as it is the likelier one. MPI defines the
+// call as its two halves run concurrently (MPI 4.0, 3.10), and point-to-point
+// calls of either form match each other, so no other rank can tell.
+template <typename StartSend, typename Receive, typename Received>
+int send_while_receiving(bool patient, StartSend start_send, int source, int tag, MPI_Comm comm, Receive receive,
+                         Received received) {
   MPI_Request send = MPI_REQUEST_NULL;
   const int started = start_send(&send);
   if (started != MPI_SUCCESS) return started;
-  const int received = receive_when_ready(source, tag, comm, receive);
-  const int sent = complete(send, MPI_STATUS_IGNORE);
-  return received != MPI_SUCCESS ? received : sent;
+  PatientPauses pauses;
+  const auto between = [&] {
+    if (patient) pauses.after_test();
+  };
+  const int probed =
+      test_until([&](int* ready) { return PMPI_Iprobe(source, tag, comm, ready, MPI_STATUS_IGNORE); }, between);
+  const int got = probed != MPI_SUCCESS ? probed : receive();
+  received();
+  int sent = test_until([&](int* done) { return PMPI_Test(&send, done, MPI_STATUS_IGNORE); }, between);
+  if (sent != MPI_SUCCESS && send != MPI_REQUEST_NULL) {
+    PMPI_Cancel(&send);
+    PMPI_Request_free(&send);
+  }
+  return got != MPI_SUCCESS ? got : sent;
 }
 
 }  // namespace mpisentry

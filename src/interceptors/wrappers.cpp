@@ -300,9 +300,10 @@ MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
 }
 
 // Persistent starts and frees only change the state of requests that their
-// start recorded; the request checks follow it.
+// start recorded: active in the request table, and in the request checks.
 MPISENTRY_API int MPI_Start(MPI_Request* request) {
   const int result = PMPI_Start(request);
+  if (result == MPI_SUCCESS && request) requests().activate(*request);
   if (result == MPI_SUCCESS && checks::tracking()) checks::restarted(1, request, MPISENTRY_CALL_SITE);
   if (result == MPI_SUCCESS && comm_log::on()) comm_log::restarted(1, request, MPISENTRY_CALL_SITE);
   return result;
@@ -310,6 +311,8 @@ MPISENTRY_API int MPI_Start(MPI_Request* request) {
 
 MPISENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[]) {
   const int result = PMPI_Startall(count, array_of_requests);
+  if (result == MPI_SUCCESS && array_of_requests)
+    for (int i = 0; i < count; ++i) requests().activate(array_of_requests[i]);
   if (result == MPI_SUCCESS && checks::tracking())
     checks::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
   if (result == MPI_SUCCESS && comm_log::on()) comm_log::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
@@ -324,8 +327,12 @@ MPISENTRY_API int MPI_Type_free(MPI_Datatype* datatype) {
   return checks::freed_by(PMPI_Type_free, checks::HandleKind::Datatype, datatype);
 }
 
+// An active request goes on after MPI_Request_free, with no handle: it is
+// kept as active for good (RequestTable::release), before MPI may hand the
+// handle out again.
 MPISENTRY_API int MPI_Request_free(MPI_Request* request) {
   if (checks::tracking() && request) checks::freeing(*request);
+  if (request) requests().release(*request);
   return PMPI_Request_free(request);
 }
 

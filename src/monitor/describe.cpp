@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -75,31 +76,50 @@ PointToPoint point_to_point_wait(const CallRecord& op, const CommunicatorLookup&
       return {WaitMode::All, *sources, fmt::format("{} waits for its source, rank {}", name, sources->front())};
     }
     case CallShape::SendReceive: {
-      // One half or both are not done, and which is unknown: either peer may
-      // be the one it waits for.
       const auto dest = from(op.peer);
       const auto sources = from(op.source);
       if (!dest || !sources) return wait;
+      const std::string source_text = op.source == MPI_ANY_SOURCE ? std::string("MPI_ANY_SOURCE")
+                                      : sources->empty()          ? std::string("MPI_PROC_NULL")
+                                                                  : std::to_string(sources->front());
+      const std::string dest_text = dest->empty() ? std::string("MPI_PROC_NULL") : std::to_string(dest->front());
+      switch (op.halves) {
+        case Halves::SendPending:
+          if (dest->empty()) return wait;
+          return {WaitMode::All, *dest,
+                  fmt::format("{} waits for its receiver, rank {}: its receive from {} is done", name, dest_text,
+                              source_text)};
+        case Halves::ReceivePending:
+          if (sources->empty()) return wait;
+          if (op.source == MPI_ANY_SOURCE)
+            return {WaitMode::Any, *sources,
+                    fmt::format("{} waits for its receive from MPI_ANY_SOURCE, from any rank of {}", name, info->name)};
+          return {WaitMode::All, *sources,
+                  fmt::format("{} waits for its receive from its source, rank {}", name, source_text)};
+        case Halves::Either: break;
+      }
+      // One half or both are not done, and which is unknown: either peer may
+      // be the one it waits for.
       std::set<int> either(sources->begin(), sources->end());
       either.insert(dest->begin(), dest->end());
       if (either.empty()) return wait;
       wait.ranks.assign(either.begin(), either.end());
       wait.mode = wait.ranks.size() == 1 ? WaitMode::All : WaitMode::Any;
       wait.reason = fmt::format("{} waits for its send to {} or its receive from {}: one of them is not done", name,
-                                dest->empty() ? "MPI_PROC_NULL" : std::to_string(dest->front()),
-                                op.source == MPI_ANY_SOURCE ? std::string("MPI_ANY_SOURCE")
-                                : sources->empty()          ? std::string("MPI_PROC_NULL")
-                                                            : std::to_string(sources->front()));
+                                dest_text, source_text);
       return wait;
     }
     default: return wait;
   }
 }
 
-void add_messages(const CallRecord& op, const CommunicatorLookup& communicator, std::vector<PendingMessage>& out) {
+// The point-to-point parts of `op`; `alone`: its completion may be all the
+// call needs (PendingMessage::may_end_call).
+void add_messages(const CallRecord& op, const CommunicatorLookup& communicator, std::vector<PendingMessage>& out,
+                  bool alone) {
   const std::optional<comms::Info> info = communicator(op);
   if (!info || info->id == 0) return;
-  const auto add_one = [&](bool send, int peer, int tag) {
+  const auto add_one = [&](bool send, int peer, int tag, bool may_end_call) {
     if (peer == MPI_PROC_NULL) return;
     int world = PendingMessage::kAny;
     if (peer != MPI_ANY_SOURCE) {
@@ -107,15 +127,18 @@ void add_messages(const CallRecord& op, const CommunicatorLookup& communicator, 
       if (!found) return;
       world = *found;
     }
-    out.push_back({send, world, tag == MPI_ANY_TAG ? PendingMessage::kAny : tag, info->id});
+    out.push_back({send, world, tag == MPI_ANY_TAG ? PendingMessage::kAny : tag, info->id, may_end_call});
   };
   switch (op.shape) {
-    case CallShape::Send: add_one(true, op.peer, op.tag); break;
+    case CallShape::Send: add_one(true, op.peer, op.tag, alone); break;
     case CallShape::Receive:
-    case CallShape::Probe: add_one(false, op.peer, op.tag); break;
+    case CallShape::Probe: add_one(false, op.peer, op.tag, alone); break;
+    // The halves that may be incomplete: with the receive pending, the send
+    // may be under way or done, so the receive may be all it needs; with the
+    // halves unknown, either may be, whatever else the call waits on.
     case CallShape::SendReceive:
-      add_one(true, op.peer, op.tag);
-      add_one(false, op.source, op.recv_tag);
+      add_one(true, op.peer, op.tag, op.halves == Halves::Either || (alone && op.halves == Halves::SendPending));
+      if (op.halves != Halves::SendPending) add_one(false, op.source, op.recv_tag, op.halves == Halves::Either || alone);
       break;
     default: break;
   }
@@ -275,7 +298,7 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
     }
     ++incomplete;
     w.converted_send = w.converted_send || request.started.converted_send;
-    add_messages(request.started, communicator, w.messages);
+    add_messages(request.started, communicator, w.messages, /*alone=*/!wait_for_all);
     PointToPoint part = point_to_point_wait(request.started, communicator);
     if (part.mode == WaitMode::None) {
       unreadable = true;
@@ -422,7 +445,7 @@ Waits derive_waits(const CallRecord& call, const std::vector<RequestView>& reque
       w.definite = std::move(wait.ranks);
       w.reason = wait.mode == WaitMode::None ? name_of(call) + ": whom it waits for is unknown" : wait.reason;
       w.converted_send = call.converted_send;
-      add_messages(call, communicator, w.messages);
+      add_messages(call, communicator, w.messages, /*alone=*/true);
       return w;
     }
     case CallShape::Collective:
@@ -497,6 +520,32 @@ std::vector<std::optional<std::uint32_t>> ask_waiting_threads(const std::vector<
 
 }  // namespace
 
+namespace {
+
+// Every point-to-point operation of the rank that is started and not yet
+// completed, whatever its threads do (RequestTable::for_each_active). A
+// matched receive (MPI_Imrecv) names neither peer nor communicator: with
+// one active, any send to this rank may be under way.
+void add_active_operations(RankSnapshot& snapshot) {
+  const CommunicatorLookup lookup = communicator_of;
+  std::vector<PendingMessage>& pending = snapshot.pending;
+  requests().for_each_active([&](const CallRecord& started) {
+    if (started.shape == CallShape::MatchedReceive) snapshot.pending_unlisted = true;
+    add_messages(started, lookup, pending, /*alone=*/false);
+  });
+  std::sort(pending.begin(), pending.end(), [](const PendingMessage& a, const PendingMessage& b) {
+    return std::tie(a.comm_id, a.peer, a.send, a.tag) < std::tie(b.comm_id, b.peer, b.send, b.tag);
+  });
+  pending.erase(std::unique(pending.begin(), pending.end()), pending.end());
+  if (pending.size() > RankSnapshot::kListedPending) {
+    pending.resize(RankSnapshot::kListedPending);
+    snapshot.pending_unlisted = true;
+  }
+  snapshot.pending_unlisted = snapshot.pending_unlisted || requests().lost_active();
+}
+
+}  // namespace
+
 RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std::uint64_t activity,
                                  const std::vector<ThreadView>& threads, bool ask_threads) const {
   RankSnapshot snapshot;
@@ -512,6 +561,7 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
   std::sort(snapshot.collectives.begin(), snapshot.collectives.end(),
             [](const CollectiveCount& a, const CollectiveCount& b) { return a.comm_id < b.comm_id; });
   snapshot.locked_windows = windows::locked();
+  add_active_operations(snapshot);
   const std::vector<std::optional<std::uint32_t>> answers =
       ask_threads ? ask_waiting_threads(threads) : std::vector<std::optional<std::uint32_t>>(threads.size());
   for (std::size_t i = 0; i < threads.size(); ++i) {

@@ -4,17 +4,21 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/kcmp.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <charconv>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <unordered_map>
 
 #include "mpi_libraries/mpi_libraries.hpp"
@@ -35,13 +39,18 @@ struct Task {
 // Written by the thread in MPI_Init; read by the monitor once `noted` is set.
 std::vector<pid_t> tasks_before;
 pid_t init_tid = 0;
+// The other tasks as MPI_Init found them: their system-call lines and
+// context switches, to see whether they slept through it.
+constexpr auto kSettleBound = std::chrono::milliseconds(50);
+std::vector<std::pair<std::string, std::uint64_t>> others_before;
 std::vector<Task> not_program;  // born inside MPI_Init: MPI's and the checker's
 bool program_handler_before[NSIG] = {};  // a handler outside the MPI libraries before MPI_Init
 std::atomic<bool> noted{false};
 
-std::vector<pid_t> list_tasks() {
+// The numeric entries of a /proc folder: task or process ids, ascending.
+std::vector<pid_t> list_tasks_of(const std::string& folder_path) {
   std::vector<pid_t> tids;
-  DIR* folder = opendir("/proc/self/task");
+  DIR* folder = opendir(folder_path.c_str());
   if (!folder) return tids;
   while (const dirent* entry = readdir(folder)) {
     pid_t tid = 0;
@@ -52,6 +61,8 @@ std::vector<pid_t> list_tasks() {
   std::sort(tids.begin(), tids.end());
   return tids;
 }
+
+std::vector<pid_t> list_tasks() { return list_tasks_of("/proc/self/task"); }
 
 // A small /proc file in one read (they are generated whole).
 std::string read_small(const std::string& path) {
@@ -80,15 +91,51 @@ unsigned long long start_time(pid_t tid) {
   return 0;
 }
 
-// Voluntary and involuntary context switches: they change whenever the task ran.
-std::uint64_t switches(pid_t tid) {
-  const std::string status = task_file(tid, "status");
+// Voluntary and involuntary context switches, from a task's status file:
+// they change whenever the task ran.
+std::uint64_t switches_of(const std::string& status) {
   std::uint64_t total = 0;
   for (const char* key : {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}) {
     const std::size_t at = status.find(key);
     if (at != std::string::npos) total = total * 1000003 + std::strtoull(status.c_str() + at + std::strlen(key), nullptr, 10);
   }
   return total;
+}
+
+std::uint64_t switches(pid_t tid) { return switches_of(task_file(tid, "status")); }
+
+// The processes other than this one that share its memory (clone with
+// CLONE_VM and without CLONE_THREAD, vfork), as the kernel tells (kcmp
+// KCMP_VM): each is a child of a task of this process, of its parent
+// (CLONE_PARENT) or of another such process. Nullopt when a child of this
+// process cannot be told apart (kcmp refused it, or the kernel has no kcmp);
+// the parent's other children that cannot be are taken not to share it: a
+// process that does was made by this one, with its credentials.
+std::optional<std::vector<pid_t>> memory_sharers() {
+  const pid_t me = getpid();
+  std::vector<pid_t> candidates, sharers;
+  const auto add_children_of = [&candidates](pid_t process) {
+    const std::string tasks = "/proc/" + std::to_string(process) + "/task/";
+    for (pid_t tid : list_tasks_of(tasks)) {
+      std::istringstream children(read_small(tasks + std::to_string(tid) + "/children"));
+      for (pid_t child = 0; children >> child;) candidates.push_back(child);
+    }
+  };
+  add_children_of(me);
+  const std::size_t own_children = candidates.size();
+  add_children_of(getppid());
+  std::vector<pid_t> seen{me};
+  for (std::size_t next = 0; next < candidates.size(); ++next) {
+    const pid_t candidate = candidates[next];
+    if (std::ranges::find(seen, candidate) != seen.end()) continue;
+    seen.push_back(candidate);
+    const long same = syscall(SYS_kcmp, me, candidate, KCMP_VM, 0, 0);
+    if (same < 0 && errno != ESRCH && next < own_children) return std::nullopt;
+    if (same != 0) continue;
+    sharers.push_back(candidate);
+    add_children_of(candidate);
+  }
+  return sharers;
 }
 
 bool is_handler(const struct sigaction& action) {
@@ -166,11 +213,44 @@ struct Cache {
 };
 Cache cache;
 
+// A task's system-call line and context switches: equal at two instants
+// with a system call in the line, the task slept in that call in between.
+std::pair<std::string, std::uint64_t> sleep_mark(pid_t tid) { return {task_file(tid, "syscall"), switches(tid)}; }
+
+// The tasks born since note_before_init are MPI's and the checker's when
+// nothing but the initializing thread can have started one: it was alone,
+// or every other task slept in one system call all along (its line and
+// context switches unchanged: a task on a CPU shows "running").
+bool others_slept_through_init() {
+  std::size_t other = 0;
+  for (pid_t tid : tasks_before) {
+    if (tid == init_tid) continue;
+    const auto& [line, switched] = others_before[other++];
+    const std::optional<Syscall> call = parse_syscall(line);
+    if (!call || call->number < 0 || sleep_mark(tid) != std::pair{line, switched}) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void note_before_init() {
-  tasks_before = list_tasks();
   init_tid = static_cast<pid_t>(syscall(SYS_gettid));
+  // A thread made just before MPI_Init (by a library as it loads, say) may
+  // not have reached its wait yet: each other task is given a few
+  // milliseconds to be asleep in a system call.
+  const auto give_up = std::chrono::steady_clock::now() + kSettleBound;
+  do {
+    tasks_before = list_tasks();
+    others_before.clear();
+    for (pid_t tid : tasks_before)
+      if (tid != init_tid) others_before.push_back(sleep_mark(tid));
+  } while (std::ranges::any_of(others_before, [](const auto& mark) {
+             const std::optional<Syscall> call = parse_syscall(mark.first);
+             return !call || call->number < 0;
+           }) &&
+           std::chrono::steady_clock::now() < give_up &&
+           (std::this_thread::sleep_for(std::chrono::milliseconds(1)), true));
   for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
     struct sigaction action {};
     program_handler_before[signal_number] = sigaction(signal_number, nullptr, &action) == 0 &&
@@ -179,11 +259,9 @@ void note_before_init() {
 }
 
 void note_checker_started() {
-  // Only when the initializing thread was alone: then nothing but MPI and
-  // the checker could start a task until now.
-  if (tasks_before.size() == 1 && tasks_before.front() == init_tid)
+  if (others_slept_through_init())
     for (pid_t tid : list_tasks())
-      if (tid != init_tid) not_program.push_back({tid, start_time(tid)});
+      if (std::ranges::find(tasks_before, tid) == tasks_before.end()) not_program.push_back({tid, start_time(tid)});
   noted.store(true, std::memory_order_release);
 }
 
@@ -253,12 +331,12 @@ bool only_this_process_wakes(const FutexWait& wait, const std::vector<Mapping>& 
 }
 
 Holding decide(const std::vector<TaskWait>& outside, const Conditions& conditions) {
+  if (outside.empty()) return Holding::Held;  // no task but those blocked in MPI
   if (std::any_of(outside.begin(), outside.end(), [](TaskWait wait) { return wait == TaskWait::Runs; }))
     return Holding::Runs;
   const bool all_in_process =
       std::all_of(outside.begin(), outside.end(), [](TaskWait wait) { return wait == TaskWait::InProcess; });
-  return all_in_process && !outside.empty() && conditions.handlers_clear && conditions.no_io_uring ? Holding::Held
-                                                                                                   : Holding::Idle;
+  return all_in_process && conditions.handlers_clear && conditions.no_io_uring ? Holding::Held : Holding::Idle;
 }
 
 Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
@@ -274,10 +352,22 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
     pid_t tid;
     Syscall call;
     std::optional<FutexWait> futex;
+    bool sharer = false;  // a task of another process that shares this one's memory
   };
   std::vector<Outside> outside;
   std::uint64_t digest = 0x6A09E667F3BCC908ull;
   std::uint64_t key = 0;
+  // The syscall line of a task outside MPI; false when it may act.
+  const auto add_outside = [&](pid_t tid, const std::string& line, bool sharer) {
+    const std::optional<Syscall> call = parse_syscall(line);
+    if (!call || call->number < 0) return false;  // on a CPU, or stopped: it may act
+    outside.push_back({tid, *call, futex_wait(*call), sharer});
+    digest = mix(digest, static_cast<std::uint64_t>(tid));
+    digest = mix(digest, static_cast<std::uint64_t>(call->number));
+    for (std::uint64_t arg : call->args) digest = mix(digest, arg);
+    digest = mix(mix(digest, call->sp), call->pc);
+    return true;
+  };
   for (pid_t tid : list_tasks()) {
     if (tid == self) continue;
     if (const auto found = by_tid.find(tid); found != by_tid.end()) {
@@ -294,16 +384,24 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
                })) {
       continue;  // MPI's or the checker's: runs no program code
     }
-    const std::optional<Syscall> call = parse_syscall(task_file(tid, "syscall"));
-    if (!call || call->number < 0) return result;  // on a CPU, or stopped: it may act
-    outside.push_back({tid, *call, futex_wait(*call)});
-    digest = mix(digest, static_cast<std::uint64_t>(tid));
-    digest = mix(digest, static_cast<std::uint64_t>(call->number));
-    for (std::uint64_t arg : call->args) digest = mix(digest, arg);
-    digest = mix(mix(digest, call->sp), call->pc);
+    if (!add_outside(tid, task_file(tid, "syscall"), false)) return result;
     digest = mix(digest, switches(tid));
   }
+  // Another process in this one's memory can act as its threads can; it is
+  // never proven held.
+  const std::optional<std::vector<pid_t>> sharers = memory_sharers();
+  if (!sharers) return result;
+  for (pid_t process : *sharers) {
+    const std::string tasks = "/proc/" + std::to_string(process) + "/task/";
+    const std::vector<pid_t> tids = list_tasks_of(tasks);
+    if (tids.empty()) return result;
+    for (pid_t tid : tids) {
+      if (!add_outside(tid, read_small(tasks + std::to_string(tid) + "/syscall"), true)) return result;
+      digest = mix(digest, switches_of(read_small(tasks + std::to_string(tid) + "/status")));
+    }
+  }
   result.digest = digest;
+  result.tasks = outside.size();
   key = mix(key, digest);
   if (cache.valid && cache.key == key) return cache.result;
 
@@ -312,6 +410,11 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
   std::vector<TaskWait> waits;
   std::string why;
   for (const Outside& task : outside) {
+    if (task.sharer) {
+      waits.push_back(TaskWait::Asleep);
+      if (why.empty()) why = "process " + std::to_string(task.tid) + " shares the rank's memory (clone with CLONE_VM, vfork)";
+      continue;
+    }
     if (!task.futex || task.futex->timed) {
       waits.push_back(TaskWait::Asleep);
       if (why.empty())
@@ -327,7 +430,7 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
     if (!mine && why.empty()) why = fmt_why(task.tid, "a futex that another process may wake");
   }
   Conditions conditions;
-  if (decide(waits, {true, true}) == Holding::Held) {
+  if (!waits.empty() && decide(waits, {true, true}) == Holding::Held) {
     const int signal_number = program_signal();
     conditions.handlers_clear = signal_number == 0;
     conditions.no_io_uring = !uses_io_uring();

@@ -91,6 +91,7 @@ Holding decide(const std::vector<TaskWait>& outside, const Conditions& condition
 struct Result {
   Holding holding = Holding::Runs;
   std::uint64_t digest = 0;  // the tasks outside MPI, their waits and context switches
+  std::size_t tasks = 0;     // how many tasks outside MPI were read
   std::string why;           // for Idle: what could not be proven
 };
 

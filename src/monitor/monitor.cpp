@@ -359,12 +359,12 @@ class Monitor {
   }
 
   static OutsideMpi look_outside(const std::vector<ThreadState::Sample>& samples, std::string* why = nullptr) {
-    if (!blocked_but_for_threads_outside(samples, untracked_threads())) return {};
+    if (!may_be_blocked(samples, untracked_threads())) return {};
     const in_process::Result seen = in_process::look(samples, static_cast<pid_t>(gettid()));
     if (why) *why = seen.why;
     switch (seen.holding) {
-      case in_process::Holding::Held: return {OutsideMpi::Kind::Held, seen.digest};
-      case in_process::Holding::Idle: return {OutsideMpi::Kind::Idle, seen.digest};
+      case in_process::Holding::Held: return {OutsideMpi::Kind::Held, seen.digest, seen.tasks};
+      case in_process::Holding::Idle: return {OutsideMpi::Kind::Idle, seen.digest, seen.tasks};
       case in_process::Holding::Runs: break;
     }
     return {};
@@ -439,9 +439,11 @@ class Monitor {
     // (with their context switches) joins the activity, so that two looks
     // agree only when none of them ran in between.
     bool blocked = status.blocked;
+    std::size_t held_tasks = 0;
     if (status.held_outside) {
       const OutsideMpi now = look_outside(threads.samples);
       blocked = now.kind == OutsideMpi::Kind::Held && now.digest == status.outside_digest;
+      held_tasks = blocked ? now.tasks : 0;
       activity = activity * 0x9E3779B97F4A7C15ull + now.digest;
     }
     const RankState rank_state = status.finalizing             ? RankState::Finalizing
@@ -450,6 +452,7 @@ class Monitor {
                                                               : RankState::Running;
     const double rank_seconds = rank_state == RankState::Polling ? status.stalled_seconds : status.blocked_seconds;
     RankSnapshot snapshot = describer_.describe(rank_state, rank_seconds, activity, views, ask_threads);
+    snapshot.held_tasks = static_cast<std::uint32_t>(held_tasks);
     if (exit_.exiting()) snapshot.exit_status = exit_.status();
     return snapshot;
   }
@@ -691,16 +694,14 @@ class Monitor {
     for (int involved : verdict.involved) {
       if (involved < 0 || static_cast<std::size_t>(involved) >= ranks.size()) continue;
       const RankSnapshot& rank = ranks[static_cast<std::size_t>(involved)];
-      if (rank.state == RankState::Blocked &&
-          std::any_of(rank.threads.begin(), rank.threads.end(),
-                      [](const ThreadSnapshot& thread) { return thread.state == RankState::Running; }))
-        held.push_back(rank.rank);
+      if (rank.state == RankState::Blocked && rank.held_tasks > 0) held.push_back(rank.rank);
     }
     if (held.empty()) return {};
     return fmt::format(
-        "; on {} {} the threads outside MPI sleep in waits that only their own process can end (futex waits "
-        "with no timeout, private to the process: pthread_join, a condition variable, a mutex), every other "
-        "thread is blocked in MPI and no program signal handler is installed, so they cannot release it",
+        "; on {} {} the threads outside MPI (those that called it and those that never did) sleep in waits that "
+        "only their own process can end (futex waits with no timeout, private to the process: pthread_join, a "
+        "condition variable, a mutex), every other thread is blocked in MPI, no other process shares its memory "
+        "and no program signal handler is installed, so they cannot release it",
         held.size() == 1 ? "rank" : "ranks", fmt::join(held, ","));
   }
 

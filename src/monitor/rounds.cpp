@@ -17,25 +17,19 @@ std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
-bool blocked_but_for_threads_outside(const std::vector<ThreadState::Sample>& threads, bool untracked) {
-  bool blocking = false, outside = false;
+bool may_be_blocked(const std::vector<ThreadState::Sample>& threads, bool untracked) {
+  bool blocking = false;
   for (const ThreadState::Sample& thread : threads) {
-    if (!thread.in_call) {
-      outside = true;
-    } else if (function_info(thread.call.function).kind == CallKind::Blocking) {
-      blocking = true;
-    } else {
-      return false;
-    }
+    if (thread.in_call && function_info(thread.call.function).kind != CallKind::Blocking) return false;
+    blocking = blocking || thread.in_call;
   }
-  return blocking && outside && !untracked;
+  return blocking && !untracked;
 }
 
 LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, Clock::time_point now,
                               bool untracked, const OutsideMpi& outside) {
   std::uint64_t progress = 0, calls = 0;
   bool polling_now = false, every_thread_blocked = !threads.empty() && !untracked;
-  bool any_outside = false;
   LocalStatus status;
   status.blocked_seconds = std::numeric_limits<double>::infinity();
   std::unordered_map<int, Timed> timed;
@@ -45,7 +39,6 @@ LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, C
     status.finalizing = status.finalizing || (thread.in_call && thread.call.shape == CallShape::Finalize);
     const bool blocking = thread.in_call && function_info(thread.call.function).kind == CallKind::Blocking;
     if (!blocking) {
-      any_outside = any_outside || !thread.in_call;
       every_thread_blocked = every_thread_blocked && !thread.in_call;  // outside MPI: decided below
       polling_now = polling_now || thread.in_call;
       continue;
@@ -59,9 +52,9 @@ LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, C
     status.call_number = status.call_number * 0x9E3779B97F4A7C15ull + thread.entered + static_cast<std::uint64_t>(thread.id);
   }
   timed_ = std::move(timed);
-  // Threads outside MPI: the rank is blocked only when each sleeps in a wait
+  // The rank's other tasks: it is blocked only when each sleeps in a wait
   // only its own process can end, timed from when they were first seen so.
-  const bool shape = blocked_but_for_threads_outside(threads, untracked);
+  const bool shape = may_be_blocked(threads, untracked);
   const bool held = shape && outside.kind == OutsideMpi::Kind::Held;
   const bool idle = shape && outside.kind == OutsideMpi::Kind::Idle;
   if (held) {
@@ -74,7 +67,7 @@ LocalStatus Observer::observe(const std::vector<ThreadState::Sample>& threads, C
   status.held_outside = held;
   status.outside_digest = held ? outside.digest : 0;
   status.idle_outside = idle;
-  if (any_outside && !held) every_thread_blocked = false;
+  if (!held) every_thread_blocked = false;
   status.blocked = every_thread_blocked;
   if (!every_thread_blocked) {
     status.blocked_seconds = 0;

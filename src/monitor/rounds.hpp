@@ -25,11 +25,11 @@ struct LocalStatus {
   bool polling = false;        // stalled, but calling MPI_Test-like functions rather than blocked
   bool finalizing = false;
   std::uint64_t call_number = 0;  // which calls its threads are blocked in (a digest of their numbers)
-  // Blocked with threads outside MPI held in waits only the process can end
-  // (OutsideMpi::Held), seen so with this digest.
+  // Blocked with its other tasks held in waits only the process can end, or
+  // with none (OutsideMpi::Held), seen so with this digest.
   bool held_outside = false;
   std::uint64_t outside_digest = 0;
-  // Stalled with threads outside MPI asleep, not provably held (OutsideMpi::Idle).
+  // Stalled with tasks outside MPI asleep, not provably held (OutsideMpi::Idle).
   bool idle_outside = false;
   // Set by the monitor, not observed: the rank got DUMP-SIGNAL since the last
   // round; the rank is exiting without MPI_Finalize.
@@ -37,22 +37,25 @@ struct LocalStatus {
   bool exiting = false;
 };
 
-// What the threads outside MPI do, when every thread that has called MPI is
-// in a blocking call or outside MPI (in_process::look reads it).
+// What the rank's other tasks do (its threads outside MPI, those that never
+// called it, processes that share its memory), when every thread that has
+// called MPI is in a blocking call or outside MPI (in_process::look reads it).
 struct OutsideMpi {
   enum class Kind {
-    None,  // not read, or a thread outside MPI runs
-    Held,  // each sleeps in a wait only its own process can end: the rank is blocked
+    None,  // not read, or a task outside MPI may act: the rank is not blocked
+    Held,  // each sleeps in a wait only its own process can end, or there is none: the rank is blocked
     Idle,  // each sleeps, not all provably so: the rank stalls (a warning, never a verdict)
   };
   Kind kind = Kind::None;
   std::uint64_t digest = 0;  // changes when any of them ran or changed waits
+  std::size_t tasks = 0;     // how many there are
 };
 
 // Every thread that has called MPI (`threads`, none untracked) is in a
-// blocking call or outside MPI, at least one of each: only then can threads
-// outside MPI hold the rank (OutsideMpi), and only then are they read.
-bool blocked_but_for_threads_outside(const std::vector<ThreadState::Sample>& threads, bool untracked);
+// blocking call or outside MPI, at least one in a blocking call: only then
+// may the rank be blocked, and only then are its other tasks read
+// (OutsideMpi), which must all be held for it to be.
+bool may_be_blocked(const std::vector<ThreadState::Sample>& threads, bool untracked);
 
 // Turns the wrappers' counters into times.
 class Observer {
@@ -62,7 +65,8 @@ class Observer {
 
   // `threads`: one sample of every live thread that has called MPI.
   // `untracked`: some thread's calls cannot be seen, so the rank is never blocked.
-  // `outside`: what the threads outside MPI do, when read.
+  // `outside`: what the rank's other tasks do, read whenever may_be_blocked
+  // holds; the rank is blocked only when they are held.
   LocalStatus observe(const std::vector<ThreadState::Sample>& threads, Clock::time_point now,
                       bool untracked = false, const OutsideMpi& outside = {});
   // How long a thread has been in its current blocking call, as of the last

@@ -20,27 +20,38 @@ bool matches(const PendingMessage& send, int sender, const PendingMessage& recei
          (receive.tag == PendingMessage::kAny || receive.tag == send.tag);
 }
 
-// Whether `b`'s blocked threads have posted what each of `mine`'s operations
-// with `b` (a send to it, a receive from it or from any rank) needs: then
-// every one of them is on its way (a large or slow transfer), and `mine` waits
-// for nothing more from `b`. One operation with `b` that nothing of `b`
-// matches keeps the wait, even when another is under way: a call that
-// completes only when all its parts complete (MPI_Sendrecv's two halves,
-// MPI_Waitall's requests) waits until every part can match.
-bool transfer_under_way(const ThreadSnapshot& mine, int a, const RankSnapshot& b) {
-  bool any = false;
+// Whether `b` has posted an operation that matches `m` (of rank `a`): in a
+// thread blocked in it, or among its active requests, whatever its threads
+// do now. A rank whose active requests are not all listed may have posted
+// any operation.
+bool posted_match(const PendingMessage& m, int a, const RankSnapshot& b) {
+  if (m.peer != b.rank && !(!m.send && m.peer == PendingMessage::kAny)) return false;
+  if (b.pending_unlisted) return true;
+  const auto match = [&](const PendingMessage& t) { return matches(m, a, t, b.rank) || matches(t, b.rank, m, a); };
+  for (const ThreadSnapshot& theirs : b.threads)
+    if (theirs.state == RankState::Blocked && std::ranges::any_of(theirs.messages, match)) return true;
+  return std::ranges::any_of(b.pending, match);
+}
+
+// What `b`'s posted operations do to the point-to-point parts of `mine` (a
+// thread of rank `a`).
+struct Transfers {
+  bool any = false;        // some part with b is matched: under way
+  bool all = true;         // every part with b is matched: `mine` waits for nothing more from b
+  bool completes = false;  // a matched part may be all the call still needs
+};
+Transfers transfers_with(const ThreadSnapshot& mine, int a, const RankSnapshot& b) {
+  Transfers found;
   for (const PendingMessage& m : mine.messages) {
-    if (m.peer != b.rank && !(!m.send && m.peer == PendingMessage::kAny)) continue;
-    bool matched = false;
-    for (const ThreadSnapshot& theirs : b.threads) {
-      if (theirs.state != RankState::Blocked) continue;
-      for (const PendingMessage& t : theirs.messages)
-        matched = matched || matches(m, a, t, b.rank) || matches(t, b.rank, m, a);
-    }
-    if (!matched && m.peer == b.rank) return false;
-    any = any || matched;
+    const bool with_b = m.peer == b.rank;
+    if (!with_b && !(!m.send && m.peer == PendingMessage::kAny)) continue;
+    const bool matched = posted_match(m, a, b);
+    found.any = found.any || matched;
+    found.all = found.all && (matched || !with_b);
+    found.completes = found.completes || (matched && m.may_end_call);
   }
-  return any;
+  found.all = found.all && found.any;
+  return found;
 }
 
 // Whether `target` no longer holds up `call`: it has entered that collective
@@ -116,6 +127,7 @@ struct ThreadArcs {
   std::vector<int> possible;
 };
 
+
 // Sorted without duplicates: a thread's started collectives may wait for the same ranks.
 void sort_unique(std::vector<int>& ranks) {
   if (!std::is_sorted(ranks.begin(), ranks.end())) std::sort(ranks.begin(), ranks.end());
@@ -123,20 +135,29 @@ void sort_unique(std::vector<int>& ranks) {
 }
 
 // What a blocked thread of `rank` waits for, after the collective and transfer rules.
+// A target whose posted operations match every part of the call with it
+// (a send and its receive, both posted: MPI completes one of them) is no
+// longer waited for; a matched part that may be all the call needs
+// (PendingMessage::may_end_call) leaves the call waiting for nothing.
 ThreadArcs arcs_of(const std::vector<RankSnapshot>& ranks, Arrivals& arrivals, int rank,
                    const ThreadSnapshot& thread) {
   ThreadArcs arcs;
-  const auto no_transfer_under_way = [&](int target) {
-    return thread.messages.empty() || !transfer_under_way(thread, rank, ranks[static_cast<std::size_t>(target)]);
+  bool may_complete = false;
+  const auto waits_on = [&](int target) {
+    if (thread.messages.empty()) return true;
+    const Transfers transfers = transfers_with(thread, rank, ranks[static_cast<std::size_t>(target)]);
+    may_complete = may_complete || transfers.completes;
+    return !transfers.all;
   };
   arrivals.for_each_not_arrived(thread.collective, thread.waits_for, [&](int target) {
-    if (no_transfer_under_way(target)) arcs.definite.push_back(target);
+    if (waits_on(target)) arcs.definite.push_back(target);
   });
   arrivals.for_each_not_arrived(thread.collective, thread.possibly_waits_for, [&](int target) {
-    if (no_transfer_under_way(target) &&
+    if (waits_on(target) &&
         (thread.lock_window == 0 || may_hold_up_lock(ranks[static_cast<std::size_t>(target)], thread.lock_window)))
       arcs.possible.push_back(target);
   });
+  if (may_complete) return {};
   // A nonblocking collective waits for the members that have not started it.
   bool collective_can_complete = false;
   for (const StartedCollective& started : thread.started_collectives) {

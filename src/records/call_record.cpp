@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <thread>
 
 namespace mpisentry {
 
@@ -26,6 +27,15 @@ std::size_t RequestTable::home_of(std::uint64_t key) noexcept { return handle_sl
 void RequestTable::remember(MPI_Request request, const CallRecord& started) noexcept {
   const std::uint64_t key = key_of(request);
   const std::size_t home = home_of(key);
+  const bool active = function_info(started.function).form != Form::Persistent;
+  const auto fill = [&](Slot& slot) {
+    // Inactive while the record is written, so that the monitor never takes
+    // the old record for the new start; then counted as filled once more.
+    const std::uint64_t filled = (slot.state.load(std::memory_order_relaxed) | kActive) + kFilled - kActive;
+    slot.state.store(filled, std::memory_order_release);
+    slot.record.store(started);
+    if (active) set_state(slot, filled | kActive);
+  };
   for (std::size_t i = 0; i < kProbes; ++i) {
     Slot& slot = slots_[(home + i) % kSlots];
     std::uint64_t seen = slot.key.load(std::memory_order_acquire);
@@ -36,25 +46,93 @@ void RequestTable::remember(MPI_Request request, const CallRecord& started) noex
     // MPI reuses a handle only once its request is done, so an entry with the
     // same key is stale and is overwritten.
     if (seen == 0 || seen == key) {
-      slot.record.store(started);
+      fill(slot);
       return;
     }
   }
   Slot& evicted = slots_[home];
+  if (evicted.state.load(std::memory_order_acquire) & kActive) mark_lost();
   evicted.key.store(key, std::memory_order_release);
-  evicted.record.store(started);
+  fill(evicted);
 }
 
-bool RequestTable::find(MPI_Request request, CallRecord& out) const noexcept {
+RequestTable::Slot* RequestTable::slot_of(MPI_Request request) noexcept {
   const std::uint64_t key = key_of(request);
   const std::size_t home = home_of(key);
   for (std::size_t i = 0; i < kProbes; ++i) {
-    const Slot& slot = slots_[(home + i) % kSlots];
+    Slot& slot = slots_[(home + i) % kSlots];
     const std::uint64_t seen = slot.key.load(std::memory_order_acquire);
-    if (seen == 0) return false;
-    if (seen == key) return slot.record.load(out);
+    if (seen == 0) return nullptr;
+    if (seen == key) return &slot;
   }
-  return false;
+  return nullptr;
+}
+
+bool RequestTable::find(MPI_Request request, CallRecord& out) const noexcept {
+  const Slot* slot = const_cast<RequestTable*>(this)->slot_of(request);
+  return slot != nullptr && slot->record.load(out);
+}
+
+// Below MPI_THREAD_MULTIPLE one program thread at a time writes a slot's
+// state: a plain store. Above, a compare-and-swap keeps another thread's
+// new start of the slot.
+void RequestTable::set_state(Slot& slot, std::uint64_t state) noexcept {
+  if (!concurrent_writers_) {
+    slot.state.store(state, std::memory_order_release);
+    return;
+  }
+  std::uint64_t seen = slot.state.load(std::memory_order_relaxed);
+  while ((seen | kActive) == (state | kActive) && seen != state &&
+         !slot.state.compare_exchange_weak(seen, state, std::memory_order_acq_rel)) {
+  }
+}
+
+void RequestTable::activate(MPI_Request request) noexcept {
+  if (Slot* slot = slot_of(request)) set_state(*slot, slot->state.load(std::memory_order_relaxed) | kActive);
+}
+
+RequestTable::Seen RequestTable::see(MPI_Request request) noexcept {
+  Slot* slot = request == MPI_REQUEST_NULL ? nullptr : slot_of(request);
+  return {slot, slot ? slot->state.load(std::memory_order_acquire) : 0};
+}
+
+void RequestTable::complete(const Seen& seen) noexcept {
+  if (seen.slot == nullptr || !(seen.state & kActive)) return;
+  std::uint64_t expected = seen.state;
+  seen.slot->state.compare_exchange_strong(expected, seen.state & ~kActive, std::memory_order_acq_rel);
+}
+
+void RequestTable::complete(MPI_Request request) noexcept {
+  if (Slot* slot = request == MPI_REQUEST_NULL ? nullptr : slot_of(request))
+    set_state(*slot, slot->state.load(std::memory_order_relaxed) & ~kActive);
+}
+
+void RequestTable::release(MPI_Request request) noexcept {
+  Slot* slot = request == MPI_REQUEST_NULL ? nullptr : slot_of(request);
+  if (slot == nullptr || !(slot->state.load(std::memory_order_acquire) & kActive)) return;
+  CallRecord record;
+  while (!slot->record.load(record)) std::this_thread::yield();
+  set_state(*slot, slot->state.load(std::memory_order_relaxed) & ~kActive);
+  // The fields a record's shape stores (CallRecord::used_bytes): the others
+  // hold what an earlier record left.
+  const auto same = [&record](const CallRecord& other) {
+    return other.shape == record.shape && other.function == record.function && other.comm_id == record.comm_id &&
+           other.peer == record.peer && other.tag == record.tag &&
+           (record.shape != CallShape::SendReceive || (other.source == record.source && other.recv_tag == record.recv_tag));
+  };
+  // Appended in place (a slot claimed by its index, the count published
+  // first): a thread in MPI_Request_free runs, so its rank is not judged
+  // blocked while the record is written.
+  const std::size_t kept = std::min(freed_count_.load(std::memory_order_acquire), kFreedKept);
+  CallRecord other;
+  for (std::size_t i = 0; i < kept; ++i)
+    if (freed_[i].load(other) && same(other)) return;
+  const std::size_t index = freed_count_.fetch_add(1, std::memory_order_acq_rel);
+  if (index >= kFreedKept) {
+    mark_lost();
+    return;
+  }
+  freed_[index].store(record);
 }
 
 // Constant-initialized: the wrappers reach it without the guard a function's

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <type_traits>
 
 #include "api/functions.hpp"
@@ -59,6 +60,14 @@ struct WindowFields {
   int group[kCopiedRequests];  // the group's first members, as window ranks
 };
 
+// Which halves of a send-receive (CallShape::SendReceive) may still be
+// incomplete.
+enum class Halves : std::uint8_t {
+  Either,          // one of them, which is not known (MPI_Sendrecv_replace, an MPI_Isendrecv request)
+  ReceivePending,  // the receive is not done; the send may be (MPI_Sendrecv, done as its halves)
+  SendPending,     // the receive is done, the send is not
+};
+
 struct CallRecord {
   // Point-to-point calls and starts store only up to comm_id; a Sendrecv
   // also source and recv_tag; collectives, Wait/Test and the rest up to op,
@@ -69,6 +78,7 @@ struct CallRecord {
   // A Wait whose thread tests its requests itself and answers the monitor's
   // asks (interceptors/tested_wait.hpp).
   bool tests_requests = false;
+  Halves halves = Halves::Either;
   int peer = MPI_PROC_NULL;
   int tag = 0;
   MPI_Comm comm = MPI_COMM_NULL;
@@ -175,33 +185,97 @@ class SharedRecord {
   std::atomic<std::uint64_t> words_[kWords]{};
 };
 
-// What each pending request was started as, so that a Wait knows whom it
-// waits for. Every request-creating MPI function is wrapped, so a handle that
-// MPI hands out again overwrites the entry of the request it was before.
-// Fixed size and lock-free: a full table overwrites old entries and a lookup
-// then finds nothing, which the monitor treats as "unknown". The request
-// checks keep an exact table of their own (checks/requests.hpp), only while
-// they are on.
+// What each request was started as, so that a Wait knows whom it waits
+// for, and which requests are active: started and not yet completed by a
+// Wait or Test, whatever their thread does now (a peer's wait that one of
+// them can end is no wait at all). Every request-creating MPI function is
+// wrapped, so a handle that MPI hands out again overwrites the entry of the
+// request it was before. Fixed size and lock-free: a full table overwrites
+// old entries and a lookup then finds nothing, which the monitor treats as
+// "unknown"; an active request overwritten so, or freed while active by
+// MPI_Request_free beyond what the freed list holds, makes the active set
+// incomplete (lost_active), which the monitor treats as "anything may be
+// active". The request checks keep an exact table of their own
+// (checks/requests.hpp), only while they are on.
 class RequestTable {
+  struct Slot;
+
  public:
   static constexpr std::size_t kSlots = 8192;
+  // Requests freed by MPI_Request_free while active: they go on without a
+  // handle, and no Wait tells when they end, so they stay active for good.
+  // Equal ones (the same shape, peer, tag and communicator) are kept once.
+  static constexpr std::size_t kFreedKept = 64;
   // Under MPI_THREAD_MULTIPLE several threads may start requests at once and
   // claim slots with compare-and-swap; otherwise plain stores are enough.
   void set_concurrent_writers(bool concurrent) noexcept { concurrent_writers_ = concurrent; }
+  bool concurrent_writers() const noexcept { return concurrent_writers_; }
+  // A nonblocking start or a persistent init: active, except a persistent
+  // request, which MPI_Start activates.
   void remember(MPI_Request request, const CallRecord& started) noexcept;
   bool find(MPI_Request request, CallRecord& out) const noexcept;
+  // MPI_Start and MPI_Startall.
+  void activate(MPI_Request request) noexcept;
+
+  // A request's entry as a Wait or Test found it before the call: at
+  // MPI_THREAD_MULTIPLE another thread may get the handle again the moment
+  // MPI completes it, so a completion clears only the start it saw.
+  struct Seen {
+    Slot* slot = nullptr;
+    std::uint64_t state = 0;
+  };
+  Seen see(MPI_Request request) noexcept;
+  // The call completed the request: a persistent one is inactive, any other gone.
+  void complete(MPI_Request request) noexcept;
+  void complete(const Seen& seen) noexcept;
+  // MPI_Request_free, before the call: an active request goes on, handleless.
+  void release(MPI_Request request) noexcept;
+
+  // The monitor: every active request's start record (freed ones too).
+  template <typename Visit>
+  void for_each_active(Visit&& visit) const;
+  // Some active request is not in the table (see above).
+  bool lost_active() const noexcept { return lost_active_.load(std::memory_order_acquire); }
 
  private:
   static constexpr std::size_t kProbes = 16;
   static std::uint64_t key_of(MPI_Request request) noexcept;
   static std::size_t home_of(std::uint64_t key) noexcept;
+  Slot* slot_of(MPI_Request request) noexcept;
+  void mark_lost() noexcept { lost_active_.store(true, std::memory_order_release); }
+  // Sets the slot's state, for the same filling of it only (the bits above kActive).
+  void set_state(Slot& slot, std::uint64_t state) noexcept;
+  // A slot's state: bit 0 set while its request is active; the bits above
+  // count how often the slot was filled, so that Seen names one start.
+  static constexpr std::uint64_t kActive = 1;
+  static constexpr std::uint64_t kFilled = 2;
   struct Slot {
     std::atomic<std::uint64_t> key{0};  // request handle + 1; 0 = empty
+    std::atomic<std::uint64_t> state{0};
     SharedRecord record;
   };
   Slot slots_[kSlots];
+  // Freed while active, in order; `freed_count_` published after each record.
+  SharedRecord freed_[kFreedKept];
+  std::atomic<std::size_t> freed_count_{0};
+  std::atomic<bool> lost_active_{false};
   bool concurrent_writers_ = true;
 };
+
+template <typename Visit>
+void RequestTable::for_each_active(Visit&& visit) const {
+  CallRecord record;
+  for (const Slot& slot : slots_) {
+    if (slot.key.load(std::memory_order_acquire) == 0 || !(slot.state.load(std::memory_order_acquire) & kActive))
+      continue;
+    // A writer holds the record for nanoseconds: read it again.
+    while (!slot.record.load(record)) std::this_thread::yield();
+    if (slot.state.load(std::memory_order_acquire) & kActive) visit(record);
+  }
+  const std::size_t freed = std::min(freed_count_.load(std::memory_order_acquire), kFreedKept);
+  for (std::size_t i = 0; i < freed; ++i)
+    if (freed_[i].load(record)) visit(record);
+}
 
 namespace detail {
 extern constinit RequestTable request_table;

@@ -32,6 +32,13 @@ class ThreadState {
     if (progressed) progress_.store(progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     left_.store(left_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
+  // A send-receive done as its halves (CallRecord::halves): its receive is
+  // done, its send not yet. That is progress, and a wait of its own.
+  void receive_done(CallRecord& record) noexcept {
+    record.halves = Halves::SendPending;
+    leave(true);
+    enter(record);
+  }
   // A nonblocking start: it never waits, so only counted (the monitor tells
   // a thread that polls from one that computes by its calls).
   void count_start() noexcept { starts_.store(starts_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }

@@ -13,7 +13,7 @@
 namespace mpisentry {
 namespace {
 
-constexpr std::string_view kHeader = "mpisentry-snapshot/8;";
+constexpr std::string_view kHeader = "mpisentry-snapshot/9;";
 
 class Writer {
  public:
@@ -168,13 +168,15 @@ void write_message(Writer& out, const PendingMessage& message) {
   out.number(message.peer);
   out.number(message.tag);
   out.number(message.comm_id);
+  out.number(message.may_end_call ? 1 : 0);
 }
 PendingMessage read_message(Reader& in) {
   PendingMessage message;
-  message.send = in.boolean("threads.messages.send");
-  message.peer = in.number<int>("threads.messages.peer");
-  message.tag = in.number<int>("threads.messages.tag");
-  message.comm_id = in.number<std::uint64_t>("threads.messages.comm_id");
+  message.send = in.boolean("messages.send");
+  message.peer = in.number<int>("messages.peer");
+  message.tag = in.number<int>("messages.tag");
+  message.comm_id = in.number<std::uint64_t>("messages.comm_id");
+  message.may_end_call = in.boolean("messages.may_end_call");
   return message;
 }
 
@@ -257,6 +259,10 @@ std::string serialize(const RankSnapshot& snapshot) {
   }
   out.number(snapshot.locked_windows.size());
   for (const std::uint64_t window : snapshot.locked_windows) out.number(window);
+  out.number(snapshot.held_tasks);
+  out.number(snapshot.pending.size());
+  for (const PendingMessage& message : snapshot.pending) write_message(out, message);
+  out.number(snapshot.pending_unlisted ? 1 : 0);
   return out.take();
 }
 
@@ -280,6 +286,10 @@ RankSnapshot deserialize(std::string_view bytes) {
   }
   snapshot.locked_windows.resize(in.count("locked_windows"));
   for (std::uint64_t& window : snapshot.locked_windows) window = in.number<std::uint64_t>("locked_windows");
+  snapshot.held_tasks = in.number<std::uint32_t>("held_tasks");
+  snapshot.pending.resize(in.count("pending"));
+  for (PendingMessage& message : snapshot.pending) message = read_message(in);
+  snapshot.pending_unlisted = in.boolean("pending_unlisted");
   in.expect_end();
   return snapshot;
 }

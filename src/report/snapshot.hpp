@@ -21,15 +21,21 @@ struct Frame {
   bool operator==(const Frame&) const = default;
 };
 
-// A point-to-point operation that a blocked thread waits on. A send and the
-// receive that matches it, both posted, are a transfer under way (a large or
-// slow message), not a wait.
+// A point-to-point operation that a blocked thread waits on, or that a rank
+// has started and not completed. A send and the receive that matches it,
+// both posted, are a transfer under way (a large or slow message), not a
+// wait: MPI completes one of them whatever else their ranks do.
 struct PendingMessage {
   static constexpr int kAny = -1;  // MPI_ANY_SOURCE as peer, MPI_ANY_TAG as tag
   bool send = false;
   int peer = kAny;                 // MPI_COMM_WORLD rank
   int tag = kAny;
   std::uint64_t comm_id = 0;       // the communicator's identity, the same on every rank
+  // Of a blocked thread's parts: a transfer under way on this one may be all
+  // its call still needs (the call's one operation, one of a Waitany's, or a
+  // half of a send-receive whose other half may be done), so that once it is
+  // matched the call waits for nothing definite.
+  bool may_end_call = false;
   bool operator==(const PendingMessage&) const = default;
 };
 
@@ -136,6 +142,18 @@ struct RankSnapshot {
   std::vector<ThreadSnapshot> threads;  // those in MPI, and the rank's first thread; by id
   std::vector<CollectiveCount> collectives;  // by comm_id
   std::vector<std::uint64_t> locked_windows;  // windows where it holds a passive-target lock
+  // Blocked with this many tasks outside MPI (threads outside it, threads
+  // that never called it) proven held: asleep in waits only its own process
+  // can end.
+  std::uint32_t held_tasks = 0;
+  // Its point-to-point operations started and not completed by a Wait or
+  // Test (nonblocking, persistent and partitioned requests, freed ones too),
+  // whatever its threads do now: each may end a peer's wait on this rank.
+  // At most kListedPending; `pending_unlisted` when more, or when the checker
+  // lost track of one: then any message may be pending.
+  static constexpr std::size_t kListedPending = 256;
+  std::vector<PendingMessage> pending;
+  bool pending_unlisted = false;
   bool operator==(const RankSnapshot&) const = default;
 };
 

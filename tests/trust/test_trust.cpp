@@ -359,3 +359,120 @@ TEST_CASE("hangs_proven: a blocking collective against a nonblocking one, waited
   check_shaped_hang(TEST_PROGRAM(hangs_proven),
                     GENERATE(from_range(std::begin(kProvenHangs), std::end(kProvenHangs))));
 }
+
+// ---- The proof's assumptions attacked ----
+// posted_operation: a wait on a peer is not definite while the peer has a
+// started, incomplete operation that can end it, whatever its current call.
+// The message is large and strided, so that it is still under way when the
+// short DEADLOCK-TIMEOUT passes.
+
+namespace {
+
+const std::string kLargeMebibytes = "64";
+const std::vector<std::string> kShortTimeout = {"--deadlock-timeout", "0.5s"};
+
+struct PostedShape {
+  std::string variant;
+  int ranks;
+  std::map<int, std::string> calls;  // in the hang twin
+  std::vector<std::string> blocking_functions;
+};
+
+const PostedShape kPostedShapes[] = {
+    {"isend", 2, {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Barrier\()"}}, {"receive_large", "sender"}},
+    {"persistent", 2, {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Barrier\()"}}, {"receive_large", "sender"}},
+    {"isendrecv", 2, {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Barrier\()"}}, {"receive_large", "sender"}},
+    {"partitioned", 2, {{0, R"(MPI_Wait\(request=MPI_Precv_init\()"}, {1, R"(MPI_Barrier\()"}}, {"sender", "receiver"}},
+    {"irecv", 2, {{0, R"(MPI_Send\(.*dest=1\b)"}, {1, R"(MPI_Barrier\()"}}, {"sender", "receiver"}},
+    {"any_source",
+     3,
+     {{0, R"(MPI_Recv\(.*source=MPI_ANY_SOURCE)"}, {1, R"(MPI_Barrier\()"}, {2, R"(MPI_Recv\(.*source=0\b)"}},
+     {"sender", "receiver", "third"}},
+    {"sendrecv",
+     3,
+     {{0, R"(MPI_Sendrecv\(.*dest=1\b)"}, {1, R"(MPI_Barrier\()"}, {2, R"(MPI_Recv\(.*source=0\b)"}},
+     {"sender", "receiver", "third"}},
+};
+
+bool mpi4_shape(const std::string& variant) { return variant == "isendrecv" || variant == "partitioned"; }
+
+}  // namespace
+
+TEST_CASE("posted_operation: a large message under way behind a posted operation, its rank in another call",
+          "[trust][clean]") {
+  const PostedShape shape = GENERATE(from_range(std::begin(kPostedShapes), std::end(kPostedShapes)));
+  INFO("variant: " << shape.variant);
+  if (mpi4_shape(shape.variant) && !mpi_has("MPI_Isendrecv and MPI_Psend_init")) return;
+  const Program program = TEST_PROGRAM(posted_operation);
+  const std::vector<std::string> args{kLargeMebibytes, shape.variant, "match"};
+  Workspace workspace;
+  const JobResult plain = run_job(workspace, plain_command(shape.ranks, program, args));
+  INFO("without the checker:\n" << describe(plain));
+  REQUIRE(plain.succeeded());
+  // The isendrecv variant keeps its type (posted_operation.c says why).
+  const std::vector<std::string> options =
+      shape.variant == "isendrecv" ? with(kShortTimeout, {"--check", "LOCAL:DATATYPE:NOT_FREED OFF"}) : kShortTimeout;
+  const JobResult checked = run_checked(workspace, shape.ranks, program, options, args);
+  check_clean_run(checked, workspace);
+  INFO(describe(checked));
+  CHECK(checked.out == plain.out);
+}
+
+TEST_CASE("posted_operation: the same shapes, the posted operation with another tag, deadlock", "[trust][deadlock]") {
+  const PostedShape shape = GENERATE(from_range(std::begin(kPostedShapes), std::end(kPostedShapes)));
+  INFO("variant: " << shape.variant);
+  if (mpi4_shape(shape.variant) && !mpi_has("MPI_Isendrecv and MPI_Psend_init")) return;
+  const Program program = TEST_PROGRAM(posted_operation);
+  Workspace workspace;
+  const JobResult result =
+      run_checked(workspace, shape.ranks, program, kDeadlockOptions, {kLargeMebibytes, shape.variant, "mismatch"});
+  check_deadlock(result, program,
+                 {.calls = shape.calls, .blocking_functions = shape.blocking_functions, .shape = shape.variant});
+}
+
+// silent_thread: a thread that has never called MPI when the checker looks
+// may still send; asleep in a wait only its own process can end, it holds
+// its rank no more than a thread blocked in MPI.
+
+TEST_CASE("silent_thread: a thread that never called MPI computes or sleeps, then sends what the peer waits for",
+          "[trust][clean][threads]") {
+  const std::string maker = GENERATE(as<std::string>{}, "before_init", "after_init", "library", "openmp");
+  const std::string first = GENERATE(as<std::string>{}, "compute", "sleep");
+  INFO("made " << maker << ", it does first: " << first);
+  check_correct(2, TEST_PROGRAM(silent_thread), {maker, first});
+}
+
+TEST_CASE("silent_thread: the same thread asleep for good on a condition variable: a deadlock",
+          "[trust][deadlock][threads]") {
+  const std::string maker = GENERATE(as<std::string>{}, "before_init", "after_init", "library", "openmp");
+  INFO("made " << maker);
+  const Program program = TEST_PROGRAM(silent_thread);
+  Workspace workspace;
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", maker, "never"});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"wait_for_rank_1", "rank_1"}});
+  check_cycle(result, {0, 1});
+  CHECK(any_line_matches(result.report.value_or(""), R"(rule: .*on ranks? 0(,1)? the threads outside MPI \(those that )"
+                                                     R"(called it and those that never did\) sleep in waits)"));
+}
+
+// memory_sharer: a process that shares the rank's memory can wake its
+// private futexes; one that shares a page can wake a futex there.
+
+TEST_CASE("memory_sharer: another process wakes a thread of the rank, which then sends what the peer waits for",
+          "[trust][clean][threads]") {
+  const std::string waker = GENERATE(as<std::string>{}, "clone_vm", "vfork", "shared_mapping");
+  INFO("woken by: " << waker);
+  check_correct(2, TEST_PROGRAM(memory_sharer), {waker});
+}
+
+TEST_CASE("memory_sharer: nobody wakes the thread: a deadlock", "[trust][deadlock][threads]") {
+  const Program program = TEST_PROGRAM(memory_sharer);
+  Workspace workspace;
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "never"});
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"main", "main"}});
+  check_cycle(result, {0, 1});
+}

@@ -146,7 +146,7 @@ TEST_CASE("a standard or synchronous send waits for its receiver, a buffered sen
     CHECK(w.definite == Ranks{2});
     CHECK(w.possible.empty());
     CHECK_THAT(w.reason, Contains("receiver, rank 2"));
-    CHECK(w.messages == std::vector<PendingMessage>{{true, 2, 5, world_id}});
+    CHECK(w.messages == std::vector<PendingMessage>{{true, 2, 5, world_id, true}});
   }
   SECTION("the destination is translated to its MPI_COMM_WORLD rank") {
     CHECK(waits(send(FunctionId::Ssend, 0, reversed_comm)).definite == Ranks{3});
@@ -171,12 +171,12 @@ TEST_CASE("a receive waits for its source, for any rank of the communicator from
     CHECK(w.mode == WaitMode::All);
     CHECK(w.definite == Ranks{3});
     CHECK_THAT(w.reason, Contains("source, rank 3"));
-    CHECK(w.messages == std::vector<PendingMessage>{{false, 3, 5, world_id}});
+    CHECK(w.messages == std::vector<PendingMessage>{{false, 3, 5, world_id, true}});
   }
   SECTION("from a rank of another communicator, by its MPI_COMM_WORLD rank") {
     const Waits w = waits(recv(1, reversed_comm));
     CHECK(w.definite == Ranks{2});
-    CHECK(w.messages == std::vector<PendingMessage>{{false, 2, 5, reversed_id}});
+    CHECK(w.messages == std::vector<PendingMessage>{{false, 2, 5, reversed_id, true}});
   }
   SECTION("from MPI_ANY_SOURCE: OR over every member, itself included") {
     CallRecord any = recv(MPI_ANY_SOURCE);
@@ -186,7 +186,7 @@ TEST_CASE("a receive waits for its source, for any rank of the communicator from
     CHECK(w.definite == Ranks{0, 1, 2, 3});
     CHECK_THAT(w.reason, Contains("MPI_ANY_SOURCE") && Contains("MPI_COMM_WORLD"));
     CHECK(w.messages ==
-          std::vector<PendingMessage>{{false, PendingMessage::kAny, PendingMessage::kAny, world_id}});
+          std::vector<PendingMessage>{{false, PendingMessage::kAny, PendingMessage::kAny, world_id, true}});
   }
   SECTION("from MPI_PROC_NULL") {
     const Waits w = waits(recv(MPI_PROC_NULL));
@@ -206,13 +206,14 @@ TEST_CASE("a probe waits like a receive", "[describe]") {
   CHECK(any.definite == Ranks{0, 1, 2, 3});
 }
 
-TEST_CASE("a Sendrecv waits for either of its peers: one of its halves is not done", "[describe]") {
-  SECTION("different peers: OR") {
+TEST_CASE("a send-receive whose halves are unknown waits for either of its peers: one of them is not done",
+          "[describe]") {
+  SECTION("different peers: OR, and a transfer under way on either half may end it") {
     const Waits w = waits(sendrecv(2, 0));
     CHECK(w.mode == WaitMode::Any);
     CHECK(w.definite == Ranks{0, 2});
     CHECK_THAT(w.reason, Contains("send to 2") && Contains("receive from 0"));
-    CHECK(w.messages == std::vector<PendingMessage>{{true, 2, 5, world_id}, {false, 0, 6, world_id}});
+    CHECK(w.messages == std::vector<PendingMessage>{{true, 2, 5, world_id, true}, {false, 0, 6, world_id, true}});
   }
   SECTION("the same peer both ways: that rank") {
     const Waits w = waits(sendrecv(2, 2));
@@ -231,6 +232,32 @@ TEST_CASE("a Sendrecv waits for either of its peers: one of its halves is not do
     CHECK(w.definite == Ranks{0, 1, 2, 3});
   }
   SECTION("both halves MPI_PROC_NULL") { check_no_wait(waits(sendrecv(MPI_PROC_NULL, MPI_PROC_NULL))); }
+}
+
+TEST_CASE("MPI_Sendrecv, done as its halves, waits for its source until its receive is done, then for its receiver",
+          "[describe]") {
+  CallRecord call = sendrecv(2, 0);
+  call.halves = Halves::ReceivePending;
+  Waits w = waits(call);
+  CHECK(w.mode == WaitMode::All);
+  CHECK(w.definite == Ranks{0});
+  CHECK_THAT(w.reason, Contains("its receive from its source, rank 0"));
+  // The send may be done: a transfer under way into the receive may end the
+  // call; one under way from the send cannot.
+  CHECK(w.messages == std::vector<PendingMessage>{{true, 2, 5, world_id, false}, {false, 0, 6, world_id, true}});
+  call.halves = Halves::SendPending;
+  w = waits(call);
+  CHECK(w.mode == WaitMode::All);
+  CHECK(w.definite == Ranks{2});
+  CHECK_THAT(w.reason, Contains("waits for its receiver, rank 2: its receive from 0 is done"));
+  CHECK(w.messages == std::vector<PendingMessage>{{true, 2, 5, world_id, true}});
+  SECTION("receiving from MPI_ANY_SOURCE: any member") {
+    call = sendrecv(2, MPI_ANY_SOURCE);
+    call.halves = Halves::ReceivePending;
+    w = waits(call);
+    CHECK(w.mode == WaitMode::Any);
+    CHECK(w.definite == Ranks{0, 1, 2, 3});
+  }
 }
 
 TEST_CASE("Wait and Waitall wait (AND) for the peers of their incomplete point-to-point requests", "[describe]") {

@@ -91,7 +91,9 @@ TEST_CASE("in_process: a rank is held only when every thread outside MPI sleeps 
   CHECK(decide({TaskWait::Asleep, TaskWait::Runs}, clear) == Holding::Runs);
   CHECK(decide({TaskWait::InProcess}, {false, true}) == Holding::Idle);  // a program's signal handler
   CHECK(decide({TaskWait::InProcess}, {true, false}) == Holding::Idle);  // io_uring
-  CHECK(decide({}, clear) == Holding::Idle);
+  // No task outside MPI: the threads blocked in it decide, whatever the conditions.
+  CHECK(decide({}, clear) == Holding::Held);
+  CHECK(decide({}, {false, false}) == Holding::Held);
 }
 
 TEST_CASE("in_process: threads held outside MPI make the rank blocked, timed from when they were seen so",

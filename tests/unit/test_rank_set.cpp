@@ -66,6 +66,6 @@ TEST_CASE("a collective member's waits on 100,000 ranks take a few bytes on the 
   thread.waits_for.add({43, 99'999});
   rank.threads.push_back(thread);
   const std::string bytes = mpisentry::serialize(rank);
-  CHECK(bytes.size() < 100);
+  CHECK(bytes.size() < 110);  // 104 with the rank's own fields, held tasks and pending operations among them
   CHECK(mpisentry::deserialize(bytes) == rank);
 }

@@ -31,6 +31,10 @@ ThreadState::Sample outside(std::uint64_t entered, std::uint64_t progress, Funct
 
 const Clock::time_point t0{};
 
+// What in_process::look finds when the rank has no task outside MPI: its
+// threads in MPI alone decide.
+const OutsideMpi no_other_task{OutsideMpi::Kind::Held, 0, 0};
+
 Thresholds thresholds() { return Thresholds{3s, 10s, true, true}; }
 
 Summary reduce(const std::vector<LocalStatus>& ranks, const std::vector<Step>& steps = {}) {
@@ -66,13 +70,13 @@ LocalStatus finalizing() {
 
 TEST_CASE("a rank blocked in one call accumulates blocked time from the first tick that saw it", "[rules]") {
   Observer observer;
-  CHECK(observer.observe({in_call(FunctionId::Recv, 5, 2)}, t0).blocked_seconds == 0);
-  const LocalStatus later = observer.observe({in_call(FunctionId::Recv, 5, 2)}, t0 + 4s);
+  CHECK(observer.observe({in_call(FunctionId::Recv, 5, 2)}, t0, false, no_other_task).blocked_seconds == 0);
+  const LocalStatus later = observer.observe({in_call(FunctionId::Recv, 5, 2)}, t0 + 4s, false, no_other_task);
   CHECK(later.blocked_seconds == Approx(4.0));
   CHECK(later.call_number != 0);
   CHECK_FALSE(later.polling);
   // The next blocking call is timed from its own start, under another number.
-  const LocalStatus next = observer.observe({in_call(FunctionId::Recv, 6, 3)}, t0 + 5s);
+  const LocalStatus next = observer.observe({in_call(FunctionId::Recv, 6, 3)}, t0 + 5s, false, no_other_task);
   CHECK(next.blocked_seconds == 0);
   CHECK(next.call_number != later.call_number);
 }
@@ -81,7 +85,7 @@ TEST_CASE("a rank whose blocking calls return is never blocked for long", "[rule
   Observer observer;
   for (int tick = 0; tick < 50; ++tick) {
     const auto calls = static_cast<std::uint64_t>(tick * 10);
-    const LocalStatus status = observer.observe({in_call(FunctionId::Recv, calls, calls)}, t0 + tick * 100ms);
+    const LocalStatus status = observer.observe({in_call(FunctionId::Recv, calls, calls)}, t0 + tick * 100ms, false, no_other_task);
     CHECK(status.blocked_seconds == 0);
     CHECK(status.stalled_seconds < 0.2);
   }
@@ -113,8 +117,8 @@ TEST_CASE("a polling loop that completes nothing stalls, its stall starts when p
 
 TEST_CASE("a rank in MPI_Finalize counts as blocked and finalizing", "[rules]") {
   Observer observer;
-  observer.observe({in_call(FunctionId::Finalize, 9, 9, CallShape::Finalize)}, t0);
-  const LocalStatus status = observer.observe({in_call(FunctionId::Finalize, 9, 9, CallShape::Finalize)}, t0 + 2s);
+  observer.observe({in_call(FunctionId::Finalize, 9, 9, CallShape::Finalize)}, t0, false, no_other_task);
+  const LocalStatus status = observer.observe({in_call(FunctionId::Finalize, 9, 9, CallShape::Finalize)}, t0 + 2s, false, no_other_task);
   CHECK(status.finalizing);
   CHECK(status.blocked_seconds == Approx(2.0));
 }
@@ -132,11 +136,11 @@ TEST_CASE("a rank with two threads is blocked only while both are", "[rules]") {
   // Thread 1 enters a barrier at 4 s: the rank is blocked since then, the
   // time of the thread that entered last.
   const auto barrier = in_call(FunctionId::Barrier, 5, 4, CallShape::Collective, 1);
-  observer.observe({recv, barrier}, t0 + 4s);
-  status = observer.observe({recv, barrier}, t0 + 7s);
+  observer.observe({recv, barrier}, t0 + 4s, false, no_other_task);
+  status = observer.observe({recv, barrier}, t0 + 7s, false, no_other_task);
   CHECK(status.blocked_seconds == Approx(3.0));
   CHECK(status.call_number != 0);
-  CHECK(observer.observe({barrier, recv}, t0 + 7s).blocked_seconds == Approx(3.0));  // whatever the order
+  CHECK(observer.observe({barrier, recv}, t0 + 7s, false, no_other_task).blocked_seconds == Approx(3.0));  // whatever the order
   CHECK(observer.blocked_seconds(0) == Approx(7.0));
   CHECK(observer.blocked_seconds(1) == Approx(3.0));
   CHECK(observer.blocked_seconds(2) == 0);  // no such thread
@@ -152,8 +156,8 @@ TEST_CASE("a rank with two threads is blocked only while both are", "[rules]") {
     observer.observe({recv, outside(5, 5, FunctionId::Barrier, 1)}, t0 + 8s);
     CHECK(observer.blocked_seconds(1) == 0);
     const auto next_barrier = in_call(FunctionId::Barrier, 6, 5, CallShape::Collective, 1);
-    observer.observe({recv, next_barrier}, t0 + 9s);
-    CHECK(observer.observe({recv, next_barrier}, t0 + 10s).blocked_seconds == Approx(1.0));
+    observer.observe({recv, next_barrier}, t0 + 9s, false, no_other_task);
+    CHECK(observer.observe({recv, next_barrier}, t0 + 10s, false, no_other_task).blocked_seconds == Approx(1.0));
   }
 }
 
@@ -166,6 +170,25 @@ TEST_CASE("a rank with a thread blocked and another computing outside MPI is not
   const LocalStatus status = observer.observe({outside(9, 9, FunctionId::Bcast, 0), recv}, t0 + 10min);
   CHECK(status.blocked_seconds == 0);
   CHECK_FALSE(status.polling);
+}
+
+TEST_CASE("a rank whose threads in MPI are all blocked is not while another of its tasks may act", "[rules]") {
+  // A thread that never called MPI computes (or could not be read), or sleeps
+  // in a wait that might end by itself: in_process::look says None or Idle.
+  Observer observer;
+  const auto recv = in_call(FunctionId::Recv, 3, 1, CallShape::Receive, 0);
+  observer.observe({recv}, t0, false, {OutsideMpi::Kind::None, 0, 1});
+  LocalStatus status = observer.observe({recv}, t0 + 10s, false, {OutsideMpi::Kind::None, 0, 1});
+  CHECK_FALSE(status.blocked);
+  CHECK(status.blocked_seconds == 0);
+  status = observer.observe({recv}, t0 + 11s, false, {OutsideMpi::Kind::Idle, 7, 1});
+  CHECK_FALSE(status.blocked);
+  CHECK(status.idle_outside);
+  // Held (asleep where only the process can wake it): blocked from then on.
+  observer.observe({recv}, t0 + 12s, false, {OutsideMpi::Kind::Held, 8, 1});
+  status = observer.observe({recv}, t0 + 15s, false, {OutsideMpi::Kind::Held, 8, 1});
+  CHECK(status.blocked);
+  CHECK(status.blocked_seconds == Approx(3.0));
 }
 
 TEST_CASE("a rank with a thread the checker cannot see is never blocked", "[rules]") {

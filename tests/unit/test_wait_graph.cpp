@@ -330,15 +330,16 @@ namespace {
 
 constexpr std::uint64_t world_id = 1;
 
+// Blocked in a send or a receive: its one part is all the call needs.
 RankSnapshot sending(int to, int tag) {
   RankSnapshot rank = waits_for_all({to});
-  rank.threads.front().messages = {{true, to, tag, world_id}};
+  rank.threads.front().messages = {{true, to, tag, world_id, true}};
   return rank;
 }
 
 RankSnapshot receiving(int from, int tag) {
   RankSnapshot rank = waits_for_all({from});
-  rank.threads.front().messages = {{false, from, tag, world_id}};
+  rank.threads.front().messages = {{false, from, tag, world_id, true}};
   return rank;
 }
 
@@ -380,10 +381,11 @@ TEST_CASE("a send and a receive that do not match still deadlock") {
 }
 
 TEST_CASE("a call with several parts waits for a peer until each of its parts with that peer can match") {
-  // Rank 0's MPI_Sendrecv sends tag 1 to rank 1 and receives tag 2 from it;
-  // rank 1's sends tag 2 to rank 0 and receives tag 3. Rank 1's send is taken
-  // by rank 0's receive, but nothing of rank 1 takes rank 0's send, and
-  // nothing of rank 0 sends what rank 1 receives.
+  // Rank 0's MPI_Waitall, on requests confirmed incomplete, sends tag 1 to
+  // rank 1 and receives tag 2 from it; rank 1's sends tag 2 to rank 0 and
+  // receives tag 3. Rank 1's send is taken by rank 0's receive, but nothing
+  // of rank 1 takes rank 0's send, and nothing of rank 0 sends what rank 1
+  // receives.
   RankSnapshot first = waits_for_all({1});
   first.threads.front().messages = {{true, 1, 1, world_id}, {false, 1, 2, world_id}};
   RankSnapshot second = waits_for_all({0});
@@ -396,6 +398,62 @@ TEST_CASE("a call with several parts waits for a peer until each of its parts wi
   SECTION("a receive from any rank that this peer does not match ties the wait to no peer") {
     second.threads.front().messages.back() = {false, PendingMessage::kAny, 3, world_id};
     CHECK(find_deadlock(job({first, second}), definite_only) == no_deadlock);
+  }
+}
+
+TEST_CASE("a send-receive with one half under way may need nothing more: its other half may be done") {
+  // MPI_Isendrecv's or MPI_Sendrecv_replace's halves: whether the other half
+  // is done is not known, so the half that a posted operation matches may be
+  // all it needs.
+  RankSnapshot first = waits_for_all({1});
+  first.threads.front().messages = {{true, 1, 1, world_id, true}, {false, 1, 2, world_id, true}};
+  RankSnapshot second = waits_for_all({0});
+  second.threads.front().messages = {{true, 0, 2, world_id, true}, {false, 0, 3, world_id, true}};
+  CHECK(find_deadlock(job({first, second}), definite_only) == no_deadlock);
+  SECTION("no half matched: both wait") {
+    second.threads.front().messages.front().tag = 4;
+    CHECK(find_deadlock(job({first, second}), definite_only) == deadlock({0, 1}, {0, 1, 0}));
+  }
+}
+
+TEST_CASE("a peer's active request that matches is a transfer under way, whatever the peer's call") {
+  // Rank 1 posted an MPI_Isend of tag 5 to rank 0 and waits in a barrier
+  // that rank 0 joins after its MPI_Recv: the barrier progresses the send.
+  RankSnapshot in_barrier = in_collective(7, {0});
+  RankSnapshot receiver = receiving(1, 5);
+  CHECK(find_deadlock(job({receiver, in_barrier}), definite_only) == deadlock({0, 1}, {0, 1, 0}));
+  in_barrier.pending = {{true, 0, 5, world_id}};
+  CHECK(find_deadlock(job({receiver, in_barrier}), definite_only) == no_deadlock);
+  CHECK(effective_arcs(job({receiver, in_barrier}), definite_only).arcs.size() == 1);  // only the barrier's
+  SECTION("another tag or communicator is no match") {
+    in_barrier.pending = {{true, 0, 6, world_id}, {true, 0, 5, world_id + 1}, {true, 2, 5, world_id}};
+    CHECK(find_deadlock(job({receiver, in_barrier}), definite_only) == deadlock({0, 1}, {0, 1, 0}));
+  }
+  SECTION("an active receive, from the sender or from any rank, takes a send") {
+    RankSnapshot sender = sending(1, 5);
+    CHECK(find_deadlock(job({sender, in_barrier}), definite_only) == deadlock({0, 1}, {0, 1, 0}));
+    in_barrier.pending = {{false, 0, 5, world_id}};
+    CHECK(find_deadlock(job({sender, in_barrier}), definite_only) == no_deadlock);
+    in_barrier.pending = {{false, PendingMessage::kAny, PendingMessage::kAny, world_id}};
+    CHECK(find_deadlock(job({sender, in_barrier}), definite_only) == no_deadlock);
+  }
+  SECTION("a rank whose active requests are not all listed may have posted anything") {
+    in_barrier.pending_unlisted = true;
+    CHECK(find_deadlock(job({receiver, in_barrier}), definite_only) == no_deadlock);
+  }
+  SECTION("a receive from any rank is taken by any rank's active send") {
+    RankSnapshot any_source = receiving(1, 5);
+    any_source.threads.front().messages.front().peer = PendingMessage::kAny;
+    any_source.threads.front().wait_mode = WaitMode::Any;
+    any_source.threads.front().waits_for = RankSet(std::vector<int>{1, 2});
+    RankSnapshot waits_for_0 = receiving(0, 9);
+    in_barrier.pending.clear();
+    CHECK(find_deadlock(job({any_source, in_barrier, waits_for_0}), definite_only) ==
+          deadlock({0, 1, 2}, {0, 1, 0}));
+    // Rank 1's send to rank 0 can end rank 0's OR wait: rank 0 waits for
+    // nobody, not for rank 2 alone.
+    in_barrier.pending = {{true, 0, 5, world_id}};
+    CHECK(find_deadlock(job({any_source, in_barrier, waits_for_0}), definite_only) == no_deadlock);
   }
 }
 
