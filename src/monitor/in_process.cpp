@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -53,24 +52,9 @@ std::vector<pid_t> list_tasks() {
   return tids;
 }
 
-// A small /proc file in one read (they are generated whole).
-std::string read_small(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string text;
-  char buffer[4096];
-  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;) text.append(buffer, static_cast<std::size_t>(n));
-  close(fd);
-  return text;
-}
-
-std::string task_file(pid_t tid, const char* name) {
-  return read_small("/proc/self/task/" + std::to_string(tid) + "/" + name);
-}
-
 // Field 22 of stat, after the command name (which may hold spaces and parentheses).
 unsigned long long start_time(pid_t tid) {
-  const std::string stat = task_file(tid, "stat");
+  const std::string stat = stacks::read_task_file(tid, "stat");
   const std::size_t close = stat.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream fields(stat.substr(close + 1));
@@ -82,7 +66,7 @@ unsigned long long start_time(pid_t tid) {
 
 // Voluntary and involuntary context switches: they change whenever the task ran.
 std::uint64_t switches(pid_t tid) {
-  const std::string status = task_file(tid, "status");
+  const std::string status = stacks::read_task_file(tid, "status");
   std::uint64_t total = 0;
   for (const char* key : {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}) {
     const std::size_t at = status.find(key);
@@ -187,39 +171,6 @@ void note_checker_started() {
   noted.store(true, std::memory_order_release);
 }
 
-std::optional<Syscall> parse_syscall(std::string_view line) {
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.remove_suffix(1);
-  std::vector<std::string_view> words;
-  while (!line.empty()) {
-    const std::size_t space = line.find(' ');
-    words.push_back(line.substr(0, space));
-    if (space == std::string_view::npos) break;
-    line.remove_prefix(space + 1);
-  }
-  const auto number = [](std::string_view word, std::uint64_t& out) {
-    int base = 10;
-    if (word.starts_with("0x")) {
-      word.remove_prefix(2);
-      base = 16;
-    }
-    const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), out, base);
-    return !word.empty() && error == std::errc() && end == word.data() + word.size();
-  };
-  Syscall call;
-  if (words.size() == 3 && words[0] == "-1") {
-    if (!number(words[1], call.sp) || !number(words[2], call.pc)) return std::nullopt;
-    return call;
-  }
-  if (words.size() != 9) return std::nullopt;
-  std::uint64_t nr = 0;
-  if (!number(words[0], nr) || nr > 100000) return std::nullopt;
-  call.number = static_cast<long>(nr);
-  for (std::size_t i = 0; i < 6; ++i)
-    if (!number(words[1 + i], call.args[i])) return std::nullopt;
-  if (!number(words[7], call.sp) || !number(words[8], call.pc)) return std::nullopt;
-  return call;
-}
-
 std::optional<FutexWait> futex_wait(const Syscall& call) {
   if (call.number != SYS_futex) return std::nullopt;
   const auto op = static_cast<int>(call.args[1]);
@@ -294,7 +245,7 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
                })) {
       continue;  // MPI's or the checker's: runs no program code
     }
-    const std::optional<Syscall> call = parse_syscall(task_file(tid, "syscall"));
+    const std::optional<Syscall> call = stacks::read_syscall(tid);
     if (!call || call->number < 0) return result;  // on a CPU, or stopped: it may act
     outside.push_back({tid, *call, futex_wait(*call)});
     digest = mix(digest, static_cast<std::uint64_t>(tid));
@@ -319,7 +270,7 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
       continue;
     }
     if (!task.futex->private_flag && !maps_read) {
-      maps = parse_maps(read_small("/proc/self/maps"));
+      maps = parse_maps(stacks::read_proc_file("/proc/self/maps"));
       maps_read = true;
     }
     const bool mine = only_this_process_wakes(*task.futex, maps);
