@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/kcmp.h>
 #include <signal.h>
@@ -64,24 +63,9 @@ std::vector<pid_t> list_tasks_of(const std::string& folder_path) {
 
 std::vector<pid_t> list_tasks() { return list_tasks_of("/proc/self/task"); }
 
-// A small /proc file in one read (they are generated whole).
-std::string read_small(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string text;
-  char buffer[4096];
-  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;) text.append(buffer, static_cast<std::size_t>(n));
-  close(fd);
-  return text;
-}
-
-std::string task_file(pid_t tid, const char* name) {
-  return read_small("/proc/self/task/" + std::to_string(tid) + "/" + name);
-}
-
 // Field 22 of stat, after the command name (which may hold spaces and parentheses).
 unsigned long long start_time(pid_t tid) {
-  const std::string stat = task_file(tid, "stat");
+  const std::string stat = stacks::read_task_file(tid, "stat");
   const std::size_t close = stat.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream fields(stat.substr(close + 1));
@@ -102,7 +86,7 @@ std::uint64_t switches_of(const std::string& status) {
   return total;
 }
 
-std::uint64_t switches(pid_t tid) { return switches_of(task_file(tid, "status")); }
+std::uint64_t switches(pid_t tid) { return switches_of(stacks::read_task_file(tid, "status")); }
 
 // The processes other than this one that share its memory (clone with
 // CLONE_VM and without CLONE_THREAD, vfork), as the kernel tells (kcmp
@@ -117,7 +101,7 @@ std::optional<std::vector<pid_t>> memory_sharers() {
   const auto add_children_of = [&candidates](pid_t process) {
     const std::string tasks = "/proc/" + std::to_string(process) + "/task/";
     for (pid_t tid : list_tasks_of(tasks)) {
-      std::istringstream children(read_small(tasks + std::to_string(tid) + "/children"));
+      std::istringstream children(stacks::read_proc_file(tasks + std::to_string(tid) + "/children"));
       for (pid_t child = 0; children >> child;) candidates.push_back(child);
     }
   };
@@ -215,7 +199,7 @@ Cache cache;
 
 // A task's system-call line and context switches: equal at two instants
 // with a system call in the line, the task slept in that call in between.
-std::pair<std::string, std::uint64_t> sleep_mark(pid_t tid) { return {task_file(tid, "syscall"), switches(tid)}; }
+std::pair<std::string, std::uint64_t> sleep_mark(pid_t tid) { return {stacks::read_task_file(tid, "syscall"), switches(tid)}; }
 
 // The tasks born since note_before_init are MPI's and the checker's when
 // nothing but the initializing thread can have started one: it was alone,
@@ -226,7 +210,7 @@ bool others_slept_through_init() {
   for (pid_t tid : tasks_before) {
     if (tid == init_tid) continue;
     const auto& [line, switched] = others_before[other++];
-    const std::optional<Syscall> call = parse_syscall(line);
+    const std::optional<Syscall> call = stacks::parse_syscall(line);
     if (!call || call->number < 0 || sleep_mark(tid) != std::pair{line, switched}) return false;
   }
   return true;
@@ -246,7 +230,7 @@ void note_before_init() {
     for (pid_t tid : tasks_before)
       if (tid != init_tid) others_before.push_back(sleep_mark(tid));
   } while (std::ranges::any_of(others_before, [](const auto& mark) {
-             const std::optional<Syscall> call = parse_syscall(mark.first);
+             const std::optional<Syscall> call = stacks::parse_syscall(mark.first);
              return !call || call->number < 0;
            }) &&
            std::chrono::steady_clock::now() < give_up &&
@@ -263,39 +247,6 @@ void note_checker_started() {
     for (pid_t tid : list_tasks())
       if (std::ranges::find(tasks_before, tid) == tasks_before.end()) not_program.push_back({tid, start_time(tid)});
   noted.store(true, std::memory_order_release);
-}
-
-std::optional<Syscall> parse_syscall(std::string_view line) {
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.remove_suffix(1);
-  std::vector<std::string_view> words;
-  while (!line.empty()) {
-    const std::size_t space = line.find(' ');
-    words.push_back(line.substr(0, space));
-    if (space == std::string_view::npos) break;
-    line.remove_prefix(space + 1);
-  }
-  const auto number = [](std::string_view word, std::uint64_t& out) {
-    int base = 10;
-    if (word.starts_with("0x")) {
-      word.remove_prefix(2);
-      base = 16;
-    }
-    const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), out, base);
-    return !word.empty() && error == std::errc() && end == word.data() + word.size();
-  };
-  Syscall call;
-  if (words.size() == 3 && words[0] == "-1") {
-    if (!number(words[1], call.sp) || !number(words[2], call.pc)) return std::nullopt;
-    return call;
-  }
-  if (words.size() != 9) return std::nullopt;
-  std::uint64_t nr = 0;
-  if (!number(words[0], nr) || nr > 100000) return std::nullopt;
-  call.number = static_cast<long>(nr);
-  for (std::size_t i = 0; i < 6; ++i)
-    if (!number(words[1 + i], call.args[i])) return std::nullopt;
-  if (!number(words[7], call.sp) || !number(words[8], call.pc)) return std::nullopt;
-  return call;
 }
 
 std::optional<FutexWait> futex_wait(const Syscall& call) {
@@ -359,7 +310,7 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
   std::uint64_t key = 0;
   // The syscall line of a task outside MPI; false when it may act.
   const auto add_outside = [&](pid_t tid, const std::string& line, bool sharer) {
-    const std::optional<Syscall> call = parse_syscall(line);
+    const std::optional<Syscall> call = stacks::parse_syscall(line);
     if (!call || call->number < 0) return false;  // on a CPU, or stopped: it may act
     outside.push_back({tid, *call, futex_wait(*call), sharer});
     digest = mix(digest, static_cast<std::uint64_t>(tid));
@@ -384,7 +335,7 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
                })) {
       continue;  // MPI's or the checker's: runs no program code
     }
-    if (!add_outside(tid, task_file(tid, "syscall"), false)) return result;
+    if (!add_outside(tid, stacks::read_task_file(tid, "syscall"), false)) return result;
     digest = mix(digest, switches(tid));
   }
   // Another process in this one's memory can act as its threads can; it is
@@ -396,8 +347,8 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
     const std::vector<pid_t> tids = list_tasks_of(tasks);
     if (tids.empty()) return result;
     for (pid_t tid : tids) {
-      if (!add_outside(tid, read_small(tasks + std::to_string(tid) + "/syscall"), true)) return result;
-      digest = mix(digest, switches_of(read_small(tasks + std::to_string(tid) + "/status")));
+      if (!add_outside(tid, stacks::read_proc_file(tasks + std::to_string(tid) + "/syscall"), true)) return result;
+      digest = mix(digest, switches_of(stacks::read_proc_file(tasks + std::to_string(tid) + "/status")));
     }
   }
   result.digest = digest;
@@ -422,7 +373,7 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
       continue;
     }
     if (!task.futex->private_flag && !maps_read) {
-      maps = parse_maps(read_small("/proc/self/maps"));
+      maps = parse_maps(stacks::read_proc_file("/proc/self/maps"));
       maps_read = true;
     }
     const bool mine = only_this_process_wakes(*task.futex, maps);

@@ -19,7 +19,6 @@
 
 #include <sys/types.h>
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,6 +26,7 @@
 #include <vector>
 
 #include "records/thread_state.hpp"
+#include "stacks/task_files.hpp"
 
 namespace mpisentry::monitor::in_process {
 
@@ -35,16 +35,7 @@ namespace mpisentry::monitor::in_process {
 void note_before_init();
 void note_checker_started();
 
-// One line of /proc/self/task/TID/syscall.
-struct Syscall {
-  long number = -1;  // -1: blocked outside a system call
-  std::array<std::uint64_t, 6> args{};
-  std::uint64_t sp = 0;
-  std::uint64_t pc = 0;
-  bool operator==(const Syscall&) const = default;
-};
-// nullopt for "running" and for anything unreadable.
-std::optional<Syscall> parse_syscall(std::string_view line);
+using stacks::Syscall;  // one line of /proc/self/task/TID/syscall, as the stack capture reads it
 
 // A futex wait as the thread entered it.
 struct FutexWait {

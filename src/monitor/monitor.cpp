@@ -464,14 +464,19 @@ class Monitor {
     std::vector<std::string> located;
     for (const ThreadSnapshot& thread : snapshot.threads) {
       std::vector<stacks::FrameAddress> frames;
-      for (const ThreadState::Sample& sample : threads.samples) {
-        // A thread outside MPI may sleep in a call a signal would cut short:
-        // read, not interrupted. In MPI, the checker's and MPI's own sleeps
-        // are restarted, and an unwind is exact.
-        const bool outside_mpi = thread.state == RankState::Running;
+      for (std::size_t i = 0; i < threads.samples.size(); ++i) {
+        const ThreadState::Sample& sample = threads.samples[i];
+        if (sample.id != thread.id) continue;
+        // Inside an MPI call (by its record, read again right before the
+        // signal) a thread may be interrupted in a system call: the checker's
+        // own sleeps end early and test again, MPI's calls are MPI's to
+        // restart, and the unwind is exact. Outside MPI, never.
+        const auto in_mpi = [state = threads.states[i], generation = sample.generation] {
+          ThreadState::Sample now;
+          return state->sample(now) && now.generation == generation && now.in_call;
+        };
         stacks::RawStack raw;
-        if (sample.id == thread.id && ((outside_mpi && stacks::capture_asleep(sample.tid, raw)) ||
-                                       signals::capture_thread(sample.tid, raw, kStackTimeout)))
+        if (signals::capture_stack(sample.tid, raw, kStackTimeout, in_mpi) != stacks::Capture::None)
           frames = stacks::locate(raw);
       }
       located.push_back(stacks::serialize(frames));

@@ -35,7 +35,7 @@
 // means something to the program. We look again before we rely on the
 // signal: the ending and dump signals every monitor round
 // (keep_handlers_first()), the stack signal before every capture
-// (capture_thread()). What we do then differs with whose signal it is:
+// (capture_stack()). What we do then differs with whose signal it is:
 //  - SIGTERM, SIGINT, the crashes and DUMP-SIGNAL are sent to the program as
 //    much as to us: our handler goes back in front and runs the program's
 //    after it. Not once a signal that ends the process has arrived: from then
@@ -94,9 +94,11 @@ void install(Handlers handlers);
 // when no signal could be had.
 bool install_stack_signal(int wanted);
 
-// stacks::capture_thread, once the stack signal is known to be still ours
-// (else moved away, as the policy above says).
-bool capture_thread(pid_t tid, stacks::RawStack& out, std::chrono::milliseconds timeout);
+// stacks::capture_stack, once the stack signal is known to be still ours
+// (else moved away, as the policy above says; with no signal left, threads
+// asleep in system calls are still read).
+stacks::Capture capture_stack(pid_t tid, stacks::RawStack& out, std::chrono::milliseconds timeout,
+                              const std::function<bool()>& interruptible);
 
 // On a thread of the checker (the monitor's): blocks SIGTERM and SIGINT.
 void block_in_checker_thread();

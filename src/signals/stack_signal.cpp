@@ -88,12 +88,12 @@ bool install_stack_signal(int wanted) {
   return install_handler(sig);
 }
 
-bool capture_thread(pid_t tid, stacks::RawStack& out, std::chrono::milliseconds timeout) {
+stacks::Capture capture_stack(pid_t tid, stacks::RawStack& out, std::chrono::milliseconds timeout,
+                              const std::function<bool()>& interruptible) {
   const std::lock_guard lock(stack_signal_mutex);
   const int sig = stacks::capture_signal();
-  if (sig == 0) return false;
-  if (!handler_is_ours(sig) && move_away_from(sig) == 0) return false;
-  return stacks::capture_thread(tid, out, timeout);
+  if (sig != 0 && !handler_is_ours(sig)) move_away_from(sig);
+  return stacks::capture_stack(tid, out, timeout, interruptible);
 }
 
 }  // namespace mpisentry::signals

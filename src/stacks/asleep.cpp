@@ -1,66 +1,27 @@
-// The stack of a thread asleep in a system call that a signal handler would
-// cut short (nanosleep, poll, epoll_wait...: these fail with EINTR whatever
-// SA_RESTART says). Interrupting it to take its stack would end the
-// program's sleep early, so the stack is read instead: the kernel gives the
-// sleeping thread's stack pointer and pc, and the words above the stack
-// pointer that point just after a call instruction in executable code are
-// taken as the return addresses. A scan, not an unwind: a stale return
-// address left in a live frame may show up as an extra frame.
-#include <sys/syscall.h>
-
+// The stack of a thread asleep in a system call, read without interrupting
+// it: a signal handler would cut many calls short (EINTR whatever SA_RESTART
+// says: poll, nanosleep, a socket with a timeout...) and would make others
+// restart. The kernel gives the sleeping thread's stack pointer and pc, and
+// the words above the stack pointer that point just after a call
+// instruction in executable code are taken as the return addresses. A scan,
+// not an unwind: a stale return address left in a live frame may show up as
+// an extra frame.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "stacks/stacks.hpp"
+#include "stacks/task_files.hpp"
 
 namespace mpisentry::stacks {
 namespace {
 
 // How far above the stack pointer return addresses are looked for.
 constexpr std::uintptr_t kMaxScanBytes = 1 << 20;
-
-// The system calls that fail with EINTR when a handler runs, whatever
-// SA_RESTART says (signal(7)), among those a thread sleeps in.
-bool cut_short_by_signals(long number) {
-  static const long kCalls[] = {
-      SYS_nanosleep,  SYS_clock_nanosleep, SYS_pause,        SYS_rt_sigsuspend, SYS_rt_sigtimedwait,
-      SYS_poll,       SYS_ppoll,           SYS_select,       SYS_pselect6,      SYS_epoll_wait,
-      SYS_epoll_pwait, SYS_io_getevents,   SYS_semtimedop,   SYS_semop,         SYS_msgrcv,
-      SYS_msgsnd,
-  };
-  return std::find(std::begin(kCalls), std::end(kCalls), number) != std::end(kCalls);
-}
-
-struct Sleeping {
-  long call = -1;
-  std::uintptr_t sp = 0;
-  std::uintptr_t pc = 0;
-  bool operator==(const Sleeping&) const = default;
-};
-
-// From /proc/self/task/TID/syscall: "NR a1 ... a6 sp pc", "running", or
-// "-1 sp pc" (blocked, not in a system call).
-bool read_sleeping(pid_t tid, Sleeping& out) {
-  std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
-  std::string line;
-  if (!std::getline(file, line)) return false;
-  std::istringstream words(line);
-  long call = 0;
-  if (!(words >> call) || call < 0) return false;
-  std::vector<std::string> rest;
-  for (std::string word; words >> word;) rest.push_back(word);
-  if (rest.size() != 8) return false;
-  out.call = call;
-  out.sp = std::stoull(rest[6], nullptr, 16);
-  out.pc = std::stoull(rest[7], nullptr, 16);
-  return true;
-}
 
 struct Range {
   std::uintptr_t begin = 0;
@@ -116,28 +77,26 @@ __attribute__((no_sanitize("address"), noinline)) std::uintptr_t stack_word(std:
 
 }  // namespace
 
-bool capture_asleep(pid_t tid, RawStack& out) {
-  Sleeping before;
-  if (!read_sleeping(tid, before) || !cut_short_by_signals(before.call)) return false;
+Asleep capture_asleep(pid_t tid, RawStack& out) {
+  const std::optional<Syscall> before = read_syscall(tid);
+  if (!before || !before->in_system_call()) return Asleep::NotInCall;
+  // The call's own pc, exact, whatever else can be read.
+  out = RawStack::at_pc(before->pc);
   std::vector<Range> code;
   Range stack;
-  read_mappings(before.sp, code, stack);
-  if (!stack.contains(before.sp, sizeof(void*))) return false;
-  RawStack scanned;
-  scanned.pcs[0] = reinterpret_cast<void*>(before.pc);
-  scanned.depth = 1;
-  scanned.interrupted = 0;
-  const std::uintptr_t limit = std::min(stack.end, before.sp + kMaxScanBytes);
-  for (std::uintptr_t at = before.sp; at + sizeof(void*) <= limit && scanned.depth < RawStack::kMaxFrames;
+  read_mappings(before->sp, code, stack);
+  if (!stack.contains(before->sp, sizeof(void*))) return Asleep::CallOnly;
+  RawStack scanned = out;
+  const std::uintptr_t limit = std::min<std::uintptr_t>(stack.end, before->sp + kMaxScanBytes);
+  for (std::uintptr_t at = before->sp; at + sizeof(void*) <= limit && scanned.depth < RawStack::kMaxFrames;
        at += sizeof(void*)) {
     const std::uintptr_t word = stack_word(at);
     if (follows_call(word, code)) scanned.pcs[scanned.depth++] = reinterpret_cast<void*>(word);
   }
   // Still in the same call: the words read were its stack.
-  Sleeping after;
-  if (!read_sleeping(tid, after) || !(after == before)) return false;
+  if (read_syscall(tid) != before) return Asleep::Moved;
   out = scanned;
-  return true;
+  return Asleep::Scanned;
 }
 
 }  // namespace mpisentry::stacks

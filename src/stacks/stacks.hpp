@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,10 +27,24 @@ struct RawStack {
   // Index of the frame the signal interrupted (its pc is exact, not a return
   // address); -1 when the stack was not taken in a signal handler.
   int interrupted = -1;
+  // The capture signal ended a system call early: the thread had entered a
+  // call that sleeps when the signal arrived, and the call fails with EINTR.
+  bool cut_short = false;
+
+  // The exact pc alone (where a system call returns to, say).
+  static RawStack at_pc(std::uintptr_t pc) {
+    RawStack stack;
+    stack.pcs[0] = reinterpret_cast<void*>(pc);
+    stack.depth = 1;
+    stack.interrupted = 0;
+    return stack;
+  }
 };
 
 // The capture signal's handler: copies the interrupted thread's stack when
-// capture_thread() asked for it, and nothing else. Async-signal-safe.
+// capture_thread() asked for it, and notes whether the signal cut a system
+// call short (the interrupted context returns -EINTR from a syscall
+// instruction), and nothing else. Async-signal-safe.
 // src/signals chooses the signal and installs it (signals::install_stack_signal);
 // nothing here calls sigaction.
 void on_capture_signal(int signal_number, siginfo_t* info, void* context);
@@ -47,18 +62,48 @@ void use_capture_signal(int signal_number, const void* trampoline);
 int capture_signal();
 
 // From another thread of this process: interrupts the thread with kernel id
-// `tid` (gettid()) with the capture signal and copies its stack. False when
-// it did not answer within `timeout`, or has exited (no signal is sent to a
-// thread id that may have been reused by another process). That the signal
-// is still ours is signals::capture_thread's to check.
+// `tid` (gettid()) with the capture signal and copies its stack, whatever
+// the thread does (a system call it sleeps in may fail with EINTR). False
+// when it did not answer within `timeout`, or has exited (no signal is sent
+// to a thread id that may have been reused by another process). That the
+// signal is still ours is signals::capture_stack's to check.
 bool capture_thread(pid_t tid, RawStack& out, std::chrono::milliseconds timeout);
 
-// When thread `tid` of this process sleeps in a system call that a signal
-// handler would cut short (nanosleep, poll, epoll_wait...), reads its stack
-// without interrupting it, by scanning its stack for return addresses, and
-// returns true. False, having read nothing, for any other thread: the
-// capture signal does not disturb it (its system call, if any, restarts).
-bool capture_asleep(pid_t tid, RawStack& out);
+// What capture_asleep found.
+enum class Asleep {
+  NotInCall,  // not in a system call (running, blocked outside one) or gone: nothing read
+  Scanned,    // asleep in a system call: its stack, read without interrupting it
+  CallOnly,   // in a system call, its stack not readable: the call's pc alone
+  Moved,      // its system call changed while the stack was read: the first call's pc alone
+};
+// When /proc/self/task/TID/syscall shows thread `tid` in a system call, reads
+// its stack without interrupting it, by scanning its stack for return
+// addresses.
+Asleep capture_asleep(pid_t tid, RawStack& out);
+
+// How capture_stack took a thread's stack, or why it has none.
+enum class Capture {
+  Unwound,   // interrupted by the capture signal: exact
+  Scanned,   // asleep in a system call: read without a signal (capture_asleep)
+  CallOnly,  // in system calls, its stack not readable: the call's pc alone
+  None,      // it did not answer in time, has exited, or blocks the capture signal
+};
+
+// The stack of thread `tid` of this process, taken from another thread
+// without cutting the program's system calls short. A thread that
+// /proc/self/task/TID/syscall shows in a system call is never interrupted,
+// unless `interruptible()` says its calls may be (the caller knows it is in
+// the checker's own sleeps or MPI's, which go on after a signal, and wants
+// the exact unwind); it is read with capture_asleep instead. Any other
+// thread runs user code and gets the capture signal (when there is one),
+// unless it blocks the signal (the signal would stay pending, for a
+// sigwaitinfo of the program's to take). The last look at the syscall file
+// and at interruptible() comes right before the signal: a thread that enters
+// a system call after it gets the signal there, and the call fails with
+// EINTR (RawStack::cut_short says so; logged as a warning when the thread
+// was not interruptible).
+Capture capture_stack(pid_t tid, RawStack& out, std::chrono::milliseconds timeout,
+                      const std::function<bool()>& interruptible);
 
 // The calling thread's own stack, without this function's frame.
 // Async-signal-safe: for use inside a signal handler (the SIGTERM dump); there

@@ -12,6 +12,7 @@
 using namespace mpisentry;
 using namespace mpisentry::monitor;
 using namespace mpisentry::monitor::in_process;
+using mpisentry::stacks::parse_syscall;
 using namespace std::chrono_literals;
 
 namespace {

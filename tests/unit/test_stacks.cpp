@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 
 #include "signals/signals.hpp"
 #include "stacks/stacks.hpp"
+#include "stacks/task_files.hpp"
 
 using mpisentry::Frame;
 using namespace mpisentry::stacks;
@@ -282,6 +284,168 @@ TEST_CASE("a thread that has exited is not signalled: the capture fails at once"
   // The capture still works afterwards.
   const RawStack later = capture_while_blocked(run_blocked_thread);
   CHECK(find_frame(symbolize_every_frame(later), "blocked_in_known_function") > 0);
+}
+
+// ---- Threads in system calls are read, not interrupted ----
+
+int timed_recv_line = 0;
+
+// recv on a socket with SO_RCVTIMEO: a signal handler makes it fail with
+// EINTR, SA_RESTART or not (signal(7)).
+struct TimedReceive {
+  int fds[2] = {-1, -1};
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> returned{false};
+  ssize_t result = 0;
+  int error = 0;
+  double seconds = 0;
+  explicit TimedReceive(std::chrono::milliseconds timeout) {
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+    const auto micros = std::chrono::microseconds(timeout).count();
+    const timeval limit{static_cast<time_t>(micros / 1'000'000), static_cast<suseconds_t>(micros % 1'000'000)};
+    REQUIRE(setsockopt(fds[0], SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)) == 0);
+  }
+  ~TimedReceive() {
+    close(fds[0]);
+    close(fds[1]);
+  }
+};
+
+[[gnu::noinline]] void receive_with_timeout(TimedReceive* receive) {
+  receive->tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
+  char byte;
+  const auto start = std::chrono::steady_clock::now();
+  timed_recv_line = __LINE__ + 1;
+  receive->result = recv(receive->fds[0], &byte, 1, 0);
+  receive->error = errno;
+  receive->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  receive->returned.store(true);
+}
+
+// Until the thread sleeps in its recv (the system call's number in its syscall file).
+void wait_until_in_recv(const TimedReceive& receive) {
+  for (;;) {
+    if (const pid_t tid = receive.tid.load(); tid != 0)
+      if (const auto call = read_syscall(tid); call && call->number == SYS_recvfrom) return;
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
+const std::function<bool()> kNeverInterruptible = [] { return false; };
+
+TEST_CASE("the syscall and status lines of a thread: its call, and the signals it blocks") {
+  const auto call = parse_syscall("45 0x3 0x7ffd 0x1 0x0 0x0 0x0 0x7ffc10 0x7f0010\n");
+  REQUIRE(call);
+  CHECK(call->in_system_call());
+  CHECK(call->pc == 0x7f0010);
+  CHECK_FALSE(parse_syscall("-1 0x7ffc 0x7f00")->in_system_call());
+  const std::string status = "Name:\tx\nSigPnd:\t0000000000000000\nSigBlk:\t0000000200000001\nSigIgn:\t0\n";
+  CHECK(blocks_signal(status, SIGHUP));
+  CHECK(blocks_signal(status, 34));
+  CHECK_FALSE(blocks_signal(status, SIGINT));
+  CHECK_FALSE(blocks_signal("Name:\tx\n", SIGHUP));
+  // This thread's own line, read from the file.
+  sigset_t hup, previous;
+  sigemptyset(&hup);
+  sigaddset(&hup, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &hup, &previous);
+  CHECK(thread_blocks_signal(static_cast<pid_t>(syscall(SYS_gettid)), SIGHUP));
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  CHECK_FALSE(thread_blocks_signal(static_cast<pid_t>(syscall(SYS_gettid)), SIGHUP));
+}
+
+TEST_CASE("a thread asleep in recv with SO_RCVTIMEO is read without a signal: its call times out as it would") {
+  ensure_capture_installed();
+  TimedReceive receive(1500ms);
+  std::thread receiving(receive_with_timeout, &receive);
+  wait_until_in_recv(receive);
+  RawStack stack;
+  const Capture taken = capture_stack(receive.tid.load(), stack, 10s, kNeverInterruptible);
+  receiving.join();
+  CHECK(taken == Capture::Scanned);
+  CHECK_FALSE(stack.cut_short);
+  CHECK(receive.result == -1);
+  CHECK(receive.error == EAGAIN);
+  CHECK(receive.seconds >= 1.5);
+  const std::vector<Frame> frames = symbolize_every_frame(stack);
+  const int at = find_frame(frames, "receive_with_timeout");
+  REQUIRE(at > 0);
+  CHECK(frames[at].line == timed_recv_line);
+}
+
+TEST_CASE("the signal cuts such a call short, and the capture says so") {
+  ensure_capture_installed();
+  TimedReceive receive(5000ms);
+  std::thread receiving(receive_with_timeout, &receive);
+  wait_until_in_recv(receive);
+  RawStack stack;
+  // What the stack signal did to every thread outside MPI before.
+  const bool captured = capture_thread(receive.tid.load(), stack, 10s);
+  receiving.join();
+  REQUIRE(captured);
+  CHECK(stack.cut_short);
+  CHECK(receive.result == -1);
+  CHECK(receive.error == EINTR);
+  CHECK(receive.seconds < 5);
+}
+
+TEST_CASE("a thread the caller calls interruptible gets the signal in its system call: an exact unwind") {
+  ensure_capture_installed();
+  Gate gate;
+  std::atomic<pid_t> tid{0};
+  std::thread blocked(run_blocked_thread, gate.fds[0], &tid);
+  wait_until_asleep(tid);
+  RawStack stack;
+  const Capture taken = capture_stack(tid.load(), stack, 10s, [] { return true; });
+  gate.open_once();
+  blocked.join();
+  CHECK(taken == Capture::Unwound);
+  // poll is not restarted after a handler: the signal ended it.
+  CHECK(stack.cut_short);
+  const std::vector<Frame> frames = symbolize_every_frame(stack);
+  const int blocked_at = find_frame(frames, "blocked_in_known_function");
+  REQUIRE(blocked_at > 0);
+  CHECK(frames[blocked_at].line == poll_call_line);
+}
+
+TEST_CASE("a thread running user code gets the signal; one that blocks it gets none") {
+  ensure_capture_installed();
+  spin_released = false;
+  spin_started = false;
+  std::thread spinning(spinning_in_known_function);
+  while (!__atomic_load_n(&spin_started, __ATOMIC_ACQUIRE)) std::this_thread::sleep_for(1ms);
+  RawStack stack;
+  const Capture taken = capture_stack(spinning_tid, stack, 10s, kNeverInterruptible);
+  __atomic_store_n(&spin_released, true, __ATOMIC_RELEASE);
+  spinning.join();
+  CHECK(taken == Capture::Unwound);
+  CHECK_FALSE(stack.cut_short);
+  CHECK(find_frame(symbolize_every_frame(stack), "spinning_in_known_function") == 0);
+
+  // Blocked, the signal would stay pending for a sigwaitinfo of the program's.
+  std::atomic<bool> masked{false};
+  std::atomic<bool> release{false};
+  std::atomic<pid_t> masked_tid{0};
+  std::string pending;
+  std::thread blocking([&] {
+    masked_tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    masked.store(true);
+    while (!release.load()) {
+    }
+    sigset_t signals;
+    sigpending(&signals);
+    pending = sigismember(&signals, capture_signal()) ? "the capture signal" : "none";
+  });
+  while (!masked.load()) std::this_thread::sleep_for(1ms);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(capture_stack(masked_tid.load(), stack, 10s, kNeverInterruptible) == Capture::None);
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+  release.store(true);
+  blocking.join();
+  CHECK(pending == "none");
 }
 
 TEST_CASE("capture_current inside a signal handler starts at the interrupted frame") {
