@@ -63,16 +63,28 @@ std::vector<pid_t> list_tasks_of(const std::string& folder_path) {
 
 std::vector<pid_t> list_tasks() { return list_tasks_of("/proc/self/task"); }
 
-// Field 22 of stat, after the command name (which may hold spaces and parentheses).
-unsigned long long start_time(pid_t tid) {
-  const std::string stat = stacks::read_task_file(tid, "stat");
+// Field `wanted` (3 or more) of a stat file's text, after the command name
+// (which may hold spaces and parentheses); empty when there is none.
+std::string stat_field(const std::string& stat, int wanted) {
   const std::size_t close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
+  if (close == std::string::npos) return {};
   std::istringstream fields(stat.substr(close + 1));
   std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i)
-    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
-  return 0;
+  for (int i = 3; i <= wanted && fields >> field; ++i)
+    if (i == wanted) return field;
+  return {};
+}
+
+// Field 22 of stat: the start time in clock ticks.
+unsigned long long start_time(pid_t tid) {
+  return std::strtoull(stat_field(stacks::read_task_file(tid, "stat"), 22).c_str(), nullptr, 10);
+}
+
+// A zombie or dead task (a main thread that called pthread_exit stays one
+// until the process ends): it never runs again. Its syscall line reads "-1".
+bool ended(const std::string& tasks_folder, pid_t tid) {
+  const std::string state = stat_field(stacks::read_proc_file(tasks_folder + std::to_string(tid) + "/stat"), 3);
+  return state == "Z" || state == "X";
 }
 
 // Voluntary and involuntary context switches, from a task's status file:
@@ -96,7 +108,17 @@ std::uint64_t switches(pid_t tid) { return switches_of(stacks::read_task_file(ti
 // the parent's other children that cannot be are taken not to share it: a
 // process that does was made by this one, with its credentials.
 std::optional<std::vector<pid_t>> memory_sharers() {
+  // kcmp compares the memory of the tasks it is given: a process's first
+  // task may have ended (a main thread that called pthread_exit has none),
+  // so each side is one of its live tasks.
+  const auto live_task_of = [](pid_t process) -> pid_t {
+    const std::string tasks = "/proc/" + std::to_string(process) + "/task/";
+    for (pid_t tid : list_tasks_of(tasks))
+      if (!ended(tasks, tid)) return tid;
+    return 0;
+  };
   const pid_t me = getpid();
+  const auto self = static_cast<pid_t>(syscall(SYS_gettid));
   std::vector<pid_t> candidates, sharers;
   const auto add_children_of = [&candidates](pid_t process) {
     const std::string tasks = "/proc/" + std::to_string(process) + "/task/";
@@ -113,7 +135,9 @@ std::optional<std::vector<pid_t>> memory_sharers() {
     const pid_t candidate = candidates[next];
     if (std::ranges::find(seen, candidate) != seen.end()) continue;
     seen.push_back(candidate);
-    const long same = syscall(SYS_kcmp, me, candidate, KCMP_VM, 0, 0);
+    const pid_t task = live_task_of(candidate);
+    if (task == 0) continue;  // gone, or a zombie
+    const long same = syscall(SYS_kcmp, self, task, KCMP_VM, 0, 0);
     if (same < 0 && errno != ESRCH && next < own_children) return std::nullopt;
     if (same != 0) continue;
     sharers.push_back(candidate);
@@ -309,9 +333,12 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
   std::uint64_t digest = 0x6A09E667F3BCC908ull;
   std::uint64_t key = 0;
   // The syscall line of a task outside MPI; false when it may act.
-  const auto add_outside = [&](pid_t tid, const std::string& line, bool sharer) {
-    const std::optional<Syscall> call = stacks::parse_syscall(line);
-    if (!call || call->number < 0) return false;  // on a CPU, or stopped: it may act
+  // False when the task may act: it runs, or is stopped (not ended).
+  const auto add_outside = [&](const std::string& tasks_folder, pid_t tid, bool sharer) {
+    const std::optional<Syscall> call =
+        stacks::parse_syscall(stacks::read_proc_file(tasks_folder + std::to_string(tid) + "/syscall"));
+    if (call && !call->in_system_call() && ended(tasks_folder, tid)) return true;
+    if (!call || !call->in_system_call()) return false;
     outside.push_back({tid, *call, futex_wait(*call), sharer});
     digest = mix(digest, static_cast<std::uint64_t>(tid));
     digest = mix(digest, static_cast<std::uint64_t>(call->number));
@@ -335,7 +362,7 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
                })) {
       continue;  // MPI's or the checker's: runs no program code
     }
-    if (!add_outside(tid, stacks::read_task_file(tid, "syscall"), false)) return result;
+    if (!add_outside("/proc/self/task/", tid, false)) return result;
     digest = mix(digest, switches(tid));
   }
   // Another process in this one's memory can act as its threads can; it is
@@ -347,7 +374,7 @@ Result look(const std::vector<ThreadState::Sample>& threads, pid_t self) {
     const std::vector<pid_t> tids = list_tasks_of(tasks);
     if (tids.empty()) return result;
     for (pid_t tid : tids) {
-      if (!add_outside(tid, stacks::read_proc_file(tasks + std::to_string(tid) + "/syscall"), true)) return result;
+      if (!add_outside(tasks, tid, true)) return result;
       digest = mix(digest, switches_of(stacks::read_proc_file(tasks + std::to_string(tid) + "/status")));
     }
   }

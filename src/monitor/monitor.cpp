@@ -703,10 +703,10 @@ class Monitor {
     }
     if (held.empty()) return {};
     return fmt::format(
-        "; on {} {} the threads outside MPI (those that called it and those that never did) sleep in waits that "
-        "only their own process can end (futex waits with no timeout, private to the process: pthread_join, a "
-        "condition variable, a mutex), every other thread is blocked in MPI, no other process shares its memory "
-        "and no program signal handler is installed, so they cannot release it",
+        "; on {} {} the threads outside MPI sleep in waits that only their own process can end (futex waits with "
+        "no timeout, private to the process: pthread_join, a condition variable, a mutex), those that never called "
+        "MPI among them, every other thread is blocked in MPI, no other process shares the rank's memory and no "
+        "program signal handler is installed, so they cannot release it",
         held.size() == 1 ? "rank" : "ranks", fmt::join(held, ","));
   }
 
