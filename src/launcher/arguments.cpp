@@ -158,9 +158,9 @@ std::span<const CommandForm> command_forms() {
       {"mpisentry [options] -- LAUNCHER [args...]", "runs the launcher line as given"},
       {"mpisentry dump PID",
        "asks the job of launcher PID, started with --dump-signal, for a report of every rank's state (dump --help)"},
-      {"mpisentry analyze DIR",
+      {"mpisentry analyze [options] DIR",
        "looks in the logs of a run made with --comm-log DIR for the matchings of receives from MPI_ANY_SOURCE "
-       "that deadlock (analyze --help)"},
+       "that deadlock, and confirms each by a run of the program forced to it (analyze --help)"},
       {"mpisentry report FILE.json", "makes a page of the JSON report to read in a browser (report --help)"}};
   return forms;
 }

@@ -172,7 +172,7 @@ Outcome classify(const RunFacts& run, const Schedule& schedule, int usual_exit_s
       }
     }
   }
-  return {Verdict::Failed, what};
+  return {Verdict::Failed, what, job.deadlock && what == job.failure};
 }
 
 }  // namespace mpisentry::launcher::explore

@@ -93,6 +93,7 @@ enum class Verdict { Passed, Failed, Infeasible };
 struct Outcome {
   Verdict verdict = Verdict::Passed;
   std::string what;  // what failed, or why the schedule could not be followed
+  bool deadlock = false;  // Failed by a deadlock check's verdict (GLOBAL:DEADLOCK:HARD, POTENTIAL)
 };
 
 // The run's outcome under `schedule`. `usual_exit_status` is the first

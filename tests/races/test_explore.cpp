@@ -275,7 +275,7 @@ TEST_CASE("probes causal: a forced find whose message is sent because of the pro
   CHECK(has(explored.results, R"("failures": [])"));
 }
 
-TEST_CASE("mpisentry --explore 0 before -n N is one run, as --help says; so is every number in that place",
+TEST_CASE("mpisentry --explore 0 before -n N is one run, as --help says, and so is every number in that place",
           "[races][explore][launcher]") {
   const Program program = TEST_PROGRAM(matchings);
   const std::vector<std::vector<std::string>> options = {
