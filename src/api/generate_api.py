@@ -454,7 +454,8 @@ class Function:
         outcome = self.outcome()
         lambda_ = f"[&] {{ return {body}; }}"
         if outcome == "poll":
-            return (f"outcomes::poll_outcome(self, mode.patient_waits, {self.id()}, {self.args('source', 'flag', 'status')},\n"
+            return (f"outcomes::poll_outcome(self, record, mode.patient_waits, {self.id()}, "
+                    f"{self.args('source', 'tag', 'comm', 'flag', 'status')},\n"
                     f"{indent}  {lambda_})")
         if outcome not in self.COMPLETIONS:
             return body

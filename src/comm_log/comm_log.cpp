@@ -1,5 +1,6 @@
 #include "comm_log/comm_log.hpp"
 
+#include <filesystem>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -134,7 +135,9 @@ std::string line_of(Op op, const CallRecord& r, int count, const MPI_Request* re
 
 std::optional<std::string> start(const std::string& dir, int world_rank, int world_size, bool multiple_threads) {
   if (auto problem = file.create(dir, fmt::format("rank-{}.log", world_rank), "the communication log")) return problem;
-  file.append(recording::log_header_text(world_rank, world_size, races::command_line(), multiple_threads));
+  std::error_code no_directory;  // then the line names none, and analyze runs the program where it is
+  const std::string directory = std::filesystem::current_path(no_directory).string();
+  file.append(recording::log_header_text(world_rank, world_size, races::command_line(), directory, multiple_threads));
   detail::on = true;
   return std::nullopt;
 }

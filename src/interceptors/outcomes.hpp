@@ -218,9 +218,13 @@ int completion_outcome(ThreadState& self, bool patient, Completion call, Forward
 }
 
 // MPI_Iprobe and MPI_Improbe replayed: "nothing" is answered at once; a
-// find probes the recorded source until its message is there.
+// find probes the recorded source until its message is there, seen by the
+// monitor as the wait it is: MPI_Probe (MPI_Mprobe) from that source, so
+// that a forced find whose message never comes is a hang reported as one
+// (an --explore schedule that cannot be followed), not a rank that polls.
 template <typename Forward>
-int replayed_poll(ThreadState& self, bool patient, FunctionId function, int& source, int* flag, Forward&& forward) {
+int replayed_poll(ThreadState& self, const CallRecord& record, bool patient, FunctionId function, int& source,
+                  int* flag, Forward&& forward) {
   const std::optional<races::Event> event = races::replayed(races::Kind::Poll, function);
   if (!event) return forward();
   if (event->value == races::kNothing) {
@@ -231,24 +235,33 @@ int replayed_poll(ThreadState& self, bool patient, FunctionId function, int& sou
     races::diverged(function, fmt::format("it probes rank {} where the recorded run found rank {}'s message", source,
                                           event->value));
   source = event->value;
-  return repeat_until(self, patient, 0, nullptr, forward, [&] { return *flag != 0; });
+  CallRecord waiting = record;
+  waiting.function = function == FunctionId::Improbe ? FunctionId::Mprobe : FunctionId::Probe;
+  waiting.peer = source;
+  self.leave(false);
+  self.enter(waiting);
+  const int result = repeat_until(self, patient, 0, nullptr, forward, [&] { return *flag != 0; });
+  self.leave(false);
+  self.enter(record);
+  return result;
 }
 
 // MPI_Iprobe and MPI_Improbe: recorded as nothing or the source found. From
 // MPI_PROC_NULL they always find its empty message: not recorded.
 template <typename Forward>
-int poll_outcome(ThreadState& self, bool patient, FunctionId function, int& source, int* flag, MPI_Status*& status,
-                 Forward&& forward) {
+int poll_outcome(ThreadState& self, const CallRecord& record, bool patient, FunctionId function, int& source,
+                 int tag, MPI_Comm comm, int* flag, MPI_Status*& status, Forward&& forward) {
   if (!races::on() || source == MPI_PROC_NULL) return forward();
+  const int asked = source;  // a replay may set the recorded source
   const auto run = [&] {
-    return races::replaying() ? replayed_poll(self, patient, function, source, flag, forward) : forward();
+    return races::replaying() ? replayed_poll(self, record, patient, function, source, flag, forward) : forward();
   };
   if (!races::recording()) return run();
   MPI_Status* const program_status = status;
   MPI_Status own;
   if (status == MPI_STATUS_IGNORE) status = &own;
   const int result = run();
-  if (result == MPI_SUCCESS) races::record({races::Kind::Poll, *flag ? status->MPI_SOURCE : races::kNothing, {}});
+  if (result == MPI_SUCCESS) races::polled(asked, tag, comm, *flag != 0, *status);
   status = program_status;
   return result;
 }

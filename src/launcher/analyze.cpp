@@ -5,6 +5,7 @@
 #include <optional>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -780,6 +781,85 @@ void validate(const std::vector<CommLog>& logs) {
 Outcome run(const std::vector<CommLog>& logs, Buffering buffering) { return Run(logs, buffering).go(); }
 
 bool receives_from_any_source(const Op& op) { return receives(op.kind) && source_of(op) == kAnyPeer; }
+
+namespace {
+
+// The event a logged operation has in its rank's recording: a receive or
+// probe from MPI_ANY_SOURCE has one (MPI_Mprobe's is a probe's), the starts
+// of a persistent receive none (MPI cannot change their source).
+std::optional<recording::Kind> event_kind(const Op& op) {
+  if (op.kind == OpKind::Probe)
+    return op.peer == kAnyPeer ? std::optional(recording::Kind::Probe) : std::nullopt;
+  if (!receives_from_any_source(op) || op.function.find("_init") != std::string::npos) return std::nullopt;
+  return op.function.starts_with("MPI_Mprobe") ? recording::Kind::Probe : recording::Kind::Receive;
+}
+
+// `world`'s rank in the communicator of `op`.
+int comm_rank(const CommLog& log, const Op& op, int world) {
+  if (op.comm == kWorldComm) return world;
+  if (op.comm == kSelfComm) return 0;
+  const std::vector<int>& members = log.comms.at(op.comm).members;
+  return static_cast<int>(std::ranges::find(members, world) - members.begin());
+}
+
+// The event number of each of `log`'s operations that has one in its
+// recording (`events`, among its Tests, Iprobes, ...), by operation; npos
+// for the others, and past the recording's end.
+std::vector<std::size_t> events_of_ops(const CommLog& log, const std::vector<recording::Event>& events,
+                                       const std::string& file) {
+  std::vector<std::size_t> numbers(log.ops.size(), std::string::npos);
+  std::size_t event = 0;
+  for (std::size_t op = 0; op < log.ops.size(); ++op) {
+    const std::optional<recording::Kind> kind = event_kind(log.ops[op]);
+    if (!kind) continue;
+    while (event < events.size() && events[event].kind != recording::Kind::Receive &&
+           events[event].kind != recording::Kind::Probe)
+      ++event;
+    if (event == events.size()) break;
+    if (events[event].kind != *kind)
+      throw std::invalid_argument(fmt::format("{}: event {} is `{}` where {} has its event: not the logged run's "
+                                              "recording",
+                                              file, event, recording::event_text(events[event]), op_text(log, op)));
+    numbers[op] = event++;
+  }
+  return numbers;
+}
+
+}  // namespace
+
+explore::Schedule forcing(const std::vector<CommLog>& logs, const std::vector<recording::Recording>& recordings,
+                          const Outcome& outcome) {
+  explore::Schedule schedule;
+  std::map<int, std::vector<recording::Event>> events;  // of the ranks with choices
+  std::map<int, std::vector<std::size_t>> numbers;
+  for (const Choice& choice : outcome.choices) {
+    const CommLog& log = logs.at(static_cast<std::size_t>(choice.rank));
+    const std::string file = fmt::format("rank-{}.record", choice.rank);
+    if (!events.contains(choice.rank)) {
+      const recording::Recording& recorded = recordings.at(static_cast<std::size_t>(choice.rank));
+      if (recorded.header.ranks != log.ranks || recorded.header.command != log.command)
+        throw std::invalid_argument(fmt::format("{}: missing, or not of the logged run (rank-{}.log ran `{}`)", file,
+                                                choice.rank, log.command));
+      events[choice.rank] = recorded.events();
+      numbers[choice.rank] = events_of_ops(log, events[choice.rank], file);
+    }
+    const std::vector<recording::Event>& recorded = events[choice.rank];
+    // A persistent receive's start, or one past the end of a cut recording,
+    // runs free: the run may then go otherwise, never falsely confirm.
+    const std::size_t event = numbers[choice.rank][choice.op];
+    if (event == std::string::npos) continue;
+    std::vector<recording::Event>& forced = schedule.forced[choice.rank];
+    // Up to this one, as recorded, but receives from MPI_ANY_SOURCE that no
+    // choice forces run free.
+    for (std::size_t i = forced.size(); i <= event; ++i) {
+      forced.push_back(recorded[i]);
+      if (forced.back().kind == recording::Kind::Receive) forced.back().value = recording::kUnknown;
+    }
+    forced[event].value = comm_rank(log, log.ops[choice.op], choice.sender);
+    schedule.changes.push_back({choice.rank, event, recorded[event].value, forced[event].value, recorded[event].kind});
+  }
+  return schedule;
+}
 
 std::string op_text(const CommLog& log, std::size_t index) {
   const Op& op = log.ops.at(index);

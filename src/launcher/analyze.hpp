@@ -27,13 +27,21 @@
 // as MPI may run a small one), and with zero buffering (every standard send
 // waits for its receive, as MPI may run a large one): a deadlock only there
 // is a program that relies on buffering.
+//
+// A deadlock found rests on the program making the logged calls under the
+// matching chosen; a program whose calls follow what it receives (a master
+// that answers whichever worker it heard from) may not. So a deadlock is a
+// finding only once a run of the program forced to that matching hangs
+// (forcing() gives what to force; analyze_command.cpp runs it).
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "launcher/explore.hpp"
 #include "recording/comm_log.hpp"
+#include "recording/recording.hpp"
 
 namespace mpisentry::launcher::analyze {
 
@@ -88,6 +96,19 @@ Outcome run(const std::vector<recording::CommLog>& logs, Buffering buffering);
 // Whether `op` receives from MPI_ANY_SOURCE (a receive, a nonblocking one,
 // or MPI_Sendrecv's receive).
 bool receives_from_any_source(const recording::Op& op);
+
+// What a run of the program must be forced to, to follow `outcome`'s
+// matching, from `recordings` (by rank: the recording of the logged run,
+// beside its logs). Each rank with a chosen receive has its recorded events
+// up to its last chosen receive: each chosen receive forced to the sender
+// chosen, the other receives from MPI_ANY_SOURCE among them left free, the
+// rest (probes, Tests, Iprobes, Waitany) as recorded; then, as every other
+// rank, it runs free. A chosen receive that cannot be forced (a persistent
+// one's start; one past the end of a cut recording) runs free too. `changes`
+// lists the forced ones. Throws std::invalid_argument, naming the file and
+// the problem, when a recording does not go with its log.
+explore::Schedule forcing(const std::vector<recording::CommLog>& logs,
+                          const std::vector<recording::Recording>& recordings, const Outcome& outcome);
 
 // An operation as the report names it: "MPI_Recv(source *, tag 1, comm 1)
 // at matchings.c:43 (receive_any), rank-0.log line 5".

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -14,7 +16,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/keys.hpp"
 #include "launcher/analyze.hpp"
+#include "launcher/arguments.hpp"
+#include "launcher/explore.hpp"
+#include "launcher/job.hpp"
+#include "launcher/runs.hpp"
 #include "recording/comm_log.hpp"
 
 namespace mpisentry::launcher {
@@ -23,36 +30,36 @@ namespace {
 namespace fs = std::filesystem;
 using recording::CommLog;
 
-constexpr int kNone = 0, kFound = 1, kFailed = 2;
+constexpr int kNone = 0, kConfirmed = 1, kFailed = 2, kUnconfirmed = 3;
 constexpr std::size_t kShown = 20;  // choices and stopped ranks printed; --json has them all
+constexpr std::string_view kRunsFile = "confirmations.json";
 
-std::string usage() {
-  return "usage: mpisentry analyze [--json FILE] DIR\n"
-         "\n"
-         "Reads the communication logs that a run under mpisentry --comm-log DIR wrote\n"
-         "(DIR/rank-R.log) and looks, without running the program again, for a matching of\n"
-         "its receives from MPI_ANY_SOURCE that deadlocks: with standard sends buffered,\n"
-         "and with zero buffering (each standard send waiting for its receive). Prints\n"
-         "each deadlock found, the receives whose choice made it and where every rank\n"
-         "stops; --json FILE writes the same as JSON. Exit status 0: none found; 1: a\n"
-         "deadlock found; 2: the logs could not be read or analyzed.\n";
-}
-
-struct Arguments {
+struct AnalyzeArguments {
   bool help = false;
-  std::string dir, json;
+  bool confirm = true;
+  std::string dir, json, deadlock_timeout;
+  std::string runs_dir = "mpisentry-analyze";
   std::string error;
 };
 
-Arguments parse(std::span<const std::string> words) {
-  Arguments args;
+AnalyzeArguments parse(std::span<const std::string> words) {
+  AnalyzeArguments args;
   for (std::size_t i = 0; i < words.size(); ++i) {
     const std::string& word = words[i];
+    const auto value = [&](std::string& into, std::string_view what) {
+      if (i + 1 == words.size()) args.error = fmt::format("{} needs {}", word, what);
+      else into = words[++i];
+    };
     if (word == "--help" || word == "-h") {
       args.help = true;
     } else if (word == "--json") {
-      if (i + 1 == words.size()) args.error = "--json needs a file name";
-      else args.json = words[++i];
+      value(args.json, "a file name");
+    } else if (word == "--runs-dir") {
+      value(args.runs_dir, "a directory");
+    } else if (word == "--deadlock-timeout") {
+      value(args.deadlock_timeout, "a time");
+    } else if (word == "--no-confirm") {
+      args.confirm = false;
     } else if (word.starts_with("-")) {
       args.error = fmt::format("unknown option \"{}\"", word);
     } else if (!args.dir.empty()) {
@@ -108,6 +115,196 @@ std::vector<CommLog> read_logs(const fs::path& dir) {
   return logs;
 }
 
+void say(const std::string& line) { std::cerr << "mpisentry analyze: " << line << std::endl; }
+
+std::string buffering_name(analyze::Buffering buffering) {
+  return buffering == analyze::Buffering::Standard ? "standard" : "zero";
+}
+
+// ---------------------------------------------------------------------------
+// The confirming runs.
+
+// What a run of the program forced to a deadlock's matching showed.
+struct Confirmation {
+  bool confirmed = false;
+  std::string what;       // what the run showed, or why none was made
+  std::string directory;  // the run's files; empty when none was made
+  std::string replay;     // the command that replays a run that confirmed
+};
+
+// No run was made, for `why`.
+Confirmation not_run(std::string why) {
+  Confirmation none;
+  none.what = std::move(why);
+  return none;
+}
+
+// The words of a command line as the recording keeps it (blanks between the
+// arguments; an argument with blanks of its own is split).
+std::vector<std::string> words_of(const std::string& line) {
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
+class Confirmer {
+ public:
+  Confirmer(const AnalyzeArguments& args, const std::vector<CommLog>& logs, const config::Settings& settings,
+            const config::EnvLookup& env)
+      : args_(args), logs_(logs), runs_dir_(fs::absolute(args.runs_dir)) {
+    std::error_code error;
+    self_ = fs::read_symlink("/proc/self/exe", error).string();
+    limit_ = std::chrono::duration_cast<std::chrono::seconds>(settings.deadlock_timeout + settings.deadlock_warning) +
+             std::chrono::seconds(30);
+    mpiexec_ = choose_mpiexec(env, std::nullopt).command;
+  }
+
+  // Throws std::runtime_error when the runs' directory cannot be used.
+  Confirmation confirm(const analyze::Outcome& outcome) {
+    if (!args_.confirm) return not_run("no run was made (--no-confirm)");
+    if (runs::stop_signal() != 0) return not_run("no run was made: stopped by a signal");
+    if (recordings_.empty())
+      for (int rank = 0; rank < static_cast<int>(logs_.size()); ++rank)
+        recordings_.push_back(runs::read_recording(args_.dir, rank));
+    const auto none = std::ranges::find_if(logs_, [](const CommLog& log) { return words_of(log.command).empty(); });
+    if (none != logs_.end())
+      return not_run(fmt::format("no run could be made: rank-{}.log names no command line", none->rank));
+    explore::Schedule schedule;
+    try {
+      schedule = analyze::forcing(logs_, recordings_, outcome);
+    } catch (const std::invalid_argument& bad) {
+      return not_run(fmt::format("no run could be forced to this matching: {}/{} (--comm-log records the run "
+                                 "beside its logs, unless --record or --replay is given)",
+                                 args_.dir, bad.what()));
+    }
+    fs::path directory = fs::current_path();
+    if (const std::string& logged = logs_.front().directory; !logged.empty()) {
+      std::error_code error;
+      if (!fs::is_directory(logged, error))
+        return not_run(fmt::format("no run could be made: the logged run's directory, {}, is not here", logged));
+      directory = logged;
+    }
+    prepare();
+    const bool zero = outcome.buffering == analyze::Buffering::Zero;
+    const fs::path run_dir = runs_dir_ / buffering_name(outcome.buffering);
+    const fs::path schedule_dir = run_dir / "schedule", record_dir = run_dir / "record";
+    fs::create_directories(schedule_dir);
+    for (const CommLog& log : logs_) {
+      const auto forced = schedule.forced.find(log.rank);
+      std::ofstream(schedule_dir / fmt::format("rank-{}.record", log.rank))
+          << explore::schedule_text({log.rank, log.ranks, log.command},
+                                    forced == schedule.forced.end() ? nullptr : &forced->second);
+    }
+    std::vector<std::string> command = {self_,
+                                        "--replay",
+                                        schedule_dir.string(),
+                                        "--record",
+                                        record_dir.string(),
+                                        "--report-file",
+                                        (run_dir / "report.txt").string(),
+                                        "--report-json",
+                                        (run_dir / "report.json").string(),
+                                        "--explore=0",
+                                        "--comm-log="};
+    const std::vector<std::string> job = job_words(zero);
+    command.insert(command.end(), job.begin(), job.end());
+    say(fmt::format("a deadlock with {} buffering: confirming it by a run forced to its matching{}, in {} ...",
+                    buffering_name(outcome.buffering), zero ? " (--potential: each standard send synchronous)" : "",
+                    run_dir.string()));
+    const runs::JobEnd end = runs::run_job(command, {}, run_dir / "output.txt", limit_, directory);
+    const explore::RunFacts facts = runs::facts_of(end, run_dir, record_dir, static_cast<int>(logs_.size()));
+    const explore::Outcome judged = explore::classify(facts, schedule, 0);
+    Confirmation confirmation;
+    confirmation.directory = run_dir.string();
+    switch (judged.verdict) {
+      case explore::Verdict::Failed:
+        confirmation.confirmed = judged.deadlock;
+        confirmation.what = judged.deadlock ? "the run forced to this matching hung: " + judged.what
+                                            : "the run forced to this matching ended otherwise, not in this "
+                                              "deadlock: " + judged.what;
+        break;
+      case explore::Verdict::Infeasible:
+        confirmation.what = "the run could not be forced to this matching: " + judged.what;
+        break;
+      case explore::Verdict::Passed:
+        confirmation.what = "the run forced to this matching passed: under it the program makes other calls than "
+                            "the logged ones (they follow what it receives), or its free part went otherwise";
+        break;
+    }
+    if (confirmation.confirmed) {
+      confirmation.replay = "mpisentry --replay " + runs::shell_word(record_dir.string());
+      for (const std::string& word : job) confirmation.replay += ' ' + runs::shell_word(word);
+    }
+    say(fmt::format("{} ({:.1f} s)", confirmation.confirmed ? "confirmed" : "not confirmed", end.seconds));
+    results_.push_back({{"buffering", buffering_name(outcome.buffering)},
+                        {"confirmed", confirmation.confirmed},
+                        {"what", confirmation.what},
+                        {"command", command},
+                        {"directory", directory.string()},
+                        {"exit_status", end.exit_status},
+                        {"seconds", end.seconds},
+                        {"replay", confirmation.replay}});
+    write_results();
+    return confirmation;
+  }
+
+ private:
+  // The runs' directory, emptied once before the first run.
+  void prepare() {
+    if (prepared_) return;
+    if (const auto problem = runs::prepare_directory(runs_dir_, kRunsFile, "an analysis's runs", "--runs-dir"))
+      throw std::runtime_error("--runs-dir: " + *problem);
+    prepared_ = true;
+    write_results();
+  }
+
+  void write_results() const {
+    std::ofstream(runs_dir_ / kRunsFile) << nlohmann::json{{"schema", "mpisentry-analyze-runs/1"},
+                                                           {"logs", fs::absolute(args_.dir).string()},
+                                                           {"runs", results_}}
+                                                .dump(1)
+                                         << '\n';
+  }
+
+  // The options that hold for the run, then the ranks' commands: -n N and
+  // the one all ranks ran, else an MPMD line of mpiexec.
+  std::vector<std::string> job_words(bool zero) const {
+    std::vector<std::string> words;
+    if (zero) words.push_back("--potential");
+    if (!args_.deadlock_timeout.empty()) words.insert(words.end(), {"--deadlock-timeout", args_.deadlock_timeout});
+    const bool one_command = std::ranges::all_of(
+        logs_, [&](const CommLog& log) { return log.command == logs_.front().command; });
+    if (one_command) {
+      words.insert(words.end(), {"-n", std::to_string(logs_.size())});
+      for (const std::string& word : words_of(logs_.front().command)) words.push_back(word);
+      return words;
+    }
+    words.insert(words.end(), {"--", mpiexec_});
+    for (std::size_t first = 0; first < logs_.size();) {
+      std::size_t last = first;
+      while (last + 1 < logs_.size() && logs_[last + 1].command == logs_[first].command) ++last;
+      if (first > 0) words.push_back(":");
+      words.insert(words.end(), {"-n", std::to_string(last - first + 1)});
+      for (const std::string& word : words_of(logs_[first].command)) words.push_back(word);
+      first = last + 1;
+    }
+    return words;
+  }
+
+  const AnalyzeArguments& args_;
+  const std::vector<CommLog>& logs_;
+  fs::path runs_dir_;
+  std::string self_, mpiexec_;
+  std::chrono::seconds limit_{0};
+  std::vector<recording::Recording> recordings_;
+  bool prepared_ = false;
+  nlohmann::json results_ = nlohmann::json::array();
+};
+
+// ---------------------------------------------------------------------------
+// The output.
+
 std::string buffering_title(analyze::Buffering buffering) {
   return buffering == analyze::Buffering::Standard ? "With standard sends buffered (as MPI may run small ones)"
                                                    : "With zero buffering (each standard send waits for its receive, "
@@ -138,7 +335,8 @@ std::string reason_text(const analyze::Choice& taken) {
   return "the first that came: no message there was one a later receive needs";
 }
 
-void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& outcome) {
+void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& outcome,
+                   const Confirmation& confirmation) {
   std::cout << buffering_title(outcome.buffering) << ":\n";
   if (!outcome.deadlock()) {
     const std::size_t matched = outcome.choices.size();
@@ -154,7 +352,7 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
                                outcome.stopped.size() - static_cast<std::size_t>(ended));
     return;
   }
-  std::cout << "  DEADLOCK";
+  std::cout << (confirmation.confirmed ? "  DEADLOCK" : "  UNCONFIRMED DEADLOCK");
   const std::vector<analyze::Choice> choices = outcome.deadlock_choices();
   if (!choices.empty()) {
     std::cout << " when these receives from MPI_ANY_SOURCE take these messages:\n";
@@ -174,8 +372,10 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
     const analyze::Stopped& stop = outcome.stopped[i];
     const CommLog& log = logs[stop.rank];
     std::cout << fmt::format("    rank {}: {}\n      {}{}\n", stop.rank,
-                             stop.log_ends ? fmt::format("after rank-{}.log line {}", stop.rank,
-                                                         log.ops.empty() ? 3 : log.ops.back().line)
+                             stop.log_ends ? log.ops.empty()
+                                                 ? fmt::format("after the header of rank-{}.log", stop.rank)
+                                                 : fmt::format("after rank-{}.log line {}", stop.rank,
+                                                               log.ops.back().line)
                                            : analyze::op_text(log, stop.op),
                              stop.why,
                              stop.after_cut && !stop.log_ends ? " (it waits for the end of the recorded run, not in "
@@ -185,12 +385,27 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
   if (outcome.stopped.size() > kShown)
     std::cout << fmt::format("    and {} more ranks (--json lists every one)\n", outcome.stopped.size() - kShown);
   std::cout << "  " << rule_text(outcome, !choices.empty()) << '\n';
+  if (confirmation.confirmed) {
+    std::cout << fmt::format("  Confirmed: {}.\n    files: {}; replay: {}\n", confirmation.what, confirmation.directory,
+                             confirmation.replay);
+  } else {
+    std::cout << fmt::format("  Not confirmed: {}{}.\n  A deadlock that needs the program to make other calls than "
+                             "the logged ones is not a finding.\n",
+                             confirmation.what,
+                             confirmation.directory.empty() ? "" : fmt::format(" (files: {})", confirmation.directory));
+  }
 }
 
-nlohmann::json outcome_json(const std::vector<CommLog>& logs, const analyze::Outcome& outcome) {
+nlohmann::json outcome_json(const std::vector<CommLog>& logs, const analyze::Outcome& outcome,
+                            const Confirmation& confirmation) {
   nlohmann::json json;
-  json["buffering"] = outcome.buffering == analyze::Buffering::Standard ? "standard" : "zero";
+  json["buffering"] = buffering_name(outcome.buffering);
   json["deadlock"] = outcome.deadlock();
+  json["confirmed"] = confirmation.confirmed;
+  if (outcome.deadlock())
+    json["confirmation"] = {{"what", confirmation.what},
+                            {"directory", confirmation.directory},
+                            {"replay", confirmation.replay}};
   json["wildcard_receives"] = outcome.choices.size();
   json["choices"] = nlohmann::json::array();  // of the ranks in the deadlock
   for (const analyze::Choice& taken : outcome.deadlock_choices())
@@ -215,14 +430,37 @@ nlohmann::json outcome_json(const std::vector<CommLog>& logs, const analyze::Out
 
 }  // namespace
 
+std::string analyze_usage() {
+  constexpr std::size_t width = 80;
+  std::string text = "usage: mpisentry analyze [options] DIR\n\n" + wrapped(kAnalyzeDescription, width) + "\noptions:\n";
+  for (const AnalyzeOption& option : kAnalyzeOptions)
+    text += wrapped(option.help, width, "  " + std::string(option.option), 28);
+  text += "\nexit status:\n";
+  for (const AnalyzeExitStatus& status : kAnalyzeExitStatuses)
+    text += wrapped(status.meaning, width, "  " + std::string(status.status), 9);
+  return text;
+}
+
 int run_analyze_command(std::span<const std::string> words) {
-  const Arguments args = parse(words);
+  const AnalyzeArguments args = parse(words);
   if (args.help) {
-    std::cout << usage();
+    std::cout << analyze_usage();
     return kNone;
   }
   if (!args.error.empty()) {
-    std::cerr << "mpisentry analyze: " << args.error << "\n" << usage();
+    std::cerr << "mpisentry analyze: " << args.error << "\n" << analyze_usage();
+    return kFailed;
+  }
+  // The confirming runs' settings: the environment's, then the options.
+  Arguments run_options;
+  if (!args.deadlock_timeout.empty())
+    run_options.settings.push_back(
+        {std::string(config::name_of(&config::Settings::deadlock_timeout)), args.deadlock_timeout,
+         "--deadlock-timeout"});
+  const config::EnvLookup env = [](const char* name) -> const char* { return std::getenv(name); };
+  const config::LoadResult settings = resolve_settings(run_options, env);
+  if (!settings.ok()) {
+    for (const config::Problem& problem : settings.errors) std::cerr << "mpisentry analyze: " << problem.str() << '\n';
     return kFailed;
   }
   std::vector<CommLog> logs;
@@ -250,18 +488,28 @@ int run_analyze_command(std::span<const std::string> words) {
     std::cout << "note: ranks ran at MPI_THREAD_MULTIPLE: a rank's log is one order of its threads' calls, which "
                  "the analysis takes as the order of its calls\n";
   nlohmann::json json;
-  json["schema"] = "mpisentry-analyze/1";
+  json["schema"] = "mpisentry-analyze/2";
   json["directory"] = args.dir;
   json["ranks"] = logs.size();
   json["operations"] = operations;
   json["runs"] = nlohmann::json::array();
-  bool found = false;
+  bool found = false, confirmed = false;
+  runs::catch_stop_signals();
+  Confirmer confirmer(args, logs, settings.settings, env);
   for (const analyze::Buffering buffering : {analyze::Buffering::Standard, analyze::Buffering::Zero}) {
     const analyze::Outcome outcome = analyze::run(logs, buffering);
+    Confirmation confirmation;
+    try {
+      if (outcome.deadlock()) confirmation = confirmer.confirm(outcome);
+    } catch (const std::exception& failure) {
+      std::cerr << "mpisentry analyze: " << failure.what() << '\n';
+      return kFailed;
+    }
     std::cout << '\n';
-    print_outcome(logs, outcome);
-    json["runs"].push_back(outcome_json(logs, outcome));
+    print_outcome(logs, outcome, confirmation);
+    json["runs"].push_back(outcome_json(logs, outcome, confirmation));
     found = found || outcome.deadlock();
+    confirmed = confirmed || confirmation.confirmed;
   }
   if (!args.json.empty()) {
     std::ofstream out(args.json);
@@ -271,7 +519,8 @@ int run_analyze_command(std::span<const std::string> words) {
       return kFailed;
     }
   }
-  return found ? kFound : kNone;
+  if (runs::stop_signal() != 0) return 128 + runs::stop_signal();
+  return confirmed ? kConfirmed : found ? kUnconfirmed : kNone;
 }
 
 }  // namespace mpisentry::launcher

@@ -1,8 +1,9 @@
-// `mpisentry analyze [--json FILE] DIR`: reads the communication logs a run
+// `mpisentry analyze [options] DIR`: reads the communication logs a run
 // wrote with COMM-LOG (DIR/rank-R.log), runs analyze.hpp on them with
-// standard sends buffered and with zero buffering, and prints what deadlocks
-// and why. Exit status 0: none found; 1: a deadlock found; 2: the logs could
-// not be read or analyzed (the message names the file, line and problem).
+// standard sends buffered and with zero buffering, confirms each deadlock
+// found by a run of the program forced to its matching (from the recording
+// beside the logs, DIR/rank-R.record), and prints what deadlocks and why.
+// The exit statuses are in kAnalyzeExitStatuses.
 #pragma once
 
 #include <span>
@@ -12,6 +13,50 @@
 namespace mpisentry::launcher {
 
 inline constexpr std::string_view kAnalyzeCommand = "analyze";
+
+// What analyze --help and the man page say: the paragraph, the options, the
+// exit statuses.
+inline constexpr std::string_view kAnalyzeDescription =
+    "Reads the communication logs that a run under mpisentry --comm-log DIR wrote (DIR/rank-R.log) and looks, "
+    "without running the program, for a matching of its receives from MPI_ANY_SOURCE that deadlocks: with standard "
+    "sends buffered, and with zero buffering (each standard send waiting for its receive). A deadlock found rests on "
+    "the program making the logged calls under that matching, which a program whose calls follow what it receives "
+    "does not: so each is confirmed by running the program again (its command line and directory are in the logs), "
+    "with its receives forced to that matching from the run's recording (DIR/rank-R.record, which --comm-log writes), "
+    "under --potential for zero buffering. A deadlock is reported as one only when that run hangs with a deadlock "
+    "verdict; else it is reported UNCONFIRMED, with what the run showed. Prints each deadlock, the receives whose "
+    "choice made it and where every rank stops.";
+
+struct AnalyzeOption {
+  std::string_view option;
+  std::string_view help;
+};
+inline constexpr AnalyzeOption kAnalyzeOptions[] = {
+    {"--json FILE", "write the same as JSON (schema mpisentry-analyze/2)"},
+    {"--runs-dir DIR",
+     "where the confirming runs' files go (DIR/standard, DIR/zero: schedule, recording, output and reports, and "
+     "DIR/confirmations.json); it must be new, empty or an earlier analysis's (default: mpisentry-analyze in the "
+     "current directory)"},
+    {"--deadlock-timeout TIME", "DEADLOCK-TIMEOUT of the confirming runs (default: as configured)"},
+    {"--no-confirm", "run nothing: every deadlock found is reported UNCONFIRMED"},
+    {"--help", "show this text"},
+};
+
+struct AnalyzeExitStatus {
+  std::string_view status;
+  std::string_view meaning;
+};
+inline constexpr AnalyzeExitStatus kAnalyzeExitStatuses[] = {
+    {"0", "no deadlock found"},
+    {"1", "a deadlock found and confirmed: a run forced to its matching hung with a deadlock verdict"},
+    {"2", "the logs could not be read or analyzed (the message names the file, line and problem), or a bad option"},
+    {"3", "deadlocks found, none confirmed: each run forced to a matching passed, ended otherwise or could not follow "
+          "it, or none could be made (no recording beside the logs, --no-confirm)"},
+    {"128+N", "stopped by signal N (Ctrl-C) during a confirming run"},
+};
+
+// --help: the form, the paragraph, the options and the exit statuses.
+std::string analyze_usage();
 
 // `words` are those after "analyze".
 int run_analyze_command(std::span<const std::string> words);

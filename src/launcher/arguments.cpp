@@ -56,6 +56,13 @@ bool is_positive_number(std::string_view text) {
   return status == std::errc{} && end == text.data() + text.size() && value > 0;
 }
 
+// Digits, with a '-' before them or not: a number of runs as written, which
+// the config's range then checks (0 is one run, -1 is refused by name).
+bool is_whole_number(std::string_view text) {
+  if (text.starts_with('-')) text.remove_prefix(1);
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 }  // namespace
 
 Arguments parse_arguments(std::span<const std::string> words) {
@@ -89,8 +96,8 @@ Arguments parse_arguments(std::span<const std::string> words) {
       args.settings.push_back({std::string(config::check_key), "GLOBAL:DEADLOCK:POTENTIAL ON", word});
       continue;
     }
-    // --explore takes its number of runs only when one follows.
-    if (word == explore_option && (i + 1 == words.size() || !is_positive_number(words[i + 1]))) {
+    // --explore takes its number of runs only when one follows, 0 too.
+    if (word == explore_option && (i + 1 == words.size() || !is_whole_number(words[i + 1]))) {
       args.settings.push_back({std::string(config::name_of(&config::Settings::explore_runs)),
                                std::string(explore::kDefaultRuns), word});
       continue;
@@ -151,9 +158,9 @@ std::span<const CommandForm> command_forms() {
       {"mpisentry [options] -- LAUNCHER [args...]", "runs the launcher line as given"},
       {"mpisentry dump PID",
        "asks the job of launcher PID, started with --dump-signal, for a report of every rank's state (dump --help)"},
-      {"mpisentry analyze DIR",
+      {"mpisentry analyze [options] DIR",
        "looks in the logs of a run made with --comm-log DIR for the matchings of receives from MPI_ANY_SOURCE "
-       "that deadlock (analyze --help)"},
+       "that deadlock, and confirms each by a run of the program forced to it (analyze --help)"},
       {"mpisentry report FILE.json", "makes a page of the JSON report to read in a browser (report --help)"}};
   return forms;
 }

@@ -55,8 +55,11 @@ std::vector<Schedule> children(const Schedule& parent, const std::vector<Recordi
     const std::uint64_t first = forced == parent.forced.end() ? 0 : forced->second.size();
     for (const auto& [number, senders] : recordings[rank].alternatives) {
       if (number < first || number >= events[rank].size()) continue;
+      // Receives and probes, blocking or not: the events that get
+      // alternatives. A nonblocking probe's "nothing" is varied too, and a
+      // receive that never completed (the run ended in it).
       const Event& taken = events[rank][number];
-      if ((taken.kind != Kind::Receive && taken.kind != Kind::Probe) || taken.value < 0) continue;
+      if (taken.kind != Kind::Receive && taken.kind != Kind::Probe && taken.kind != Kind::Poll) continue;
       std::vector<int> others;
       for (const int sender : senders)
         if (sender != taken.value && std::find(others.begin(), others.end(), sender) == others.end())
@@ -124,10 +127,17 @@ std::vector<std::string> replay_arguments(const Arguments& args) {
   return words;
 }
 
+std::string_view kind_name(Kind kind) {
+  return kind == Kind::Probe ? "probe" : kind == Kind::Poll ? "nonblocking probe" : "receive";
+}
+
 std::string describe(const Change& change) {
-  return fmt::format("rank {}'s {} from MPI_ANY_SOURCE at event {} takes rank {}'s message, not rank {}'s",
-                     change.rank, change.kind == Kind::Probe ? "probe" : "receive", change.event, change.sender,
-                     change.was);
+  const std::string before = change.was >= 0                      ? fmt::format("not rank {}'s", change.was)
+                             : change.was == recording::kNothing ? std::string("where it found none")
+                                                                 : std::string("where it took none (it never completed)");
+  return fmt::format("rank {}'s {} from MPI_ANY_SOURCE at event {} {} rank {}'s message, {}", change.rank,
+                     kind_name(change.kind), change.event, change.kind == Kind::Poll ? "finds" : "takes",
+                     change.sender, before);
 }
 
 Outcome classify(const RunFacts& run, const Schedule& schedule, int usual_exit_status) {
@@ -162,7 +172,7 @@ Outcome classify(const RunFacts& run, const Schedule& schedule, int usual_exit_s
       }
     }
   }
-  return {Verdict::Failed, what};
+  return {Verdict::Failed, what, job.deadlock && what == job.failure};
 }
 
 }  // namespace mpisentry::launcher::explore

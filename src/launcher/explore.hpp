@@ -1,12 +1,13 @@
 // `mpisentry --explore [N]`: finds the hangs and crashes that another
-// matching of the receives from MPI_ANY_SOURCE would show, as DAMPI does.
-// The first run records, with each such receive, the other senders whose
-// messages it could have taken (races.hpp). Each later run replays a
-// schedule: a few ranks' outcomes forced as an earlier run had them, up to
-// one receive forced to take another sender's message instead, the rest of
-// the run free and recorded, so that it opens schedules of its own. Depth
-// first, up to EXPLORE runs, each schedule changing at most EXPLORE-CHANGES
-// receives.
+// matching of the receives from MPI_ANY_SOURCE would show, as DAMPI does,
+// and another outcome of its probes (MPI_Probe, MPI_Mprobe, MPI_Iprobe,
+// MPI_Improbe). The first run records, with each such receive or probe, the
+// other senders whose messages it could have taken or found (races.hpp).
+// Each later run replays a schedule: a few ranks' outcomes forced as an
+// earlier run had them, up to one receive or probe forced to another
+// sender's message instead, the rest of the run free and recorded, so that
+// it opens schedules of its own. Depth first, up to EXPLORE runs, each
+// schedule changing at most EXPLORE-CHANGES outcomes.
 //
 // A forced receive waits for its sender's message, which that sender may
 // not send in the new run: a hang while a forced outcome is still to come,
@@ -34,16 +35,20 @@ namespace mpisentry::launcher::explore {
 // `--explore` without a number of runs.
 inline constexpr std::string_view kDefaultRuns = "50";
 
-// A receive or blocking probe from MPI_ANY_SOURCE made to take another
-// sender's message.
+// A receive or probe from MPI_ANY_SOURCE made to take (a probe: find)
+// another sender's message.
 struct Change {
   int rank = 0;
   std::uint64_t event = 0;  // its event number in the rank's recording
-  int was = 0;              // the sender it took in the run the schedule comes from
-  int sender = 0;           // the sender it is forced to take
-  recording::Kind kind = recording::Kind::Receive;  // or Probe (MPI_Probe, MPI_Mprobe)
+  int was = 0;  // the sender it took in the run the schedule comes from (kNothing: a poll found none; kUnknown: none)
+  int sender = 0;  // the sender it is forced to take
+  // Probe: MPI_Probe, MPI_Mprobe; Poll: MPI_Iprobe, MPI_Improbe
+  recording::Kind kind = recording::Kind::Receive;
   bool operator==(const Change&) const = default;
 };
+
+// "receive", "probe" or "nonblocking probe": what a change's kind is, in words.
+std::string_view kind_name(recording::Kind kind);
 
 // What a run forces: for some ranks, their outcomes up to their last change;
 // the other ranks, and each rank after its forced outcomes, run free.
@@ -88,6 +93,7 @@ enum class Verdict { Passed, Failed, Infeasible };
 struct Outcome {
   Verdict verdict = Verdict::Passed;
   std::string what;  // what failed, or why the schedule could not be followed
+  bool deadlock = false;  // Failed by a deadlock check's verdict (GLOBAL:DEADLOCK:HARD, POTENTIAL)
 };
 
 // The run's outcome under `schedule`. `usual_exit_status` is the first

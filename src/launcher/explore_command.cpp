@@ -4,23 +4,13 @@
 #include "launcher/explore_command.hpp"
 
 #include "launcher/explore.hpp"
-#include "launcher/processes.hpp"
+#include "launcher/runs.hpp"
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,116 +21,18 @@ namespace {
 namespace fs = std::filesystem;
 using namespace explore;
 using recording::Recording;
+using runs::shell_word;
+using runs::stop_signal;
 
 constexpr std::string_view kResultsFile = "explore.json";
 constexpr std::string_view kSchema = "mpisentry-explore/1";
-
-std::atomic<int> stop_signal{0};
-
-extern "C" void on_stop_signal(int signal) { stop_signal.store(signal); }
-
-std::optional<std::string> read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// A rank's recording of a run; empty when the rank wrote none or it cannot be read.
-Recording read_recording(const fs::path& dir, int rank) {
-  const auto text = read_text(dir / fmt::format("rank-{}.record", rank));
-  if (!text) return {};
-  try {
-    return recording::parse(*text);
-  } catch (const std::invalid_argument&) {
-    return {};
-  }
-}
-
-// Leaves an earlier exploration's directory empty, refuses any other.
-std::optional<std::string> prepare_directory(const fs::path& dir) {
-  std::error_code error;
-  if (fs::exists(dir, error) && !fs::is_empty(dir, error)) {
-    if (!fs::exists(dir / kResultsFile, error))
-      return fmt::format("{} holds files and is not an exploration's (no {}): give EXPLORE-DIR another directory",
-                         dir.string(), kResultsFile);
-    for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) fs::remove_all(entry.path(), error);
-  }
-  fs::create_directories(dir, error);
-  if (error) return fmt::format("cannot create {}: {}", dir.string(), error.message());
-  return std::nullopt;
-}
-
-struct JobEnd {
-  int exit_status = 0;
-  bool killed = false;
-  double seconds = 0;
-};
-
-// Runs `command` with `variables` added, output to `output`, stdin from
-// /dev/null. The job stays in the explorer's process group, so that Ctrl-C,
-// or whoever ends that group, ends the run too. A job that outlives `limit`
-// gets SIGTERM (mpiexec passes it to the ranks), then SIGKILL with every
-// process below it.
-using Variables = std::vector<std::pair<std::string, std::string>>;  // an empty value unsets
-
-JobEnd run_job(const std::vector<std::string>& command, const Variables& variables, const fs::path& output,
-               std::chrono::seconds limit) {
-  const auto started = std::chrono::steady_clock::now();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("cannot start a run: fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (out >= 0) {
-      ::dup2(out, STDOUT_FILENO);
-      ::dup2(out, STDERR_FILENO);
-    }
-    if (in >= 0) ::dup2(in, STDIN_FILENO);
-    for (const auto& [name, value] : variables) {
-      if (value.empty())
-        ::unsetenv(name.c_str());
-      else
-        ::setenv(name.c_str(), value.c_str(), 1);
-    }
-    std::vector<char*> argv;
-    for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::fprintf(stderr, "mpisentry: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    std::_Exit(127);
-  }
-  JobEnd end;
-  int status = 0;
-  const auto deadline = started + limit;
-  std::optional<std::chrono::steady_clock::time_point> killed_at;
-  while (true) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) break;
-    const auto now = std::chrono::steady_clock::now();
-    if (!killed_at && (now >= deadline || stop_signal.load() != 0)) {
-      end.killed = now >= deadline;
-      ::kill(pid, SIGTERM);
-      killed_at = now;
-    } else if (killed_at && now - *killed_at > std::chrono::seconds(3)) {
-      for (const pid_t below : descendants(pid)) ::kill(below, SIGKILL);
-      ::kill(pid, SIGKILL);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  end.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  end.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return end;
-}
 
 nlohmann::json changes_json(const std::vector<Change>& changes) {
   nlohmann::json list = nlohmann::json::array();
   for (const Change& change : changes)
     list.push_back({{"rank", change.rank},
                     {"event", change.event},
-                    {"kind", change.kind == recording::Kind::Probe ? "probe" : "receive"},
+                    {"kind", kind_name(change.kind)},
                     {"was", change.was},
                     {"sender", change.sender},
                     {"text", describe(change)}});
@@ -156,26 +48,17 @@ std::string_view verdict_name(Verdict verdict) {
   return "?";
 }
 
-// A word as a shell reads it back.
-std::string shell_word(const std::string& word) {
-  constexpr std::string_view kPlain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%";
-  if (!word.empty() && word.find_first_not_of(kPlain) == std::string::npos) return word;
-  std::string quoted = "'";
-  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 class Exploration {
  public:
   Exploration(const ExploreJob& job, fs::path dir) : job_(job), dir_(std::move(dir)) {}
 
   int run() {
-    say(fmt::format("exploring `{}` in {}: up to {} runs, up to {} changed receives a run", command_text(),
+    say(fmt::format("exploring `{}` in {}: up to {} runs, up to {} changed receives or probes a run", command_text(),
                     dir_.string(), job_.settings.explore_runs, job_.settings.explore_changes));
     std::vector<Schedule> stack;
     stack.push_back({});
     std::set<std::string> seen;
-    while (!stack.empty() && runs_ < job_.settings.explore_runs && stop_signal.load() == 0) {
+    while (!stack.empty() && runs_ < job_.settings.explore_runs && stop_signal() == 0) {
       Schedule schedule = std::move(stack.back());
       stack.pop_back();
       if (!seen.insert(key(schedule)).second) continue;
@@ -218,7 +101,7 @@ class Exploration {
                              forced == schedule.forced.end() ? nullptr : &forced->second);
       }
     }
-    const Variables variables = {
+    const runs::Variables variables = {
         {"MPISENTRY_RECORD", record_dir.string()},
         {"MPISENTRY_REPLAY", number > 0 ? schedule_dir.string() : std::string()},
         {"MPISENTRY_REPORT_FILE", (run_dir / "report.txt").string()},
@@ -227,21 +110,10 @@ class Exploration {
     const auto limit = std::chrono::duration_cast<std::chrono::seconds>(job_.settings.deadlock_timeout +
                                                                         job_.settings.deadlock_warning) +
                        std::chrono::seconds(30);
-    const JobEnd end = run_job(job_.command, variables, run_dir / "output.txt", limit);
+    const runs::JobEnd end = runs::run_job(job_.command, variables, run_dir / "output.txt", limit);
 
-    RunFacts facts;
-    facts.exit_status = end.exit_status;
-    facts.killed = end.killed;
-    facts.job_report = read_text(run_dir / "report.json");
-    std::error_code error;
-    for (const fs::directory_entry& entry : fs::directory_iterator(run_dir, error)) {
-      const std::string name = entry.path().filename().string();
-      int rank = 0;
-      if (std::sscanf(name.c_str(), "report.rank%d.json", &rank) == 1)
-        facts.rank_reports[rank] = read_text(entry.path()).value_or("");
-    }
     if (number == 0) {
-      const Recording first = read_recording(record_dir, 0);
+      const Recording first = runs::read_recording(record_dir, 0);
       ranks_ = first.header.ranks;
       if (ranks_ == 0) {
         say(fmt::format("the first run wrote no recording (it ended before MPI_Init, or is not an MPI program); "
@@ -250,16 +122,16 @@ class Exploration {
         return {};
       }
     }
-    for (int rank = 0; rank < ranks_; ++rank) {
-      facts.recordings.push_back(read_recording(record_dir, rank));
-      if (number > 0) continue;
+    const RunFacts facts = runs::facts_of(end, run_dir, record_dir, ranks_);
+    for (int rank = 0; rank < ranks_ && number == 0; ++rank) {
       // Each rank's schedules need its header: its command line may differ (MPMD).
-      if (facts.recordings.back().header.ranks != ranks_) {
+      const recording::Header& header = facts.recordings[static_cast<std::size_t>(rank)].header;
+      if (header.ranks != ranks_) {
         say(fmt::format("rank {} wrote no recording in the first run (see {}): nothing to explore", rank,
                         (run_dir / "output.txt").string()));
         return {};
       }
-      headers_.push_back(facts.recordings.back().header);
+      headers_.push_back(header);
     }
     const Outcome outcome = classify(facts, schedule, usual_exit_status_);
     if (number == 0 && outcome.verdict == Verdict::Passed) usual_exit_status_ = end.exit_status;
@@ -296,7 +168,7 @@ class Exploration {
         {"schema", kSchema},
         {"command", job_.command},
         {"finished", finished},
-        {"interrupted", stop_signal.load() != 0},
+        {"interrupted", stop_signal() != 0},
         {"runs", runs_},
         {"run_limit", job_.settings.explore_runs},
         {"change_limit", job_.settings.explore_changes},
@@ -314,18 +186,18 @@ class Exploration {
   }
 
   // Every matching found was tried: nothing left by a limit or a stop.
-  bool complete() const { return left_ == 0 && beyond_bound_ == 0 && stop_signal.load() == 0 && runs_ > 0; }
+  bool complete() const { return left_ == 0 && beyond_bound_ == 0 && stop_signal() == 0 && runs_ > 0; }
 
   int summarize() const {
     if (static_cast<int>(headers_.size()) != ranks_ || ranks_ == 0) return 2;
-    say(fmt::format("{} runs; the first run's receives from MPI_ANY_SOURCE had {} other senders' messages to try; "
+    say(fmt::format("{} runs; the first run's receives and probes from MPI_ANY_SOURCE had {} other senders' messages to try; "
                     "{} schedules could not be followed (a forced sender did not send, or the run went otherwise)",
                     runs_, first_run_points_, infeasible_));
-    if (stop_signal.load() != 0) say("stopped by a signal: the exploration is not complete");
+    if (stop_signal() != 0) say("stopped by a signal: the exploration is not complete");
     if (left_ > 0) say(fmt::format("not explored: {} schedules waiting when the run limit ({}) was reached (EXPLORE)",
                                    left_, job_.settings.explore_runs));
     if (beyond_bound_ > 0)
-      say(fmt::format("not explored: {} schedules that would change more than {} receives (EXPLORE-CHANGES)",
+      say(fmt::format("not explored: {} schedules that would change more than {} receives or probes (EXPLORE-CHANGES)",
                       beyond_bound_, job_.settings.explore_changes));
     if (failures_.empty()) {
       say(complete() ? "no failure under any matching tried, and every other sender the runs showed was tried"
@@ -340,7 +212,7 @@ class Exploration {
       }
     }
     say(fmt::format("results: {}", (dir_ / kResultsFile).string()));
-    if (stop_signal.load() != 0) return 128 + stop_signal.load();
+    if (stop_signal() != 0) return 128 + stop_signal();
     return failures_.empty() ? 0 : 1;
   }
 
@@ -362,11 +234,11 @@ class Exploration {
 
 int run_exploration(const ExploreJob& job) {
   const fs::path dir = fs::absolute(job.settings.explore_dir.empty() ? "mpisentry-explore" : job.settings.explore_dir);
-  if (const auto problem = prepare_directory(dir)) {
+  if (const auto problem = runs::prepare_directory(dir, kResultsFile, "an exploration's", "EXPLORE-DIR")) {
     std::cerr << "mpisentry: EXPLORE-DIR: " << *problem << '\n';
     return 2;
   }
-  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal, on_stop_signal);
+  runs::catch_stop_signals();
   try {
     return Exploration(job, dir).run();
   } catch (const std::exception& failure) {

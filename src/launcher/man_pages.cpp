@@ -2,6 +2,7 @@
 
 #include "config/keys.hpp"
 #include "config/text.hpp"
+#include "launcher/analyze_command.hpp"
 #include "launcher/arguments.hpp"
 
 #include <sstream>
@@ -50,6 +51,10 @@ std::string command_man_page() {
   }
   if (in_checks) page += ".RE\n";
   page += ".SH TIME\n" + escaped(kTimeSyntax) + "\n.SH ENVIRONMENT\n" + escaped(kEnvironmentHelp) + '\n';
+  page += ".SH ANALYZE\n.B mpisentry analyze [options] DIR\n.PP\n" + escaped(kAnalyzeDescription) + '\n';
+  for (const AnalyzeOption& option : kAnalyzeOptions) page += item(option.option, option.help);
+  page += ".SS Exit status of mpisentry analyze\n";
+  for (const AnalyzeExitStatus& status : kAnalyzeExitStatuses) page += item(status.status, status.meaning);
   page += ".SH SEE ALSO\n.BR mpisentry.conf (5)\n";
   return page;
 }

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -70,6 +71,14 @@ bool alternatives = false;
 std::uint64_t posts = 0;
 std::deque<Open> open_receives;
 std::atomic<bool> watching{false};
+// The tag and communicator of the row of MPI_Iprobe calls from
+// MPI_ANY_SOURCE that found nothing, when the rank's last event is one of
+// them: only the first of a row is opened.
+struct PollRow {
+  int tag;
+  MPI_Comm comm;
+};
+std::optional<PollRow> nothing_row;
 
 // Replaying.
 std::string replay_path;
@@ -200,6 +209,32 @@ void name_late_alternative(int source, int tag, MPI_Comm comm, std::uint64_t pos
   }
 }
 
+// With the lock held: `watched`, a receive or probe from MPI_ANY_SOURCE
+// numbered and posted just now, is open for the alternatives of later
+// receives (alternatives on).
+void open_receive(const Watched& watched) {
+  open_receives.push_back({watched.number, watched.posted, watched.tag, watched.comm, {}});
+  if (open_receives.size() > kOpenReceives) open_receives.pop_front();
+  watching.store(true, std::memory_order_relaxed);
+}
+
+// With the lock held, alternatives on: open receive or probe `watched` took
+// or found a message from `source` with `tag`, and the senders of `raced`
+// had a message there that it matches: they are its alternatives, and the
+// message is a later one for the receives open before it.
+void name_alternatives(const Watched& watched, int source, int tag, const std::vector<int>& raced) {
+  name_late_alternative(source, tag, watched.comm, watched.posted);
+  const auto own = std::find_if(open_receives.begin(), open_receives.end(),
+                                [&](const Open& open) { return open.number == watched.number; });
+  if (own == open_receives.end()) return;  // one of kOpenReceives later receives pushed it out
+  std::vector<int> found;
+  for (const int sender : raced)
+    if (std::find(own->named.begin(), own->named.end(), sender) == own->named.end()) found.push_back(sender);
+  writer.alternatives(watched.number, found);
+  own->named.insert(own->named.end(), found.begin(), found.end());
+  own->named.push_back(source);
+}
+
 // In the program's thread, once `receive` completed with a message from
 // status.MPI_SOURCE.
 void completed(const Watched& receive, const MPI_Status& status) {
@@ -216,17 +251,7 @@ void completed(const Watched& receive, const MPI_Status& status) {
   ++place.count;
   place.raced += !raced.empty();
   place.sources.insert(source);
-  if (!alternatives) return;
-  name_late_alternative(source, status.MPI_TAG, receive.comm, receive.posted);
-  const auto own = std::find_if(open_receives.begin(), open_receives.end(),
-                                [&](const Open& open) { return open.number == receive.number; });
-  if (own == open_receives.end()) return;  // one of kOpenReceives later receives pushed it out
-  std::vector<int> found;
-  for (const int sender : raced)
-    if (std::find(own->named.begin(), own->named.end(), sender) == own->named.end()) found.push_back(sender);
-  writer.alternatives(receive.number, found);
-  own->named.insert(own->named.end(), found.begin(), found.end());
-  own->named.push_back(source);
+  if (alternatives) name_alternatives(receive, source, status.MPI_TAG, raced);
 }
 
 bool cancelled(const MPI_Status& status) {
@@ -347,6 +372,25 @@ void diverged(FunctionId function, const std::string& problem) {
 void record(const Event& event) {
   const std::lock_guard lock(mutex);
   writer.append(event);
+  nothing_row.reset();
+}
+
+void polled(int asked, int tag, MPI_Comm comm, bool found, const MPI_Status& status) {
+  const Event event{Kind::Poll, found ? status.MPI_SOURCE : kNothing, {}};
+  if (!alternatives || asked != MPI_ANY_SOURCE) return record(event);
+  Watched poll{Kind::Poll, true, 0, nullptr, tag, comm, 0};
+  const std::vector<int> raced = found ? raced_with(poll, status.MPI_SOURCE) : std::vector<int>{};
+  const std::lock_guard lock(mutex);
+  poll.number = writer.append(event);
+  // A row of polls that found nothing (a loop waiting for a message) is one
+  // outcome to vary, at its first: finding a later message sooner.
+  const bool in_row = !found && nothing_row && nothing_row->tag == tag && nothing_row->comm == comm;
+  nothing_row.reset();
+  if (!found) nothing_row = PollRow{tag, comm};
+  if (in_row) return;
+  poll.posted = posts++;
+  open_receive(poll);
+  if (found) name_alternatives(poll, status.MPI_SOURCE, status.MPI_TAG, raced);
 }
 
 void SourceOutcome::begin(const Watched& watched, FunctionId function, int& source, MPI_Status** status) {
@@ -361,11 +405,8 @@ void SourceOutcome::begin(const Watched& watched, FunctionId function, int& sour
     watched_.posted = posts++;
     if (watched.wildcard) {
       watched_.number = writer.append({watched.kind, kUnknown, {}});
-      if (alternatives) {
-        open_receives.push_back({watched_.number, watched_.posted, watched.tag, watched.comm, {}});
-        if (open_receives.size() > kOpenReceives) open_receives.pop_front();
-        watching.store(true, std::memory_order_relaxed);
-      }
+      nothing_row.reset();
+      if (alternatives) open_receive(watched_);
     }
   }
   numbered_ = true;

@@ -54,8 +54,8 @@ inline bool replaying() noexcept { return (detail::mode & detail::kReplaying) !=
 struct Setup {
   std::string record_dir;  // RECORD
   std::string replay_dir;  // REPLAY
-  // EXPLORE: also record, for each receive or probe from MPI_ANY_SOURCE, the
-  // other senders whose messages it could have taken.
+  // EXPLORE: also record, for each receive or probe (MPI_Iprobe too) from
+  // MPI_ANY_SOURCE, the other senders whose messages it could have taken.
   bool alternatives = false;
   int world_rank = 0;
   int world_size = 1;
@@ -98,6 +98,15 @@ std::string command_line();
 
 // Records `event`.
 void record(const Event& event);
+
+// MPI_Iprobe or MPI_Improbe from `asked` returned (recording), having found
+// a message (with `status`) or not. From MPI_ANY_SOURCE with alternatives
+// on, it is opened as a receive is: a find's alternatives are the other
+// senders whose matching message is there now and the first of each that a
+// later receive takes; the first of a row that found nothing gets as
+// alternatives the first message of each sender that a later receive takes
+// (it finds one if that came sooner).
+void polled(int asked, int tag, MPI_Comm comm, bool found, const MPI_Status& status);
 
 // A receive or probe being recorded: from MPI_ANY_SOURCE, its event's number
 // and what the summary says of it; from one source, a receive whose message

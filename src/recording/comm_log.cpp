@@ -144,9 +144,10 @@ Op read_op(OpKind kind, const std::vector<std::string_view>& words, const LineRe
 
 }  // namespace
 
-std::string log_header_text(int rank, int ranks, const std::string& command, bool multiple_threads) {
-  return fmt::format("{} {}\nrank {} of {}\ncommand {}\n{}", kMagic, kLogVersion, rank, ranks, command,
-                     multiple_threads ? "threads multiple\n" : "");
+std::string log_header_text(int rank, int ranks, const std::string& command, const std::string& directory,
+                            bool multiple_threads) {
+  return fmt::format("{} {}\nrank {} of {}\ncommand {}\ndirectory {}\n{}", kMagic, kLogVersion, rank, ranks, command,
+                     directory, multiple_threads ? "threads multiple\n" : "");
 }
 
 std::string comm_text(std::uint64_t id, const std::vector<int>& members, bool inter) {
@@ -184,6 +185,7 @@ CommLog parse_log(std::string_view text) {
   CommLog log;
   text = whole_lines(text);
   std::size_t number = 0, start = 0;
+  std::size_t header_lines = 3;  // 4 from version 2 on: the directory
   bool header_done = false;
   while (start < text.size()) {
     const std::size_t newline = text.find('\n', start);
@@ -195,8 +197,9 @@ CommLog parse_log(std::string_view text) {
       int version = 0;
       if (!line.starts_with(fmt::format("{} ", kMagic)))
         reader.fail("not an mpisentry communication log (it starts with \"mpisentry-log\")");
-      if (!read_number(line.substr(kMagic.size() + 1), 1, 1 << 20, version) || version != kLogVersion)
-        reader.fail(fmt::format("this mpisentry reads version {} only", kLogVersion));
+      if (!read_number(line.substr(kMagic.size() + 1), 1, 1 << 20, version) || version > kLogVersion)
+        reader.fail(fmt::format("this mpisentry reads versions 1 to {} only", kLogVersion));
+      if (version >= 2) header_lines = 4;
       continue;
     }
     if (number == 2) {
@@ -210,6 +213,12 @@ CommLog parse_log(std::string_view text) {
     if (number == 3) {
       if (!line.starts_with("command ")) reader.fail("expected \"command\" and the command line");
       log.command = line.substr(8);
+      header_done = header_lines == 3;
+      continue;
+    }
+    if (number == 4 && header_lines == 4) {
+      if (!line.starts_with("directory ")) reader.fail("expected \"directory\" and the rank's working directory");
+      log.directory = line.substr(10);
       header_done = true;
       continue;
     }
@@ -218,7 +227,7 @@ CommLog parse_log(std::string_view text) {
       log.finalized = true;
       continue;
     }
-    if (line == "threads multiple" && number == 4) {
+    if (line == "threads multiple" && number == header_lines + 1) {
       log.multiple_threads = true;
       continue;
     }
@@ -256,7 +265,8 @@ CommLog parse_log(std::string_view text) {
       reader.fail(fmt::format("communicator {} is used before a comm line declares it", op.comm));
     log.ops.push_back(std::move(op));
   }
-  if (!header_done) throw std::invalid_argument("the log ends inside its 3 header lines (truncated)");
+  if (!header_done)
+    throw std::invalid_argument(fmt::format("the log ends inside its {} header lines (truncated)", header_lines));
   return log;
 }
 

@@ -1,11 +1,13 @@
-// The communication log of one rank (RECORD with RECORD-LOG): every
-// point-to-point operation, collective and wait of the rank, in the order
-// it made them, for `mpisentry analyze`. A text file, rank-R.log beside the
-// rank's recording, written as the run goes:
+// The communication log of one rank (COMM-LOG): every point-to-point
+// operation, collective and wait of the rank, in the order it made them,
+// for `mpisentry analyze`. A text file, rank-R.log beside the rank's
+// recording (rank-R.record, unless RECORD or REPLAY is set), written as the
+// run goes:
 //
-//   mpisentry-log 1                     the format and its version
+//   mpisentry-log 2                     the format and its version
 //   rank 0 of 4                         MPI_COMM_WORLD rank and size
 //   command ./solver -n 10              the rank's command line
+//   directory /home/u/run               the rank's working directory (not in version 1)
 //   threads multiple                    (only then) the rank ran at MPI_THREAD_MULTIPLE
 //   comm 7 0 2                          communicator 7's members, as MPI_COMM_WORLD ranks in its
 //                                       rank order (before its first use; 1 is MPI_COMM_WORLD and
@@ -39,7 +41,7 @@
 
 namespace mpisentry::recording {
 
-inline constexpr int kLogVersion = 1;
+inline constexpr int kLogVersion = 2;  // version 1 is read too: it has no directory line
 inline constexpr std::uint64_t kWorldComm = 1, kSelfComm = 2;
 inline constexpr int kAnyPeer = -1;       // MPI_ANY_SOURCE, written "*"
 inline constexpr int kAnyTag = -1;        // MPI_ANY_TAG, written "*"
@@ -82,6 +84,7 @@ struct CommLog {
   int rank = 0;
   int ranks = 0;
   std::string command;
+  std::string directory;  // empty in a log of version 1
   bool multiple_threads = false;
   std::map<std::uint64_t, Communicator> comms;  // as declared (not 1 or 2)
   std::map<int, std::string> sites;             // "solver.c:41 exchange"
@@ -94,7 +97,8 @@ struct CommLog {
 CommLog parse_log(std::string_view text);
 
 // The lines the runtime writes, each with its newline.
-std::string log_header_text(int rank, int ranks, const std::string& command, bool multiple_threads);
+std::string log_header_text(int rank, int ranks, const std::string& command, const std::string& directory,
+                            bool multiple_threads);
 std::string comm_text(std::uint64_t id, const std::vector<int>& members, bool inter);
 std::string site_text(int site, const std::string& place);
 std::string op_text(const Op& op);  // of every kind (line is not written)

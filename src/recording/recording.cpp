@@ -238,7 +238,7 @@ Recording parse(std::string_view text) {
       if (space == std::string_view::npos || !read_number(rest.substr(0, space), std::uint64_t{0}, events, number) ||
           number == events || !read_list(rest.substr(space + 1), sources))
         bad_line(line_number, line, "expected \"~ EVENT SOURCES\" about an event before it");
-      if (const Kind kind = run_of(number).kind; kind != Kind::Receive && kind != Kind::Probe)
+      if (const Kind kind = run_of(number).kind; kind != Kind::Receive && kind != Kind::Probe && kind != Kind::Poll)
         bad_line(line_number, line, fmt::format("event {} is not a receive or probe from MPI_ANY_SOURCE", number));
       std::vector<int>& known = recording.alternatives[number];
       known.insert(known.end(), sources.begin(), sources.end());

@@ -15,8 +15,9 @@
 //   T -   T +                         MPI_Test, Testall, Request_get_status: incomplete, complete
 //   A -   A u   A 2                   MPI_Testany, Waitany: nothing, no active request, index 2
 //   S -   S u   S 0,3                 MPI_Testsome, Waitsome: nothing, no active request, indices
-//   ~ 5 1,3                           event 5, an R or P, could have taken rank 1's or rank
-//                                     3's message instead (the alternatives --explore tries)
+//   ~ 5 1,3                           event 5, an R, P or I, could have taken (found) rank
+//                                     1's or rank 3's message instead (the alternatives
+//                                     --explore tries)
 //   end                               the rank reached MPI_Finalize, or:
 //   free                              a schedule of --explore: the rest runs unforced
 //   diverged                          the replay this run made stopped: its calls differed
@@ -96,7 +97,7 @@ class Writer {
   // Event `number`, a Receive or Probe appended with kUnknown, found
   // `source`: set in place while not yet taken, else written as a "=" line.
   void fill(std::uint64_t number, int source);
-  // Event `number`, a Receive or Probe, could have taken these senders' messages.
+  // Event `number`, a Receive, Probe or Poll, could have taken (found) these senders' messages.
   void alternatives(std::uint64_t number, const std::vector<int>& sources);
   // The lines not yet taken.
   std::string take();

@@ -185,10 +185,15 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   config::LoadResult loaded = read_settings(world_rank);
   // A recording that cannot be written or replayed ends the run in the
   // handshake too: the program has run none of its MPI calls yet.
+  // A communication log comes with the run's recording, beside it, unless
+  // the run records or replays elsewhere: mpisentry analyze forces its
+  // matchings from it.
+  const config::Settings& asked = loaded.settings;
+  const std::string& record_dir =
+      asked.record_dir.empty() && asked.replay_dir.empty() ? asked.comm_log_dir : asked.record_dir;
   if (loaded.ok())
     if (const auto problem = races::start(
-            {loaded.settings.record_dir, loaded.settings.replay_dir, loaded.settings.explore_runs > 0, world_rank,
-             world_size, multiple_threads}))
+            {record_dir, asked.replay_dir, asked.explore_runs > 0, world_rank, world_size, multiple_threads}))
       loaded.errors.push_back({problem->file, problem->message});
   if (loaded.ok() && !loaded.settings.comm_log_dir.empty())
     if (const auto problem =

@@ -1,7 +1,9 @@
 // mpisentry --explore: a bug that only another matching of a receive from
-// MPI_ANY_SOURCE shows is found, and the recording it names replays it; a
-// program that every matching leaves correct explores clean, also where a
-// tried matching cannot happen; a limit reached is said, never "no bug".
+// MPI_ANY_SOURCE shows is found, and the recording it names replays it, as
+// is one that only another outcome of a nonblocking probe shows; a program
+// that every matching leaves correct explores clean, also where a tried
+// matching cannot happen; a limit reached is said, never "no bug";
+// --explore 0 is one run.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -23,15 +25,22 @@ struct Explored {
 };
 
 Explored explore(const Workspace& workspace, const std::vector<std::string>& options, int ranks,
-                 const std::string& mode) {
-  const Program program = TEST_PROGRAM(matchings);
+                 const Program& program, const std::vector<std::string>& args) {
   std::vector<std::string> command = checker_prefix(
       workspace, with(with(kQuickDeadlock, {"--explore-dir", (workspace.dir() / "explored").string()}), options));
-  command.insert(command.end(), {"-n", std::to_string(ranks), program.executable, mode});
+  command.insert(command.end(), {"-n", std::to_string(ranks), program.executable});
+  command.insert(command.end(), args.begin(), args.end());
   Explored explored{run_job(workspace, command), ""};
   explored.results = read_file(workspace.dir() / "explored" / "explore.json").value_or("(missing)");
   return explored;
 }
+
+Explored explore(const Workspace& workspace, const std::vector<std::string>& options, int ranks,
+                 const std::string& mode) {
+  return explore(workspace, options, ranks, TEST_PROGRAM(matchings), {mode});
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The words of `command`, as the shell would split it (no quotes in these).
 std::vector<std::string> words_of(const std::string& command) {
@@ -129,7 +138,7 @@ TEST_CASE("matchings nested: --explore finds a crash behind two changed receives
   INFO(describe(bounded.job));
   CHECK(bounded.job.exit_status == 0);
   CHECK(std::regex_search(bounded.job.err, std::regex(R"(not explored: \d+ schedules that would change more than 1 )"
-                                                      R"(receives \(EXPLORE-CHANGES\))")));
+                                                      R"(receives or probes \(EXPLORE-CHANGES\))")));
   CHECK(bounded.job.err.find("no failure in the runs made; the exploration is NOT complete") != std::string::npos);
   CHECK(bounded.results.find(R"("complete": false)") != std::string::npos);
 }
@@ -207,4 +216,91 @@ TEST_CASE("mpisentry --explore: its own recordings only, a directory of its own,
   CHECK(not_mpi.exit_status == 2);
   CHECK(not_mpi.err.find("the first run wrote no recording (it ended before MPI_Init, or is not an MPI program)") !=
         std::string::npos);
+}
+
+TEST_CASE("probes: --explore finds the bug behind another outcome of MPI_Iprobe or MPI_Improbe from MPI_ANY_SOURCE",
+          "[races][explore][probes]") {
+  const Program program = TEST_PROGRAM(probes);
+  for (const std::string shape : {"iprobe", "improbe", "peek"}) {
+    Workspace workspace;
+    // Left alone, the run passes.
+    const JobResult alone = run_checked(workspace, 3, program, kQuickDeadlock, {shape, "bug"});
+    INFO(shape << "\n" << describe(alone));
+    REQUIRE(alone.succeeded());
+    const Explored explored = explore(workspace, {"--explore"}, 3, program, {shape, "bug"});
+    INFO(describe(explored.job));
+    CHECK(explored.job.exit_status == 1);
+    CHECK(has(explored.job.err, "explore: run 0 (1 of at most 50; 0 schedules waiting): as it runs: passed"));
+    CHECK(std::regex_search(explored.job.err, std::regex(R"(explore:   run \d+: (exit status 3|LOCAL:EXIT))")));
+    CHECK(std::regex_search(explored.job.err,
+                            std::regex(shape == "peek" ? "where rank 0's nonblocking probe from MPI_ANY_SOURCE at "
+                                                         "event 0 finds rank [12]'s message, where it found none"
+                                                       : "where rank 0's nonblocking probe from MPI_ANY_SOURCE at "
+                                                         "event \\d+ finds rank 1's message, not rank 2's")));
+    CHECK(has(explored.results, R"("kind": "nonblocking probe")"));
+  }
+}
+
+TEST_CASE("probes: where every outcome of a nonblocking probe is right, each is tried and none fails",
+          "[races][explore][probes]") {
+  const Program program = TEST_PROGRAM(probes);
+  for (const std::string shape : {"iprobe", "improbe", "peek"}) {
+    Workspace workspace;
+    const Explored explored = explore(workspace, {"--explore"}, 3, program, {shape, "correct"});
+    INFO(shape << "\n" << describe(explored.job));
+    CHECK(explored.job.exit_status == 0);
+    CHECK(has(explored.results, R"("failures": [])"));
+    // The probe's other outcome was tried, not passed over.
+    CHECK(!has(explored.results, R"("first_run_alternatives": 0)"));
+    CHECK(has(explored.results, R"("kind": "nonblocking probe")"));
+    // Complete only when nothing was left, and said so either way.
+    const bool complete = has(explored.results, R"("complete": true)");
+    CHECK(has(explored.job.err, complete ? "no failure under any matching tried, and every other sender the runs "
+                                           "showed was tried"
+                                         : "the exploration is NOT complete"));
+  }
+}
+
+TEST_CASE("probes causal: a forced find whose message is sent because of the probe hangs, and is the schedule's",
+          "[races][explore][probes]") {
+  // The forced MPI_Iprobe waits for rank 2's message as MPI_Probe would, and
+  // the deadlock checks see it so: a HARD verdict ends that run, not the time
+  // limit (DEADLOCK-WARNING, 5 minutes, + 30 s).
+  Workspace workspace;
+  const Explored explored = explore(workspace, {"--explore"}, 3, TEST_PROGRAM(probes), {"causal", "correct"});
+  INFO(describe(explored.job));
+  CHECK(explored.job.exit_status == 0);
+  CHECK(has(explored.job.err, "finds rank 2's message, where it found none: infeasible, it hung before rank 0's "
+                              "forced outcome 0 (I 2) came (GLOBAL:DEADLOCK:HARD"));
+  CHECK(has(explored.results, R"("failures": [])"));
+}
+
+TEST_CASE("mpisentry --explore 0 before -n N is one run, as --help says, and so is every number in that place",
+          "[races][explore][launcher]") {
+  const Program program = TEST_PROGRAM(matchings);
+  const std::vector<std::vector<std::string>> options = {
+      {"--explore", "0"}, {"--explore=0"}, {"--verbose", "0"}, {"--check-max-errors", "0"},
+      {"--explore-changes", "1"}, {"--check-suppression-limit", "0"}};
+  for (const std::vector<std::string>& option : options) {
+    Workspace workspace;
+    const JobResult run =
+        run_checked(workspace, 2, program, with(option, {"--explore-dir", (workspace.dir() / "explored").string()}),
+                    {"sum"});
+    INFO(option.front() << "\n" << describe(run));
+    CHECK(run.succeeded());
+    CHECK(run.out == "sum 1\n");
+    CHECK(!has(run.err, "explore:"));
+    CHECK(!has(run.err, "give -n N before the program"));
+    CHECK(!std::filesystem::exists(workspace.dir() / "explored"));
+  }
+  // A number of runs, 1 too, explores; one out of range is refused by name.
+  Workspace workspace;
+  const Explored once = explore(workspace, {"--explore", "1"}, 2, "sum");
+  INFO(describe(once.job));
+  CHECK(once.job.exit_status == 0);
+  CHECK(has(once.job.err, "explore: run 0 (1 of at most 1; 0 schedules waiting): as it runs: passed"));
+  CHECK(has(once.results, R"("runs": 1,)"));
+  const Explored negative = explore(workspace, {"--explore", "-1"}, 2, "sum");
+  CHECK(negative.job.exit_status == 2);
+  CHECK(has(negative.job.err, "--explore: EXPLORE \"-1\": out of range (0 to 1000000)"));
 }

@@ -7,6 +7,7 @@
 // (recording/comm_log.hpp): written and read back, bad lines named.
 #include "launcher/analyze.hpp"
 #include "recording/comm_log.hpp"
+#include "recording/recording.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -22,7 +23,7 @@ namespace {
 // Rank R's log of `ranks` ranks: the header, then `lines` (each ending in
 // its newline), then "end" when `finalized`.
 CommLog log_of(int rank, int ranks, const std::string& lines, bool finalized = true) {
-  return parse_log(log_header_text(rank, ranks, "./app", false) + lines + (finalized ? "end\n" : ""));
+  return parse_log(log_header_text(rank, ranks, "./app", "/run", false) + lines + (finalized ? "end\n" : ""));
 }
 
 std::vector<CommLog> logs_of(const std::vector<std::string>& ranks, bool finalized = true) {
@@ -82,7 +83,7 @@ TEST_CASE("analyze: a receive from MPI_ANY_SOURCE that takes the message a later
   CHECK(run(logs, Buffering::Standard).stopped[2].why == "it waits for rank 0 to enter collective #1 of communicator 1");
   CHECK(run(logs, Buffering::Zero).stopped[2].why ==
         "its message (tag 1) waits for rank 0 to receive it (zero buffering); rank 0 is stopped too");
-  CHECK(op_text(logs[0], 0) == "MPI_Recv(source MPI_ANY_SOURCE, tag 1, comm 1) at an unknown place, rank-0.log line 4");
+  CHECK(op_text(logs[0], 0) == "MPI_Recv(source MPI_ANY_SOURCE, tag 1, comm 1) at an unknown place, rank-0.log line 5");
 }
 
 TEST_CASE("analyze: nonblocking receives, the one from MPI_ANY_SOURCE posted first, completed by one wait",
@@ -94,7 +95,7 @@ TEST_CASE("analyze: nonblocking receives, the one from MPI_ANY_SOURCE posted fir
   const Outcome outcome = run(logs, Buffering::Standard);
   CHECK(outcome.deadlock());
   REQUIRE(stuck(outcome) == std::vector<std::pair<int, std::size_t>>{{0, 2}});
-  CHECK(outcome.stopped[0].why == "it waits for request 2 (MPI_Irecv, line 5): it waits for a message from rank 1 "
+  CHECK(outcome.stopped[0].why == "it waits for request 2 (MPI_Irecv, line 6): it waits for a message from rank 1 "
                                   "(tag 1): rank 1 sends no more of them to it");
 }
 
@@ -239,24 +240,85 @@ TEST_CASE("analyze: many ranks, one master taking every worker's results from MP
   CHECK(outcome.choices.size() == kRanks - 1);
 }
 
+TEST_CASE("analyze: a deadlock's matching is forced from the logged run's recording, the rest left free",
+          "[analyze][confirm]") {
+  // The correct master of master_worker.c: it took rank 2's request first,
+  // so its log replies to rank 2 first. With zero buffering the analysis
+  // takes rank 1's request first and runs that reply: a deadlock of the
+  // logged calls, for a run to confirm.
+  const auto logs = logs_of({"recv MPI_Recv 1 * 1 1\nsend MPI_Send 1 2 2 1\nrecv MPI_Recv 1 * 1 1\nsend MPI_Send 1 1 2 1\n",
+                             "send MPI_Send 1 0 1 1\nrecv MPI_Recv 1 0 2 1\n",
+                             "send MPI_Send 1 0 1 1\nrecv MPI_Recv 1 0 2 1\n"});
+  const Outcome zero = run(logs, Buffering::Zero);
+  REQUIRE(zero.deadlock());
+  REQUIRE(zero.choices.size() == 1);
+  Recording master;
+  master.header = {0, 3, "./app"};
+  master.runs = {{{Kind::Poll, kNothing, {}}, 3}, {{Kind::Receive, 2, {}}, 1}, {{Kind::Receive, 1, {}}, 1}};
+  const std::vector<Recording> recordings = {master, {}, {}};
+  const mpisentry::launcher::explore::Schedule schedule = forcing(logs, recordings, zero);
+  // Up to the chosen receive: the Iprobes as recorded, the receive forced to rank 1; the rest free.
+  CHECK(schedule.forced.size() == 1);
+  CHECK(schedule.forced.at(0) == std::vector<Event>{{Kind::Poll, kNothing, {}}, {Kind::Poll, kNothing, {}},
+                                                    {Kind::Poll, kNothing, {}}, {Kind::Receive, 1, {}}});
+  REQUIRE(schedule.changes.size() == 1);
+  CHECK(schedule.changes[0].event == 3);
+  CHECK(schedule.changes[0].was == 2);
+  CHECK(schedule.changes[0].sender == 1);
+
+  // Receives from MPI_ANY_SOURCE before a chosen one that no choice forced run
+  // free; a probe from MPI_ANY_SOURCE keeps its outcome; senders are ranks of
+  // the receive's communicator.
+  const auto split = logs_of({"comm 7 2 0 1\nprobe MPI_Probe 7 * 0 1\nrecv MPI_Recv 7 1 0 1\n"
+                              "irecv 1 MPI_Irecv 7 * 0 1\nrecv MPI_Recv 7 * 0 1\nwait MPI_Wait 1 1\n",
+                              "comm 7 2 0 1\nsend MPI_Send 7 1 0 1\n",
+                              "comm 7 2 0 1\nsend MPI_Send 7 1 0 1\nsend MPI_Send 7 1 0 1\n"});
+  Outcome chosen;
+  chosen.choices = {{0, 3, 1, 0, Reason::First}};  // the MPI_Recv from any (op 3) takes world rank 1
+  Recording split_master;
+  split_master.header = {0, 3, "./app"};
+  split_master.runs = {{{Kind::Probe, 0, {}}, 1}, {{Kind::Receive, 0, {}}, 1}, {{Kind::Receive, 0, {}}, 1}};
+  const auto forced = forcing(split, {split_master, {}, {}}, chosen);
+  CHECK(forced.forced.at(0) == std::vector<Event>{{Kind::Probe, 0, {}}, {Kind::Receive, kUnknown, {}},
+                                                  {Kind::Receive, 2, {}}});
+
+  // A recording that is not the logged run's is named.
+  Recording other = master;
+  other.header.command = "./other";
+  CHECK(thrown_by([&] { forcing(logs, {other, {}, {}}, zero); }) ==
+        "rank-0.record: missing, or not of the logged run (rank-0.log ran `./app`)");
+  CHECK(thrown_by([&] { forcing(logs, {Recording{}, {}, {}}, zero); }) ==
+        "rank-0.record: missing, or not of the logged run (rank-0.log ran `./app`)");
+  Recording probed = master;
+  probed.runs = {{{Kind::Probe, 2, {}}, 1}};
+  CHECK(thrown_by([&] { forcing(logs, {probed, {}, {}}, zero); }) ==
+        "rank-0.record: event 0 is `P 2` where MPI_Recv(source MPI_ANY_SOURCE, tag 1, comm 1) at an unknown place, "
+        "rank-0.log line 5 has its event: not the logged run's recording");
+  // A persistent receive's start cannot be forced: it runs free.
+  const auto persistent = logs_of({"irecv 1 MPI_Recv_init 1 * 1 1\nwait MPI_Wait 1 1\n", kSendToRoot, ""});
+  Outcome started;
+  started.choices = {{0, 0, 1, 1, Reason::First}};
+  CHECK(forcing(persistent, {master, {}, {}}, started).forced.empty());
+}
+
 TEST_CASE("analyze: logs it cannot model or that are not of one run are refused, naming file and line",
           "[analyze][errors]") {
   const auto two = [](const std::string& zero, const std::string& one) {
     return std::vector<CommLog>{log_of(0, 2, zero), log_of(1, 2, one)};
   };
   CHECK(problem_of(two("opaque MPI_Win_fence 1\n", "")) ==
-        "rank-0.log line 4: MPI_Win_fence may wait for other ranks in a way analyze does not model; it cannot "
+        "rank-0.log line 5: MPI_Win_fence may wait for other ranks in a way analyze does not model; it cannot "
         "analyze this run");
   CHECK(problem_of(two("", "wait MPI_Wait 1 ?\n")) ==
-        "rank-1.log line 4: MPI_Wait waits for a request that a call analyze does not model started");
+        "rank-1.log line 5: MPI_Wait waits for a request that a call analyze does not model started");
   CHECK(problem_of(two("wait MPI_Waitall 1 3\n", "")) ==
-        "rank-0.log line 4: MPI_Waitall waits for request 3, which no line before starts");
+        "rank-0.log line 5: MPI_Waitall waits for request 3, which no line before starts");
   CHECK(problem_of(two("send MPI_Send 1 2 0 1\n", "")) ==
-        "rank-0.log line 4: the destination 2 is not a rank of communicator 1 (2 ranks)");
+        "rank-0.log line 5: the destination 2 is not a rank of communicator 1 (2 ranks)");
   CHECK(problem_of(two("comm 9 0 1\n", "comm 9 1 0\n")) ==
         "rank-1.log: communicator 9 has members 1 0 here and 0 1 in another rank's log: the logs are not of one run");
   CHECK(problem_of(two("comm 9 inter\nrecv MPI_Recv 9 0 0 1\n", "")) ==
-        "rank-0.log line 5: MPI_Recv on an inter-communicator, which analyze does not model");
+        "rank-0.log line 6: MPI_Recv on an inter-communicator, which analyze does not model");
   CHECK(problem_of({log_of(0, 2, ""), log_of(0, 2, "")}) == "rank-1.log: its header says rank 0 of 2, not rank 1 of 2");
 }
 
@@ -271,11 +333,12 @@ TEST_CASE("comm log: lines written are read back, and a bad line is named", "[an
   op.receive_tag = kAnyTag;
   op.site = 4;
   CHECK(op_text(op) == "sendrecv MPI_Sendrecv 1 2 3 * * 4\n");
-  const CommLog log = parse_log(log_header_text(1, 3, "./app -x", true) + comm_text(7, {2, 0}, false) +
+  const CommLog log = parse_log(log_header_text(1, 3, "./app -x", "/home/u/run", true) + comm_text(7, {2, 0}, false) +
                                 site_text(4, "a.c:9 (main)") + op_text(op) + "wait MPI_Waitall 4 ? 2\nend\n");
   CHECK(log.rank == 1);
   CHECK(log.ranks == 3);
   CHECK(log.command == "./app -x");
+  CHECK(log.directory == "/home/u/run");
   CHECK(log.multiple_threads);
   CHECK(log.comms.at(7).members == std::vector<int>{2, 0});
   CHECK(log.sites.at(4) == "a.c:9 (main)");
@@ -284,23 +347,32 @@ TEST_CASE("comm log: lines written are read back, and a bad line is named", "[an
   CHECK(log.ops[1].requests == std::vector<std::uint64_t>{kUnknownRequest, 2});
   CHECK(log.finalized);
   // A last line cut while it was written is dropped: the run ended there.
-  CHECK(parse_log(log_header_text(0, 1, "./app", false) + "send MPI_Se").ops.empty());
+  CHECK(parse_log(log_header_text(0, 1, "./app", "/run", false) + "send MPI_Se").ops.empty());
 
-  const std::string header = log_header_text(0, 2, "./app", false);
+  const std::string header = log_header_text(0, 2, "./app", "/run", false);
   CHECK(parse_problem("mpisentry-record 2\n") ==
         "line 1 (\"mpisentry-record 2\"): not an mpisentry communication log (it starts with \"mpisentry-log\")");
-  CHECK(parse_problem("mpisentry-log 2\n") == "line 1 (\"mpisentry-log 2\"): this mpisentry reads version 1 only");
+  CHECK(parse_problem("mpisentry-log 3\n") == "line 1 (\"mpisentry-log 3\"): this mpisentry reads versions 1 to 2 only");
   CHECK(parse_problem("mpisentry-log 1\nrank 0 of 2\n") == "the log ends inside its 3 header lines (truncated)");
+  CHECK(parse_problem("mpisentry-log 2\nrank 0 of 2\ncommand ./app\n") ==
+        "the log ends inside its 4 header lines (truncated)");
+  CHECK(parse_problem("mpisentry-log 2\nrank 0 of 2\ncommand ./app\nend\n") ==
+        "line 4 (\"end\"): expected \"directory\" and the rank's working directory");
+  // Version 1, without the directory line, is read too.
+  const CommLog first = parse_log("mpisentry-log 1\nrank 0 of 1\ncommand ./app\nthreads multiple\nend\n");
+  CHECK(first.directory.empty());
+  CHECK(first.multiple_threads);
+  CHECK(first.finalized);
   CHECK(parse_problem(header + "post MPI_Send 1 1 0 1\n") ==
-        "line 4 (\"post MPI_Send 1 1 0 1\"): unknown line (comm, site, send, recv, probe, sendrecv, coll, isend, "
+        "line 5 (\"post MPI_Send 1 1 0 1\"): unknown line (comm, site, send, recv, probe, sendrecv, coll, isend, "
         "irecv, icoll, wait, waitany, opaque or end)");
   CHECK(parse_problem(header + "send MPI_Send 1 x 0 1\n") ==
-        "line 4 (\"send MPI_Send 1 x 0 1\"): the destination \"x\" is not a number of at least 0");
+        "line 5 (\"send MPI_Send 1 x 0 1\"): the destination \"x\" is not a number of at least 0");
   CHECK(parse_problem(header + "send MPI_Send 1 1 0\n") ==
-        "line 4 (\"send MPI_Send 1 1 0\"): expected \"send FUNCTION COMM DEST TAG SITE\"");
+        "line 5 (\"send MPI_Send 1 1 0\"): expected \"send FUNCTION COMM DEST TAG SITE\"");
   CHECK(parse_problem(header + "recv MPI_Recv 5 1 0 1\n") ==
-        "line 4 (\"recv MPI_Recv 5 1 0 1\"): communicator 5 is used before a comm line declares it");
-  CHECK(parse_problem(header + "comm 5 0 4\n") == "line 4 (\"comm 5 0 4\"): member 4 is not a rank of the 2 ranks");
+        "line 5 (\"recv MPI_Recv 5 1 0 1\"): communicator 5 is used before a comm line declares it");
+  CHECK(parse_problem(header + "comm 5 0 4\n") == "line 5 (\"comm 5 0 4\"): member 4 is not a rank of the 2 ranks");
   CHECK(parse_problem(header + "end\ncoll MPI_Barrier 1 1\n") ==
-        "line 5 (\"coll MPI_Barrier 1 1\"): a line after \"end\"");
+        "line 6 (\"coll MPI_Barrier 1 1\"): a line after \"end\"");
 }

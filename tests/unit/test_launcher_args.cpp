@@ -93,6 +93,37 @@ TEST_CASE("launcher: every key of the table has its option", "[launcher]") {
   }
 }
 
+TEST_CASE("launcher: a number after an option is its value, 0 too, before -n N and the program", "[launcher]") {
+  // Every option whose value is a number, and --explore, whose number is optional.
+  for (const config::Key& key : config::keys()) {
+    if (config::value_syntax(key).find("..") == std::string::npos) continue;
+    const auto args = parse({config::option_name(key.name), "0", "-n", "2", "./app", "x"});
+    INFO(key.name);
+    CHECK(messages(args.errors).empty());
+    REQUIRE(args.settings.size() == 1);
+    CHECK(args.settings[0].key == key.name);
+    CHECK(args.settings[0].value == "0");
+    CHECK(args.ranks == "2");
+    CHECK(args.program == Strings{"./app", "x"});
+  }
+  const auto explore_value = [](std::vector<std::string> words) {
+    const auto args = parse(std::move(words));
+    return args.errors.empty() && args.settings.size() == 1 ? args.settings[0].value : messages(args.errors).front();
+  };
+  CHECK(explore_value({"--explore", "0", "-n", "2", "./app"}) == "0");
+  CHECK(explore_value({"--explore=0", "-n", "2", "./app"}) == "0");
+  CHECK(explore_value({"--explore", "7", "-n", "2", "./app"}) == "7");
+  CHECK(explore_value({"--explore", "-n", "2", "./app"}) == "50");
+  CHECK(explore_value({"--explore", "--", "mpiexec", "-n", "2", "./app"}) == "50");
+  CHECK(explore_value({"-n", "2", "--explore", "./app"}) == "50");
+  // A number out of range is taken as the value, and refused by name.
+  const auto negative = parse({"--explore", "-1", "-n", "2", "./app"});
+  REQUIRE(negative.errors.empty());
+  CHECK(messages(resolve_settings(negative, lookup_in({})).errors) ==
+        Strings{"--explore: EXPLORE \"-1\": out of range (0 to 1000000)"});
+  CHECK(resolve_settings(parse({"--explore", "0", "-n", "2", "./app"}), lookup_in({})).settings.explore_runs == 0);
+}
+
 TEST_CASE("launcher: bad command lines say which option is wrong", "[launcher]") {
   CHECK(messages(parse({"--deadlok-timeout", "1m", "-n", "2", "./app"}).errors) ==
         Strings{"--deadlok-timeout: unknown option (did you mean --deadlock-timeout?)"});

@@ -69,6 +69,35 @@ TEST_CASE("explore: a schedule's run opens only receives past its forced outcome
   CHECK(beyond == 1);
 }
 
+TEST_CASE("explore: a nonblocking probe from MPI_ANY_SOURCE opens a schedule per other sender, a find or none",
+          "[explore][probes]") {
+  const Event found_two{Kind::Poll, 2, {}};
+  // Event 0: a row of Iprobes that found nothing, its first with rank 2's and
+  // rank 1's later messages; event 3: the find of rank 2's, rank 1's there too.
+  Recording polls = recording_of({kPollNothing, kPollNothing, kPollNothing, found_two}, {{0, {2, 1}}, {3, {1}}});
+  std::size_t beyond = 0;
+  const std::vector<Schedule> opened = children({}, {polls}, 2, beyond);
+  REQUIRE(opened.size() == 3);
+  CHECK(opened[0].changes == std::vector<Change>{{0, 0, kNothing, 2, Kind::Poll}});
+  CHECK(opened[0].forced.at(0) == std::vector<Event>{found_two});
+  CHECK(opened[1].changes == std::vector<Change>{{0, 0, kNothing, 1, Kind::Poll}});
+  CHECK(opened[2].changes == std::vector<Change>{{0, 3, 2, 1, Kind::Poll}});
+  CHECK(opened[2].forced.at(0) ==
+        std::vector<Event>{kPollNothing, kPollNothing, kPollNothing, {Kind::Poll, 1, {}}});
+  CHECK(describe(opened[2].changes[0]) ==
+        "rank 0's nonblocking probe from MPI_ANY_SOURCE at event 3 finds rank 1's message, not rank 2's");
+  CHECK(describe(opened[0].changes[0]) ==
+        "rank 0's nonblocking probe from MPI_ANY_SOURCE at event 0 finds rank 2's message, where it found none");
+  CHECK(describe({0, 4, 2, 1, Kind::Probe}) ==
+        "rank 0's probe from MPI_ANY_SOURCE at event 4 takes rank 1's message, not rank 2's");
+  // A receive that never completed (the run ended in it) is varied too.
+  const std::vector<Schedule> cut = children({}, {recording_of({receive(kUnknown)}, {{0, {1}}}, Ending::Cut)}, 2, beyond);
+  REQUIRE(cut.size() == 1);
+  CHECK(describe(cut[0].changes[0]) ==
+        "rank 0's receive from MPI_ANY_SOURCE at event 0 takes rank 1's message, where it took none (it never "
+        "completed)");
+}
+
 TEST_CASE("explore: a schedule file forces its rank's outcomes and frees the rest", "[explore]") {
   const Header header{1, 3, "./app x"};
   const std::vector<Event> forced = {kPollNothing, kPollNothing, receive(2)};

@@ -104,6 +104,10 @@ TEST_CASE("recording: the other senders a receive could have taken read back by 
   CHECK(read.ending == Ending::Free);
   CHECK(read.alternatives == std::map<std::uint64_t, std::vector<int>>{{0, {1, 3, 4}}});
   CHECK(read.events() == std::vector<Event>{{Kind::Receive, 2, {}}, {Kind::Receive, 1, {}}});
+  // A nonblocking probe's, found or not, too.
+  const Recording polls =
+      parse(header() + "I - *3\n~ 0 2,1\nI 2\n~ 3 1\nend\n");
+  CHECK(polls.alternatives == std::map<std::uint64_t, std::vector<int>>{{0, {2, 1}}, {3, {1}}});
 }
 
 TEST_CASE("recording: each ending is its last line, and a run without one was cut", "[races]") {
