@@ -680,6 +680,9 @@ std::string Channel::receive(Link& link) {
 }
 
 void Channel::lose(Link& link, LostRank::How how, const std::string& why) {
+  // This rank ends and said so: its neighbours close their links on that news.
+  if (ending_.load(std::memory_order_acquire))
+    throw ChannelBroken(fmt::format("this rank ends, and {} closed its link", place(link.rank, link.host)));
   LostRank lost;
   lost.rank = link.rank;
   lost.host = link.host;
@@ -707,10 +710,12 @@ void Channel::pass_on(const Link& from, const LostRank& lost) {
     write_all_by(link->fd, framed.data(), framed.size(), SteadyClock::now() + std::chrono::milliseconds(200));
     link->told_lost = true;
   }
+  if (ending_.load(std::memory_order_acquire)) throw ChannelBroken("this rank ends");
   throw RankLost(lost);
 }
 
 void Channel::tell_ending(int signal_number) {
+  ending_.store(true, std::memory_order_release);
   LostRank ending;
   ending.rank = rank_;
   ending.host = handshake::host_name();

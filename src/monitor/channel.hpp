@@ -216,6 +216,7 @@ class Channel {
   bool stopping_ = false;
   std::atomic<std::int64_t> alive_at_{0};  // Clock ticks of the monitor's last sign of life
   std::atomic<int> bounded_work_{0};
+  std::atomic<bool> ending_{false};  // tell_ending was called
 };
 
 }  // namespace mpisentry::monitor
