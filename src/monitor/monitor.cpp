@@ -210,11 +210,13 @@ class Monitor {
   // a deadline: the launcher kills the other ranks as soon as one exits, so
   // no rank leaves before the others have written.
   void write_signal_dump(const signals::Ending& ending, const stacks::RawStack& stack) {
+    // Read before telling: the monitor ends checking on the news it sends.
+    const bool broke_before = channel_broke_.load(std::memory_order_acquire);
     tell_ending(ending.signal_number);
     // Another rank ended first (MPI_Abort, an exit, a crash) and the launcher
     // ends the others with SIGTERM, as Open MPI's mpiexec does where Hydra
     // sends SIGKILL: this rank's stack is no finding of its own.
-    if (!ending.fatal && channel_broke_.load(std::memory_order_acquire)) {
+    if (!ending.fatal && broke_before) {
       log::debug("{} after checking for deadlocks ended ({}): the launcher ends the job, no report",
                 report::signal_name(ending.signal_number), channel_broken_);
       return;
@@ -324,11 +326,12 @@ class Monitor {
     }
     const std::vector<std::string> lines =
         reports::lost_rank_lines(lost, process_state(lost), to_seconds(settings_.deadlock_warning));
-    // Waiting threads answer within microseconds: what their requests wait for is in the first report.
-    RankSnapshot mine = describe(/*ask_threads=*/true);
-    write_rank_lost(mine, lines, /*with_stacks=*/false);
+    // Nothing waited for: a waiting thread asked about its requests may get
+    // no CPU in the milliseconds Hydra leaves.
+    write_rank_lost(describe(/*ask_threads=*/false), lines, /*with_stacks=*/false);
     end_checking(why, /*broken=*/true);
-    // The fuller report: the stacks, symbolized here.
+    // The fuller report: requests confirmed, the stacks symbolized here.
+    RankSnapshot mine = describe(/*ask_threads=*/true);
     Gathered own;
     own.frames.push_back(locate_stacks(mine));
     own.ranks.push_back(std::move(mine));
