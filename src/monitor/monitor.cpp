@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <ctime>
@@ -26,6 +28,7 @@
 #include "monitor/channel.hpp"
 #include "monitor/describe.hpp"
 #include "monitor/ending.hpp"
+#include "monitor/handshake.hpp"
 #include "monitor/in_process.hpp"
 #include "monitor/report_paths.hpp"
 #include "monitor/reports.hpp"
@@ -118,6 +121,11 @@ std::string broadcast_over(MPI_Comm comm, const std::string& value_at_root) {
   return value;
 }
 
+class Monitor;
+// Never destroyed: the process may exit without MPI_Finalize while the
+// thread runs, and a joinable std::thread would then terminate it.
+Monitor* running_monitor = nullptr;
+
 class Monitor {
  public:
   // On the program's thread in MPI_Init: `comm` carries the agreement on
@@ -159,7 +167,8 @@ class Monitor {
     report::start_sink(std::move(sink));
     if (rank_ == 0) check_writable(report_paths_.text);
     if (pipe(wake_pipe_) != 0) wake_pipe_[0] = wake_pipe_[1] = -1;
-    if (std::optional<Channel> opened = Channel::open(comm, settings)) channel_.emplace(std::move(*opened));
+    channel_ = Channel::open(comm, settings);
+    if (channel_) lifecycle::set_abort_hook([] { tell_ending(0); });
     else if (rank_ == 0)
       log::error("the monitor threads cannot reach each other (said above): this run has no deadlock checks "
                  "(GLOBAL:DEADLOCK:HARD, POTENTIAL, NO_PROGRESS, OUTSIDE_MPI), no dump on DUMP-SIGNAL and no "
@@ -168,17 +177,32 @@ class Monitor {
     PMPI_Comm_free(&comm);
   }
 
-  bool checks_deadlocks() const { return channel_.has_value(); }
+  bool checks_deadlocks() const { return channel_ != nullptr; }
 
   void start_thread() {
-    if (channel_) thread_ = std::thread([this] { run(); });
+    if (!channel_) return;
+    channel_->start_pulses();
+    thread_ = std::thread([this] { run(); });
   }
 
+  // The channel is closed, never freed: the dump thread may still tell it.
   void stop() {
     finalizing_.store(true, std::memory_order_release);
     wake();
     if (thread_.joinable()) thread_.join();
-    channel_.reset();
+    if (channel_) channel_->close();
+  }
+
+  // This rank ends (a signal's dump, MPI_Abort): its neighbours learn it
+  // before its links close, and do not take it for lost.
+  static void tell_ending(int signal_number) {
+    // A forked child holds copies of the rank's links: it is no rank.
+    if (!running_monitor || !running_monitor->channel_ || lifecycle::in_forked_child()) return;
+    try {
+      running_monitor->channel_->tell_ending(signal_number);
+    } catch (const std::exception&) {
+      // Telling is a courtesy: the rank ends all the same.
+    }
   }
 
   // On the dump thread: no MPI calls here. A crash is this rank's alone. For
@@ -186,10 +210,13 @@ class Monitor {
   // a deadline: the launcher kills the other ranks as soon as one exits, so
   // no rank leaves before the others have written.
   void write_signal_dump(const signals::Ending& ending, const stacks::RawStack& stack) {
+    // Read before telling: the monitor ends checking on the news it sends.
+    const bool broke_before = channel_broke_.load(std::memory_order_acquire);
+    tell_ending(ending.signal_number);
     // Another rank ended first (MPI_Abort, an exit, a crash) and the launcher
     // ends the others with SIGTERM, as Open MPI's mpiexec does where Hydra
     // sends SIGKILL: this rank's stack is no finding of its own.
-    if (!ending.fatal && channel_broke_.load(std::memory_order_acquire)) {
+    if (!ending.fatal && broke_before) {
       log::debug("{} after checking for deadlocks ended ({}): the launcher ends the job, no report",
                 report::signal_name(ending.signal_number), channel_broken_);
       return;
@@ -249,16 +276,117 @@ class Monitor {
     signals::block_in_checker_thread();
     try {
       run_rounds();
+    } catch (const RankLost& lost) {
+      end_for_lost(lost.lost());
     } catch (const ChannelBroken& broken) {
-      channel_broken_ = broken.what();
-      channel_broke_.store(true, std::memory_order_release);
-      if (rank() == 0)
-        log::info("checking for deadlocks ends: {}", broken.what());
-      else
-        log::debug("checking for deadlocks ends: {}", broken.what());
-      exit_.end_checking();
-      channel_.reset();
+      end_checking(broken.what(), /*broken=*/true);
     }
+  }
+
+  void end_checking(const std::string& why, bool broken) {
+    if (broken) {
+      channel_broken_ = why;
+      channel_broke_.store(true, std::memory_order_release);
+    }
+    if (rank() == 0)
+      log::info("checking for deadlocks ends: {}", why);
+    else
+      log::debug("checking for deadlocks ends: {}", why);
+    exit_.end_checking();
+    channel_->close();
+  }
+
+  // A rank was lost, and every rank still connected learns it (Channel).
+  // One that said it ends (a signal's dump, MPI_Abort) has its own report;
+  // one that vanished or fell silent is reported by each rank that outlived
+  // it: first at once, its calls and waits without stacks, as a launcher
+  // that kills the job may leave only milliseconds; then with the stacks.
+  // Then checking ends on every rank: no verdict rests on a rank that is
+  // gone or may yet go on.
+  void end_for_lost(const LostRank& lost) {
+    if (lost.how == LostRank::How::Ending) {
+      // SIGTERM and SIGINT reach every rank, which dumps its own state.
+      const bool every_rank_dumps = lost.signal_number == SIGTERM || lost.signal_number == SIGINT;
+      end_checking(fmt::format("rank {} ends ({})", lost.rank,
+                               lost.signal_number == 0 ? std::string("MPI_Abort")
+                                                       : report::signal_name(lost.signal_number)),
+                   /*broken=*/!every_rank_dumps);
+      return;
+    }
+    if (lost.rank == rank()) {
+      log::warn("this rank's monitor said nothing to the others for DEADLOCK-WARNING (the process was stopped?): "
+                "they reported it lost (GLOBAL:RANK:LOST), and checking for deadlocks has ended");
+      end_checking("this rank was lost to the others", /*broken=*/true);
+      return;
+    }
+    const std::string why = fmt::format("rank {} was lost", lost.rank);
+    if (!settings_.check_rank_lost) {
+      end_checking(why, /*broken=*/true);
+      return;
+    }
+    const std::vector<std::string> lines =
+        reports::lost_rank_lines(lost, process_state(lost), to_seconds(settings_.deadlock_warning));
+    // Nothing waited for: a waiting thread asked about its requests may get
+    // no CPU in the milliseconds Hydra leaves.
+    write_rank_lost(describe(/*ask_threads=*/false), lines, /*with_stacks=*/false);
+    end_checking(why, /*broken=*/true);
+    // The fuller report: requests confirmed, the stacks symbolized here.
+    RankSnapshot mine = describe(/*ask_threads=*/true);
+    Gathered own;
+    own.frames.push_back(locate_stacks(mine));
+    own.ranks.push_back(std::move(mine));
+    symbolize_into(own);
+    write_rank_lost(own.ranks.front(), lines, /*with_stacks=*/true);
+  }
+
+  void write_rank_lost(const RankSnapshot& mine, const std::vector<std::string>& lines, bool with_stacks) {
+    const std::string json = settings_.report_json.empty()
+                                 ? std::string()
+                                 : report::format_json(reports::rank_lost_report(mine, lines));
+    report::sink()->write_rank_report(report::format_rank_lost(mine, lines, with_stacks), json);
+  }
+
+  // What this host's /proc says of the lost rank's process, when it ran here.
+  std::string process_state(const LostRank& lost) const {
+    if (lost.host != handshake::host_name() || lost.pid <= 0) return {};
+    const std::optional<std::string> stat = read_stat(lost.pid);
+    if (!stat) return fmt::format("no process {}", lost.pid);
+    // "pid (comm) S ...": the state follows the last ')'.
+    const std::size_t close = stat->rfind(')');
+    if (close == std::string::npos || close + 2 >= stat->size()) return {};
+    const char state = (*stat)[close + 2];
+    if (state == 'Z') return "ended, not yet reaped, " + zombie_ending(stat->substr(close + 2));
+    // Its sockets close while the kernel tears the process down.
+    if (lost.how == LostRank::How::Ended) return "still ending";
+    switch (state) {
+      case 'T': return "stopped (SIGSTOP or a debugger)";
+      case 't': return "stopped by a debugger";
+      case 'D': return "in uninterruptible sleep in the kernel";
+      case 'R': return "running";
+      case 'S': return "asleep";
+      default: return {};
+    }
+  }
+
+  // How a process that is a zombie ended: the exit code, field 52 of its
+  // stat (the fields after its name start at field 3).
+  static std::string zombie_ending(const std::string& fields) {
+    std::size_t at = 0;
+    for (int field = 3; field < 52 && at != std::string::npos; ++field) at = fields.find(' ', at + 1);
+    if (at == std::string::npos) return "how is not known";
+    const int code = std::atoi(fields.c_str() + at + 1);
+    if (code & 0x7f) return "killed by " + report::signal_name(code & 0x7f);
+    return fmt::format("exited with status {}", (code >> 8) & 0xff);
+  }
+
+  static std::optional<std::string> read_stat(int pid) {
+    const std::string path = fmt::format("/proc/{}/stat", pid);
+    FILE* file = std::fopen(path.c_str(), "re");
+    if (!file) return std::nullopt;
+    char text[1024] = {};
+    const std::size_t got = std::fread(text, 1, sizeof(text) - 1, file);
+    std::fclose(file);
+    return std::string(text, got);
   }
 
   void run_rounds() {
@@ -291,7 +419,7 @@ class Monitor {
       const bool news = status.dump_requested || status.exiting;
       if (--ticks_to_round > 0 && !finalizing && !news) continue;
       signals::keep_handlers_first();
-      const Summary summary = channel_->allreduce(summarize(status, rank(), thresholds(), step_));
+      const Summary summary = channel_->allreduce(summarize(status, rank(), thresholds(), step_), state_line(status));
       step_ = Step::None;
       switch (decider_.decide(summary)) {
         case Action::Stop: return;
@@ -308,17 +436,18 @@ class Monitor {
       // Reading the debug info takes a fraction of a second: done ahead of a
       // report that may come, not when it is due.
       if (rank() == 0 && !symbolizer_warm_ && decider_.report_may_come(summary)) {
+        const Channel::BoundedWork busy(channel_.get());
         symbolizer_.warm_up();
         symbolizer_warm_ = true;
       }
     }
   }
 
+  // Watching the links meanwhile: a rank lost between rounds is known at once.
   void sleep_until(Clock::time_point when) {
-    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(when - Clock::now());
-    if (wait.count() <= 0) return;
-    pollfd woken{wake_pipe_[0], POLLIN, 0};  // by exit_without_finalize() or DUMP-SIGNAL
-    if (poll(&woken, 1, static_cast<int>(wait.count())) > 0) {
+    channel_->watch_until(when, wake_pipe_[0]);  // woken by exit_without_finalize() or DUMP-SIGNAL
+    pollfd woken{wake_pipe_[0], POLLIN, 0};
+    if (poll(&woken, 1, 0) > 0) {
       char drained[16];
       [[maybe_unused]] ssize_t ignored = read(wake_pipe_[0], drained, sizeof(drained));
     }
@@ -382,6 +511,28 @@ class Monitor {
     status_ = status;
     thread_seconds_ = std::move(thread_seconds);
     return status;
+  }
+
+  // This rank's state in a line, as a report prints it: each round tells
+  // it to the neighbours, for a report of this rank's loss. Kept short: the
+  // round's message stays small.
+  std::string state_line(const LocalStatus& status) const {
+    constexpr std::size_t kLongest = 300;
+    const Threads threads = sample_threads();
+    std::string call;
+    int in_mpi = 0;
+    for (const ThreadState::Sample& sample : threads.samples) {
+      if (!sample.in_call || in_mpi++ > 0) continue;
+      call = call_text_.format(sample.call, view_requests(sample.call, std::nullopt));
+    }
+    std::string line = in_mpi == 0        ? std::string("outside MPI")
+                       : status.finalizing ? "in " + call
+                       : status.blocked    ? fmt::format("blocked for {:.1f} s in {}", status.blocked_seconds, call)
+                       : status.polling    ? fmt::format("without progress for {:.1f} s, polling in {}", status.stalled_seconds, call)
+                                           : "in " + call;
+    if (in_mpi > 1) line += fmt::format(" (and {} more threads in MPI)", in_mpi - 1);
+    if (line.size() > kLongest) line = line.substr(0, kLongest - 3) + "...";
+    return line;
   }
 
   // A program that calls MPI from threads its thread level does not allow
@@ -492,8 +643,12 @@ class Monitor {
   };
   Gathered gather_ranks(bool with_stacks) {
     const RankSnapshot mine = describe(/*ask_threads=*/true);
-    const std::vector<std::string> parts = channel_->gather(
-        encode_gathered(mine, with_stacks, with_stacks ? locate_stacks(mine) : std::vector<std::string>()));
+    std::vector<std::string> frames;
+    if (with_stacks) {
+      const Channel::BoundedWork busy(channel_.get());
+      frames = locate_stacks(mine);
+    }
+    const std::vector<std::string> parts = channel_->gather(encode_gathered(mine, with_stacks, frames));
     Gathered gathered;
     try {
       for (const std::string& part : parts) {
@@ -725,6 +880,7 @@ class Monitor {
 
   // Rank 0: each thread's gathered frames, symbolized, into its snapshot.
   void symbolize_into(Gathered& gathered) {
+    const Channel::BoundedWork busy(channel_.get());
     try {
       for (std::size_t rank = 0; rank < gathered.ranks.size() && rank < gathered.frames.size(); ++rank) {
         std::vector<ThreadSnapshot>& threads = gathered.ranks[rank].threads;
@@ -758,8 +914,9 @@ class Monitor {
   int program_thread_level_;
   bool thread_level_noticed_ = false;
   int rank_;
-  std::optional<Channel> channel_;  // none when the monitors could not connect
+  std::unique_ptr<Channel> channel_;  // none when the monitors could not connect
   Describer describer_;
+  CallText call_text_;  // for state_line
   Observer observer_;
   Decider decider_;
   ReportPaths report_paths_;  // `base` on rank 0 only
@@ -790,10 +947,6 @@ class Monitor {
   Clock::time_point last_dump_began_ = Clock::time_point::min() + kDumpMergeTime;
   ExitNotice exit_;  // the program's thread in exit() and the monitor
 };
-
-// Never destroyed: the process may exit without MPI_Finalize while the
-// thread runs, and a joinable std::thread would then terminate it.
-Monitor* running_monitor = nullptr;
 
 }  // namespace
 

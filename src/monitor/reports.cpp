@@ -1,6 +1,7 @@
 #include "monitor/reports.hpp"
 
 #include <chrono>
+#include <ctime>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -119,6 +120,56 @@ report::Report signal_dump_report(const RankSnapshot& rank, int signal_number) {
   report.check = report::Check::ExitSignal;
   report.threshold_key = "";
   report.signal_number = signal_number;
+  report.ranks = {rank};
+  return report;
+}
+
+namespace {
+
+// "2026-12-01 22:31:05.123", local time.
+std::string wall_time(std::int64_t epoch_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char text[32] = {};
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
+  return fmt::format("{}.{:03}", text, epoch_ms % 1000);
+}
+
+}  // namespace
+
+std::vector<std::string> lost_rank_lines(const LostRank& lost, const std::string& process_state,
+                                         double silence_seconds) {
+  std::vector<std::string> lines;
+  const std::string who = fmt::format("rank {} (host {}, pid {})", lost.rank, lost.host, lost.pid);
+  const std::string here = process_state.empty() ? "" : fmt::format("; on its host now: {}", process_state);
+  if (lost.how == LostRank::How::Silent)
+    lines.push_back(fmt::format(
+        "{} fell silent: its monitor said nothing for {:.1f} s (DEADLOCK-WARNING) until {}, seen by rank {}: the "
+        "process is stopped (SIGSTOP), its node froze, or it sleeps in the kernel{}; it may still go on, so "
+        "nothing is claimed of it",
+        who, silence_seconds, wall_time(lost.at_ms), lost.noticed_by, here));
+  else
+    lines.push_back(fmt::format(
+        "{} ended at {}, seen by rank {}: its monitor's connection closed without a word, so the process died "
+        "(SIGKILL, what the OOM killer sends, leaves no trace in it; a signal mpisentry handles, MPI_Abort "
+        "and exit() would have said so){}",
+        who, wall_time(lost.at_ms), lost.noticed_by, here));
+  lines.push_back(lost.last_state.empty()
+                      ? fmt::format("rank {} had reported no state yet", lost.rank)
+                      : fmt::format("rank {} last reported, {:.1f} s before: {}", lost.rank, lost.state_age_seconds,
+                                    lost.last_state));
+  lines.push_back(
+      "checking for deadlocks ends here, with no verdict: the launcher ends the job, or it waits; this rank's "
+      "state:");
+  return lines;
+}
+
+report::Report rank_lost_report(const RankSnapshot& rank, const std::vector<std::string>& lines) {
+  report::Report report;
+  report.check = report::Check::RankLost;
+  report.threshold_key = "DEADLOCK-WARNING";
+  report.rule = fmt::format("{}", fmt::join(lines, "; "));
   report.ranks = {rank};
   return report;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/settings.hpp"
+#include "monitor/channel.hpp"
 #include "monitor/verdict.hpp"
 #include "monitor/wait_graph.hpp"
 #include "report/report.hpp"
@@ -48,6 +49,14 @@ report::Report exit_report(std::vector<RankSnapshot> ranks);
 // LOCAL:EXIT:SIGNAL as one rank tells it in JSON (its text is
 // report::format_signal_dump).
 report::Report signal_dump_report(const RankSnapshot& rank, int signal_number);
+
+// GLOBAL:RANK:LOST: what a rank that outlived `lost` says of it, a line
+// each. `process_state`: what this host's /proc says of its process, when
+// it runs here (empty otherwise); `silence_seconds`: the silence limit.
+std::vector<std::string> lost_rank_lines(const LostRank& lost, const std::string& process_state,
+                                         double silence_seconds);
+// The same, as JSON tells it: `lines` as the rule, this rank's state.
+report::Report rank_lost_report(const RankSnapshot& rank, const std::vector<std::string>& lines);
 
 }  // namespace reports
 }  // namespace mpisentry::monitor

@@ -169,12 +169,18 @@ Action Decider::decide_action(const Summary& summary) {
   if (summary.step == static_cast<std::int64_t>(Step::Report)) return Action::Report;
   if (summary.dump_requested > 0) return Action::Dump;
 
-  // Judge once per change of the set of long-blocked calls: a partial wait
-  // that is not a deadlock (load imbalance) is not gathered again every tick.
-  if (thresholds_.check_deadlock && summary.long_blocked_ranks > 0 &&
+  // Judge once per change of the set of long-blocked calls, and again the
+  // same set after doubling gaps: a partial wait that is not a deadlock
+  // (load imbalance) is not gathered again every tick, and a verdict a
+  // look missed comes late rather than never.
+  ++rounds_since_judged_;
+  const bool long_blocked = thresholds_.check_deadlock && summary.long_blocked_ranks > 0;
+  if (long_blocked &&
       (summary.long_blocked_ranks != judged_ranks_ || summary.long_blocked_digest != judged_digest_)) {
     judged_ranks_ = summary.long_blocked_ranks;
     judged_digest_ = summary.long_blocked_digest;
+    rejudge_gap_ = kFirstRejudgeGap;
+    rounds_since_judged_ = 0;
     return Action::CheckDeadlock;
   }
   const bool warning_due = summary.min_blocked_ms * 1000 >= thresholds_.deadlock_warning.count();
@@ -203,6 +209,12 @@ Action Decider::decide_action(const Summary& summary) {
   } else if (thresholds_.check_no_progress && summary.polling_ranks > 0 && !warned_) {
     warned_ = true;
     return Action::WarnNoProgress;
+  }
+  // When nothing else is due: the same long-blocked calls again.
+  if (long_blocked && rounds_since_judged_ >= rejudge_gap_) {
+    rejudge_gap_ = std::min(2 * rejudge_gap_, kLongestRejudgeGap);
+    rounds_since_judged_ = 0;
+    return Action::CheckDeadlock;
   }
   return Action::None;
 }

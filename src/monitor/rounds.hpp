@@ -163,6 +163,15 @@ class Decider {
   Thresholds thresholds_;
   std::int64_t judged_ranks_ = 0;   // long_blocked_ranks at the last CheckDeadlock
   std::int64_t judged_digest_ = 0;
+  // The same long-blocked calls are judged again after this many rounds,
+  // twice as many each time up to kLongestRejudgeGap: a look can end
+  // without a verdict for want of what it could not see then (a thread
+  // that answered after kAnswerWait under load, a third look that saw a
+  // rank change), so a verdict may come late, never not at all.
+  static constexpr int kFirstRejudgeGap = 2;
+  static constexpr int kLongestRejudgeGap = 32;
+  int rejudge_gap_ = kFirstRejudgeGap;
+  int rounds_since_judged_ = 0;
   bool warned_ = false;  // one NO_PROGRESS warning per stall
   bool judged_warning_ = false;  // every rank blocked past DEADLOCK-WARNING was judged once
   std::int64_t outside_mpi_digest_ = 0;  // warning_blocked_digest at the last CheckOutsideMpi

@@ -14,10 +14,18 @@ namespace mpisentry::lifecycle {
 namespace detail {
 inline std::atomic<bool> aborting{false};
 inline std::atomic<bool> forked_child{false};
+inline std::atomic<void (*)()> abort_hook{nullptr};
 }  // namespace detail
 
+// Run once, by the first note_abort (the monitor's: its neighbours learn
+// that this rank ends, and do not take it for lost). Must not throw.
+inline void set_abort_hook(void (*hook)()) noexcept { detail::abort_hook.store(hook, std::memory_order_release); }
+
 // Just before PMPI_Abort.
-inline void note_abort() noexcept { detail::aborting.store(true, std::memory_order_release); }
+inline void note_abort() noexcept {
+  if (detail::aborting.exchange(true, std::memory_order_acq_rel)) return;
+  if (void (*hook)() = detail::abort_hook.load(std::memory_order_acquire)) hook();
+}
 inline bool aborting() noexcept { return detail::aborting.load(std::memory_order_acquire); }
 
 // The checker ends the job after a fatal report: once the report has reached

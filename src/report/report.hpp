@@ -81,6 +81,11 @@ std::string format_dot(const Report& report);
 // `fault_address`, when not empty, says where ("0x0").
 std::string format_signal_dump(const RankSnapshot& rank, int signal_number, std::string_view fault_address = {});
 
+// GLOBAL:RANK:LOST as one rank that outlived the lost one tells it: `lost`
+// (what it knows of that rank, a line each), then its own state: with its
+// threads' stacks, or, first and fast, only their calls and waits.
+std::string format_rank_lost(const RankSnapshot& rank, const std::vector<std::string>& lost, bool with_stacks);
+
 // What a consistency check found, told by the rank that found it (ITC's
 // ERROR and WARNING reports): the ranks grouped into classes by what they
 // did, each with its call.

@@ -149,13 +149,13 @@ void Sink::write_page(std::string_view html) {
   step("html");
 }
 
+bool Sink::write_rank_report(std::string_view text, std::string_view json) {
+  const Hold hold(*this);
+  return write_locked(text, json, setup_.json.empty() ? std::string() : per_rank_path(setup_.json, setup_.rank), {});
+}
+
 bool Sink::write_rank_dump(std::string_view text, std::string_view json, bool will_wait) {
-  bool on_file = false;
-  {
-    const Hold hold(*this);
-    on_file = write_locked(text, json, setup_.json.empty() ? std::string() : per_rank_path(setup_.json, setup_.rank),
-                           {});
-  }
+  const bool on_file = write_rank_report(text, json);
   if (!will_wait) {
     if (mark(kDoneMark, /*create_folder=*/false)) leave_handshake();
   } else if (!mark(kDoneMark)) {

@@ -73,6 +73,9 @@ class Sink {
   // ends it at once) marks its dump only where ranks already wait, and
   // leaves: a crash alone leaves no handshake folder behind.
   bool write_rank_dump(std::string_view text, std::string_view json, bool will_wait = true);
+  // A report that each rank makes of its own (GLOBAL:RANK:LOST): as
+  // write_rank_dump, without the dump's mark.
+  bool write_rank_report(std::string_view text, std::string_view json);
 
   // Until every rank has marked its dump done, or `deadline`. Returns how
   // many marks it saw last.

@@ -561,6 +561,30 @@ std::string format_signal_dump(const RankSnapshot& rank, int signal_number, std:
   return lines.take();
 }
 
+std::string format_rank_lost(const RankSnapshot& rank, const std::vector<std::string>& lost, bool with_stacks) {
+  Lines lines(line_prefix(severity(Check::RankLost), rank.rank));
+  lines.add(0, headline(Check::RankLost));
+  for (const std::string& line : lost) lines.add(kDescription, line);
+  const RankClass own{{rank.rank}, &rank, {&rank}};
+  if (with_stacks) {
+    add_class(lines, own);
+    return lines.take();
+  }
+  // In the moments a launcher may leave: the calls and waits, no stacks.
+  lines.add(kDescription, class_label(own) + " " + state_text(rank.state, tenths(rank.seconds) + " s", rank.threads.size()));
+  add_where(lines, own);
+  for (const ThreadSnapshot& thread : rank.threads) {
+    const std::string label = rank.threads.size() > 1 ? fmt::format("thread {}: ", thread.id) : "";
+    if (thread.state == RankState::Running) {
+      lines.add(kDetail, label + "outside MPI");
+      continue;
+    }
+    lines.add(kDetail, label + call_text(thread));
+    if (const std::string waits = waits_for_text(thread); !waits.empty()) lines.add(kDetail, "waits for: " + waits);
+  }
+  return lines.take();
+}
+
 std::string format_finding(const Finding& finding) {
   Lines lines(line_prefix(severity(finding.check), finding.rank));
   lines.add(0, headline(finding.check));

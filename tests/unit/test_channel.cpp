@@ -53,12 +53,14 @@ TEST_CASE("endpoints: what a parent sends reads back the same, and a bad text is
   endpoint.port = 40001;
   endpoint.addresses = {0x0a4d0001, 0x7f000001};
   endpoint.token = 0xfedcba9876543210ull;
+  endpoint.pid = 4101;
   const Endpoint back = decode_endpoint(encode(endpoint));
   CHECK(back.host == endpoint.host);
   CHECK(back.host_key == endpoint.host_key);
   CHECK(back.port == endpoint.port);
   CHECK(back.addresses == endpoint.addresses);
   CHECK(back.token == endpoint.token);
+  CHECK(back.pid == endpoint.pid);
   CHECK(back.error.empty());
 
   Endpoint failed;
@@ -76,4 +78,52 @@ TEST_CASE("connect_order: loopback first on the parent's own network stack, last
   CHECK(connect_order(parent, /*same_stack=*/false) == std::vector<std::uint32_t>{0x0a4d0001, 0xc0a80105, 0x7f000001});
   CHECK(connect_order(parent, /*same_stack=*/true) == std::vector<std::uint32_t>{0x7f000001, 0x0a4d0001, 0xc0a80105});
   CHECK(address_text(0x0a4d0001, 40001) == "10.77.0.1:40001");
+}
+
+TEST_CASE("frames: pulses, data and lost-rank news read back whole, a part waits for the rest", "[channel]") {
+  std::string inbox = frame(FrameKind::Pulse, {}) + frame(FrameKind::Data, "round") + frame(FrameKind::Lost, "x");
+  const std::string whole = inbox;
+  inbox.pop_back();  // the last frame's last byte has not come yet
+  std::vector<Frame> frames = take_frames(inbox);
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[0].kind == FrameKind::Pulse);
+  CHECK(frames[0].bytes.empty());
+  CHECK(frames[1].kind == FrameKind::Data);
+  CHECK(frames[1].bytes == "round");
+  inbox += whole.back();
+  frames = take_frames(inbox);
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].kind == FrameKind::Lost);
+  CHECK(frames[0].bytes == "x");
+  CHECK(inbox.empty());
+
+  std::string out_of_step = "\x07" + std::string(4, '\0');
+  CHECK_THROWS_AS(take_frames(out_of_step), std::invalid_argument);
+}
+
+TEST_CASE("lost ranks: what a rank tells of a lost one reads back the same, and a cut message is refused",
+          "[channel]") {
+  LostRank lost;
+  lost.rank = 4;
+  lost.host = "node2";
+  lost.pid = 31337;
+  lost.how = LostRank::How::Silent;
+  lost.signal_number = 0;
+  lost.at_ms = 1'800'000'000'123;
+  lost.last_state = "blocked for 2.5 s in MPI_Recv(source=1)";
+  lost.state_age_seconds = 0.25;
+  lost.noticed_by = 5;
+  const LostRank back = decode_lost_rank(encode(lost));
+  CHECK(back.rank == lost.rank);
+  CHECK(back.host == lost.host);
+  CHECK(back.pid == lost.pid);
+  CHECK(back.how == lost.how);
+  CHECK(back.at_ms == lost.at_ms);
+  CHECK(back.last_state == lost.last_state);
+  CHECK(back.state_age_seconds == Approx(0.25));
+  CHECK(back.noticed_by == 5);
+
+  const std::string bytes = encode(lost);
+  CHECK_THROWS_AS(decode_lost_rank(bytes.substr(0, bytes.size() - 1)), std::invalid_argument);
+  CHECK_THROWS_AS(decode_lost_rank(bytes + "x"), std::invalid_argument);
 }
