@@ -85,9 +85,9 @@ std::string place_text(const void* call_site);
 // without frames of implementation modules.
 std::vector<Frame> user_frames(std::vector<Frame> frames, std::string_view self_path);
 
-// True for the checker itself (`self_path`), the MPI's stack
-// (mpi_libraries::is_mpi_stack), libc, libpthread, the dynamic loader, the
-// vDSO, libunwind and libgfortran: frames the report does not show.
+// True for the checker itself (`self_path`), MPI's objects (by what they
+// are: mpi_libraries::is_mpi_object), libc, libpthread, the dynamic loader,
+// the vDSO, libunwind and libgfortran: frames the report does not show.
 bool is_implementation_module(std::string_view path, std::string_view self_path);
 
 // Where a frame's pc lies: a module (executable or shared object, by path) and

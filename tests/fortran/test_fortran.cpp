@@ -66,7 +66,9 @@ TEST_CASE("fortran_bindings: a receive waiting for a computing rank, through eve
   }
 }
 
-TEST_CASE("relro_barrier: a PMPI call through a read-only GOT slot of an MPICH Fortran library", "[deadlock][fortran]") {
+TEST_CASE("relro_barrier: a PMPI call through a read-only GOT slot of a Fortran bindings library known by what "
+          "it defines",
+          "[deadlock][fortran]") {
   Workspace workspace;
   const Program program = TEST_PROGRAM(relro_barrier);
   const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions);
