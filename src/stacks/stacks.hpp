@@ -81,6 +81,14 @@ std::vector<Frame> symbolize_call_site(const void* call_site);
 // the first time (symbolization).
 std::string place_text(const void* call_site);
 
+// The program's return address of a call that reached the checker through
+// MPI's own code (a Fortran binding calling the C wrapper): `call_site`, the
+// wrapper's return address, when it lies outside MPI's objects; else the
+// first frame past it on the calling thread's stack that lies outside them,
+// if one is among the innermost 16. It unwinds the stack: for rare calls only
+// (the ones that make a handle), never in a signal handler.
+const void* program_call_site(const void* call_site);
+
 // The user's part of `frames`: main (or Fortran's MAIN__) and what it called,
 // without frames of implementation modules.
 std::vector<Frame> user_frames(std::vector<Frame> frames, std::string_view self_path);
