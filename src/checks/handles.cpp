@@ -10,6 +10,7 @@
 
 #include "checks/findings.hpp"
 #include "checks/messages.hpp"
+#include "stacks/stacks.hpp"
 
 namespace mpisentry::checks {
 
@@ -88,6 +89,8 @@ void start_handles() {
 void detail::handle_made(HandleKind kind, std::uint64_t key, FunctionId function, const void* call_site) {
   State& s = state();
   if (!s.on[static_cast<int>(kind)] || never_counted(kind, key)) return;
+  // Through a Fortran binding: the program's line, not the binding's.
+  call_site = stacks::program_call_site(call_site);
   const std::lock_guard lock(s.mutex);
   Made& made = s.live[static_cast<int>(kind)][key];
   if (made.handed_out == 0) made = {function, call_site, s.next_sequence++, 0, 0};

@@ -2,10 +2,11 @@
 // every routine without a choice buffer (mpi_init_f08_, mpi_barrier_f08_,
 // mpi_wait_f08_, mpi_comm_dup_f08_, ...); Open MPI's mpif.h and `use mpi`
 // bindings (libmpi_mpifh) call PMPI_<name> for every routine, and its f08
-// bindings call those. Without help a program's calls there never enter this
-// library's MPI_<name> wrappers, and MPI_Init is never seen. When the library
-// loads, before the program's MPI_Init, the PMPI_<name> slots of such a
-// Fortran library (its PLT and GOT relocations) that name a function this
+// bindings call those (and PMPI_Buffer_detach). Without help a program's calls
+// there never enter this library's MPI_<name> wrappers, and MPI_Init is never
+// seen. When the library loads, before the program's MPI_Init, the
+// PMPI_<name> slots (PLT and GOT relocations) of MPI's Fortran bindings, known
+// by what they are (mpi_libraries/loaded.hpp), that name a function this
 // library wraps are pointed at the wrapper. The wrappers reach PMPI_<name>
 // through this library's own slots, so nothing recurses. MPICH's mpif.h and
 // `use mpi` bindings, and its f08 routines that take buffers, call
@@ -21,9 +22,10 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "log/log.hpp"
-#include "mpi_libraries/mpi_libraries.hpp"
+#include "mpi_libraries/loaded.hpp"
 
 namespace mpisentry {
 namespace {
@@ -54,13 +56,6 @@ void* own_definition(const Self& self, const std::string& name) {
   return definition;
 }
 
-// glibc relocates most address entries of a loaded dynamic section, some
-// other loaders do not.
-template <typename T>
-const T* dynamic_address(const dl_phdr_info& object, ElfW(Addr) address) {
-  return reinterpret_cast<const T*>(address < object.dlpi_addr ? object.dlpi_addr + address : address);
-}
-
 // Points every PMPI_<name> slot of `object` at this library's MPI_<name>;
 // slots in the read-only-after-relocation segment are made writable for the
 // writes.
@@ -86,11 +81,11 @@ void redirect_slots(const dl_phdr_info& object, const Self& self) {
   std::size_t table_sizes[2] = {0, 0};
   for (const ElfW(Dyn)* entry = dynamic; entry->d_tag != DT_NULL; ++entry) {
     switch (entry->d_tag) {
-      case DT_SYMTAB: symbols = dynamic_address<ElfW(Sym)>(object, entry->d_un.d_ptr); break;
-      case DT_STRTAB: names = dynamic_address<char>(object, entry->d_un.d_ptr); break;
-      case DT_JMPREL: tables[0] = dynamic_address<ElfW(Rela)>(object, entry->d_un.d_ptr); break;
+      case DT_SYMTAB: symbols = mpi_libraries::dynamic_address<ElfW(Sym)>(object, entry->d_un.d_ptr); break;
+      case DT_STRTAB: names = mpi_libraries::dynamic_address<char>(object, entry->d_un.d_ptr); break;
+      case DT_JMPREL: tables[0] = mpi_libraries::dynamic_address<ElfW(Rela)>(object, entry->d_un.d_ptr); break;
       case DT_PLTRELSZ: table_sizes[0] = entry->d_un.d_val; break;
-      case DT_RELA: tables[1] = dynamic_address<ElfW(Rela)>(object, entry->d_un.d_ptr); break;
+      case DT_RELA: tables[1] = mpi_libraries::dynamic_address<ElfW(Rela)>(object, entry->d_un.d_ptr); break;
       case DT_RELASZ: table_sizes[1] = entry->d_un.d_val; break;
       default: break;
     }
@@ -129,12 +124,6 @@ void redirect_slots(const dl_phdr_info& object, const Self& self) {
   if (relro == Relro::Writable) mprotect(relro_pages, relro_length, PROT_READ);
 }
 
-int redirect_if_fortran_bindings(dl_phdr_info* object, std::size_t, void* self) {
-  if (object->dlpi_name != nullptr && mpi_libraries::is_fortran_bindings(object->dlpi_name))
-    redirect_slots(*object, *static_cast<const Self*>(self));
-  return 0;
-}
-
 // Runs before the program's main, hence before its MPI_Init; the program is
 // single-threaded then, so no call can be passing through a slot being written.
 __attribute__((constructor)) void redirect_fortran_bindings() {
@@ -142,7 +131,18 @@ __attribute__((constructor)) void redirect_fortran_bindings() {
   if (dladdr(reinterpret_cast<const void*>(&redirect_fortran_bindings), &own) == 0) return;
   Self self{dlopen(own.dli_fname, RTLD_LAZY | RTLD_NOLOAD), own.dli_fbase};
   if (self.handle == nullptr) return;
-  dl_iterate_phdr(redirect_if_fortran_bindings, &self);
+  // Which objects are MPI's Fortran bindings is found outside the loader's
+  // lock, which dl_iterate_phdr holds.
+  std::vector<dl_phdr_info> loaded;
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, std::size_t, void* loaded) {
+        static_cast<std::vector<dl_phdr_info>*>(loaded)->push_back(*object);
+        return 0;
+      },
+      &loaded);
+  for (const dl_phdr_info& object : loaded)
+    if (object.dlpi_name != nullptr && mpi_libraries::is_fortran_bindings(object.dlpi_name))
+      redirect_slots(object, self);
   dlclose(self.handle);
 }
 

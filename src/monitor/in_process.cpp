@@ -20,7 +20,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "mpi_libraries/mpi_libraries.hpp"
+#include "mpi_libraries/loaded.hpp"
 #include "signals/signals.hpp"
 
 namespace mpisentry::monitor::in_process {
@@ -162,13 +162,10 @@ bool in_checker(void* address) {
          mine.dli_fbase == theirs.dli_fbase;
 }
 
-// In a library of the MPI stack, whose handlers run no program code: UCX
-// installs its own on SIGSEGV and others as it loads, before main, and MPICH
-// one on SIGUSR1 in MPI_Init.
-bool in_mpi_library(void* address) {
-  Dl_info info{};
-  return dladdr(address, &info) != 0 && info.dli_fname != nullptr && mpi_libraries::is_mpi_stack(info.dli_fname);
-}
+// In one of MPI's objects (known by what they are, not by name), whose
+// handlers run no program code: UCX installs its own on SIGSEGV and others as
+// it loads, before main, and MPICH one on SIGUSR1 in MPI_Init.
+bool in_mpi_library(void* address) { return mpi_libraries::is_mpi_code(address); }
 
 // The signal that may run program code, or 0: a handler that is neither the
 // checker's nor MPI's, also one that the checker's hands the signal on to,

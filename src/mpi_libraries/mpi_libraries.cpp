@@ -29,16 +29,4 @@ std::optional<Family> family_of(std::string_view path) {
   return std::nullopt;
 }
 
-bool is_mpi_stack(std::string_view path) {
-  // libmpi covers libmpich, libmpichfort and Open MPI's libmpi_*; mca_ Open
-  // MPI's components; libpmi PMI and PMIx; libuc UCX's libucp, libuct, libucs
-  // and libucm.
-  return starts_with_any(file_name(path), {"libmpi", "libopen-pal.", "libopen-rte.", "mca_", "libpmi", "libuc",
-                                           "libfabric.", "libhwloc."});
-}
-
-bool is_fortran_bindings(std::string_view path) {
-  return starts_with_any(file_name(path), {"libmpifort.so", "libmpichfort.so", "libmpi_mpifh.so"});
-}
-
 }  // namespace mpisentry::mpi_libraries

@@ -1,7 +1,9 @@
-// Which MPI implementation a loaded library file belongs to, known by its
-// file name: the one list that the launcher (the program's MPI), the runtime
-// (a library of the other MPI preloaded), the Fortran bindings, the signal
-// handlers' origin and the stacks' trimming all read.
+// Which MPI implementation a library file belongs to, known by its file name:
+// what the launcher has before any process runs (the libraries in `ldd`'s
+// output), and what the runtime names in its refusal of a library of the
+// other MPI. Names are no proof: which loaded objects are MPI's, for the
+// signal handlers' origin, the stacks' trimming and the Fortran bindings, is
+// known by what they are (loaded.hpp).
 #pragma once
 
 #include <optional>
@@ -21,15 +23,5 @@ std::string_view name(Family family);
 // libmpi.so.40, libopen-pal.so.40, ...); none for every other file, the
 // Fortran bindings' libraries too.
 std::optional<Family> family_of(std::string_view path);
-
-// A library of an MPI's stack: MPI itself, its runtime and components, its
-// process manager interface and transports (UCX, libfabric, hwloc). Their
-// frames are not the program's; their signal handlers run no program code.
-bool is_mpi_stack(std::string_view path);
-
-// An MPI's Fortran bindings library whose calls of PMPI_<name> bypass the
-// preloaded MPI_<name> wrappers (MPICH's f08 bindings, Open MPI's mpif.h and
-// `use mpi` bindings, which its f08 bindings call).
-bool is_fortran_bindings(std::string_view path);
 
 }  // namespace mpisentry::mpi_libraries

@@ -21,6 +21,7 @@
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
 #include "log/log.hpp"
+#include "mpi_libraries/loaded.hpp"
 #include "mpi_libraries/mpi_libraries.hpp"
 #include "monitor/handshake.hpp"
 #include "monitor/in_process.hpp"
@@ -169,8 +170,10 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   refuse_another_mpi();  // also one loaded since, as Python's mpi4py loads its MPI
   this_thread_state();  // the thread that initializes MPI is thread 0
   int granted = MPI_THREAD_SINGLE;
+  mpi_libraries::note_before_init();
   monitor::in_process::note_before_init();
   const int result = PMPI_Init_thread(argc, argv, std::max(required, static_cast<int>(MPI_THREAD_FUNNELED)), &granted);
+  mpi_libraries::note_after_init();  // UCX's transports, Open MPI's components: loaded by PMPI_Init
   if (result != MPI_SUCCESS) return result;
   int world_rank = 0, world_size = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

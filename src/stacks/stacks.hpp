@@ -126,13 +126,21 @@ std::vector<Frame> symbolize_call_site(const void* call_site);
 // the first time (symbolization).
 std::string place_text(const void* call_site);
 
+// The program's return address of a call that reached the checker through
+// MPI's own code (a Fortran binding calling the C wrapper): `call_site`, the
+// wrapper's return address, when it lies outside MPI's objects; else the
+// first frame past it on the calling thread's stack that lies outside them,
+// if one is among the innermost 16. It unwinds the stack: for rare calls only
+// (the ones that make a handle), never in a signal handler.
+const void* program_call_site(const void* call_site);
+
 // The user's part of `frames`: main (or Fortran's MAIN__) and what it called,
 // without frames of implementation modules.
 std::vector<Frame> user_frames(std::vector<Frame> frames, std::string_view self_path);
 
-// True for the checker itself (`self_path`), the MPI's stack
-// (mpi_libraries::is_mpi_stack), libc, libpthread, the dynamic loader, the
-// vDSO, libunwind and libgfortran: frames the report does not show.
+// True for the checker itself (`self_path`), MPI's objects (by what they
+// are: mpi_libraries::is_mpi_object), libc, libpthread, the dynamic loader,
+// the vDSO, libunwind and libgfortran: frames the report does not show.
 bool is_implementation_module(std::string_view path, std::string_view self_path);
 
 // Where a frame's pc lies: a module (executable or shared object, by path) and

@@ -21,7 +21,7 @@
 
 #include <fmt/format.h>
 
-#include "mpi_libraries/mpi_libraries.hpp"
+#include "mpi_libraries/loaded.hpp"
 #include "stacks/modules.hpp"
 #include "stacks/stacks.hpp"
 
@@ -161,7 +161,7 @@ std::vector<std::uintptr_t> program_entry_points() {
 
 bool is_implementation_module(std::string_view path, std::string_view self_path) {
   if (!self_path.empty() && path == self_path) return true;
-  if (mpi_libraries::is_mpi_stack(path)) return true;
+  if (mpi_libraries::is_mpi_object(path)) return true;
   static constexpr std::string_view kPrefixes[] = {
       "libc.so", "libpthread", "ld-linux", "linux-vdso",  // the C runtime, the kernel's vDSO
       "libunwind", "libgfortran"};

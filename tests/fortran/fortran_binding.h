@@ -10,6 +10,8 @@
   use mpi_f08
   implicit none
 #define COMM_HANDLE type(MPI_Comm)
+#define DATATYPE_HANDLE type(MPI_Datatype)
+#define GROUP_HANDLE type(MPI_Group)
 #define STATUS_OBJECT type(MPI_Status)
 #define IERROR
 #define IERROR_ALONE
@@ -17,6 +19,8 @@
   use mpi
   implicit none
 #define COMM_HANDLE integer
+#define DATATYPE_HANDLE integer
+#define GROUP_HANDLE integer
 #define STATUS_OBJECT integer, dimension(MPI_STATUS_SIZE)
 #define IERROR , ierr
 #define IERROR_ALONE ierr
@@ -25,6 +29,8 @@
   implicit none
   include 'mpif.h'
 #define COMM_HANDLE integer
+#define DATATYPE_HANDLE integer
+#define GROUP_HANDLE integer
 #define STATUS_OBJECT integer, dimension(MPI_STATUS_SIZE)
 #define IERROR , ierr
 #define IERROR_ALONE ierr

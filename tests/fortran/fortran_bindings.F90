@@ -3,7 +3,9 @@
 !   deadlock          rank 0 waits in a barrier that rank 1 never enters,
 !                     rank 1 in a receive from rank 0;
 !   imbalance SECONDS rank 0 computes for SECONDS and then sends, rank 1
-!                     waits in the receive meanwhile; both meet in the barrier.
+!                     waits in the receive meanwhile; both meet in the barrier;
+!   leak              each rank makes a communicator, a datatype and a group
+!                     that it never frees, and both meet in the barrier.
 program fortran_bindings
 #include "fortran_binding.h"
   COMM_HANDLE :: comm
@@ -15,12 +17,15 @@ program fortran_bindings
   call MPI_Comm_size(MPI_COMM_WORLD, size IERROR)
   call get_command_argument(1, mode)
   call get_command_argument(2, seconds)
-  if (size /= 2 .or. .not. (mode == 'deadlock' .or. (mode == 'imbalance' .and. seconds /= ''))) then
-    if (rank == 0) write (0, '(a)') 'fortran_bindings: usage: mpiexec -n 2 fortran_bindings deadlock|imbalance SECONDS'
+  if (size /= 2 .or. .not. (mode == 'deadlock' .or. mode == 'leak' .or. (mode == 'imbalance' .and. seconds /= ''))) &
+    then
+    if (rank == 0) write (0, '(a)') 'fortran_bindings: usage: mpiexec -n 2 fortran_bindings deadlock|imbalance SECONDS|leak'
     call MPI_Abort(MPI_COMM_WORLD, 2 IERROR)
   end if
   call MPI_Comm_dup(MPI_COMM_WORLD, comm IERROR)
-  if (rank == 0) then
+  if (mode == 'leak') then
+    call leak_handles(comm)
+  else if (rank == 0) then
     if (mode == 'imbalance') then
       call compute_for(seconds)
       call send_work(comm)
@@ -38,6 +43,20 @@ subroutine synchronize(comm)
   COMM_HANDLE, intent(in) :: comm
   call MPI_Barrier(comm IERROR) ! mpisentry: blocks
 end subroutine synchronize
+
+! Handles never freed, each made on its own marked line.
+subroutine leak_handles(comm)
+#include "fortran_binding.h"
+  COMM_HANDLE, intent(in) :: comm
+  COMM_HANDLE :: split
+  DATATYPE_HANDLE :: vector
+  GROUP_HANDLE :: group
+  integer :: rank
+  call MPI_Comm_rank(comm, rank IERROR)
+  call MPI_Comm_split(comm, 0, rank, split IERROR) ! mpisentry: split
+  call MPI_Type_vector(2, 1, 2, MPI_INTEGER, vector IERROR) ! mpisentry: vector
+  call MPI_Comm_group(comm, group IERROR) ! mpisentry: group
+end subroutine leak_handles
 
 subroutine wait_for_work(comm)
 #include "fortran_binding.h"
