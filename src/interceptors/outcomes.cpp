@@ -13,11 +13,18 @@ CompletedRequests::CompletedRequests(const Completion& call) {
   count_ = call.count;
   concurrent_ = requests().concurrent_writers();
   const int inline_count = std::min(count_, kCopiedRequests);
+  const int more = count_ - inline_count;
   std::copy_n(call.requests, inline_count, handles_);
-  if (count_ > kCopiedRequests) more_handles_.assign(call.requests + kCopiedRequests, call.requests + count_);
+  if (more > 0) {
+    more_handles_ = more_handles_buffer_.get<MPI_Request>(static_cast<std::size_t>(more));
+    std::copy_n(call.requests + kCopiedRequests, more, more_handles_);
+  }
   if (!concurrent_) return;
   for (int i = 0; i < inline_count; ++i) seen_[i] = requests().see(handles_[i]);
-  for (const MPI_Request handle : more_handles_) more_seen_.push_back(requests().see(handle));
+  if (more > 0) {
+    more_seen_ = more_seen_buffer_.get<RequestTable::Seen>(static_cast<std::size_t>(more));
+    for (int i = 0; i < more; ++i) more_seen_[i] = requests().see(more_handles_[i]);
+  }
 }
 
 void CompletedRequests::done(int result, const Completion& call) const {

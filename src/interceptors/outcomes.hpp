@@ -18,6 +18,7 @@
 
 #include "interceptors/tested_wait.hpp"
 #include "races/races.hpp"
+#include "records/scratch_buffer.hpp"
 #include "records/thread_state.hpp"
 
 namespace mpisentry {
@@ -81,11 +82,12 @@ class CompletedRequests {
  private:
   int count_ = 0;
   bool concurrent_ = false;
-  // The first kCopiedRequests in place, the rest (rare) on the heap.
+  // The first kCopiedRequests in place, the rest (rare) in the thread's scratch memory.
   MPI_Request handles_[kCopiedRequests];
   RequestTable::Seen seen_[kCopiedRequests];
-  std::vector<MPI_Request> more_handles_;
-  std::vector<RequestTable::Seen> more_seen_;
+  ScratchBuffer more_handles_buffer_, more_seen_buffer_;
+  MPI_Request* more_handles_ = nullptr;
+  RequestTable::Seen* more_seen_ = nullptr;
 };
 
 // Recording: the event the call's outputs are.
