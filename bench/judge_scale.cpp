@@ -350,9 +350,9 @@ int run(const Shape& shape, std::size_t max_gather_bytes) {
   const std::size_t rss_parts = status_bytes("VmRSS");
 
   config::Settings settings;
-  settings.deadlock_timeout = std::chrono::seconds(static_cast<int>(kTimeoutSeconds));
+  settings.deadlock_timeout = config::Timeout{false, std::chrono::seconds(static_cast<int>(kTimeoutSeconds))};
   settings.deadlock_warning = std::chrono::seconds(static_cast<int>(kWarningSeconds));
-  const monitor::JudgeSettings judge_settings{kTimeoutSeconds, kWarningSeconds};
+  const monitor::JudgeSettings judge_settings{kTimeoutSeconds, kTimeoutSeconds, kWarningSeconds};
 
   reset_peak();
   const std::size_t rss_before = status_bytes("VmRSS");

@@ -305,6 +305,16 @@ class Function:
     def via(self, i=0):
         return self.entry["via"][i]
 
+    # A blocking call that sends a message (a send, a send-receive), or that
+    # matches one it takes (a receive, a send-receive, a probe that takes its message).
+    def sends_message(self):
+        return self.entry.get("record") in ("send_to", "send_receive")
+
+    def matches_message(self):
+        record = self.entry.get("record")
+        return self.has("status") and (record in ("receive_from", "send_receive") or
+                                       (record == "probe" and self.has("message")))
+
     # The wait as its thread's own loop of tests (tested_wait.hpp), patient or not.
     def tested(self):
         done_by = self.entry.get("tested")
@@ -347,7 +357,8 @@ class Function:
                                                "status"))
             return (f"send_while_receiving(mode.patient_waits, [&](MPI_Request* send) {{ return {send}; }}, "
                     f"{a('source', 'recvtag', 'comm')},\n"
-                    f"                         [&] {{ return {receive}; }}, [&] {{ self.receive_done(record); }})")
+                    f"                         [&] {{ return {receive}; }},\n"
+                    f"                         [&](int got) {{ matched.done(got, {a('comm')}); self.receive_done(record); }})")
         if hook == "until_done":
             return f"until_done({self.test_lambda('flag')})"
         raise SpecError(f"MPI_{self.name}: unknown patient form {hook}")
@@ -573,6 +584,11 @@ def wrapper_text(fn, spec_name, spec_line):
     lines += ["  " + line for line in before]
     if p["wrapper"] == "waiting":
         lines += [f"  CallRecord record = {p['describe']};"]
+        # The messages it sends and matches, for the monitor's account of what is in flight.
+        if fn.sends_message():
+            lines += ["  count_sent(record);"]
+        if fn.matches_message():
+            lines += [f"  MatchedMessage matched({fn.arg('status')});"]
         if fn.entry.get("patient") == "send_while_receiving":
             lines += [f"  if ({fn.arg('comm')} != MPI_COMM_NULL) record.halves = Halves::ReceivePending;"]
         if p["converted"] != "false":
@@ -586,6 +602,9 @@ def wrapper_text(fn, spec_name, spec_line):
         elif not p["polls"]:
             lines += [f"  if (comm_log::on()) comm_log::call(record, {logged or '0, nullptr'}, MPISENTRY_CALL_SITE);"]
         lines += [f"  const int result = {forward};"]
+        if fn.matches_message():
+            found = f", *{fn.arg('flag')}" if fn.has("flag") else ""
+            lines += [f"  matched.done(result, {fn.arg('comm')}{found});"]
         if p["created"] != "(void)0":
             lines += ["  if (result == MPI_SUCCESS)", f"    {p['created']};", "  else",
                       "    checks::call_failed(record, result);"]
@@ -606,8 +625,7 @@ def wrapper_text(fn, spec_name, spec_line):
         if p["converted"] != "false":
             lines += [f"    record.converted_send = {p['converted']};"]
         lines += [f"    record.function = {fn.id()};",
-                  "    if (record.comm_id == 0) record.comm_id = comms::id_of(record.comm);",
-                  f"    requests().remember(*{request}, record);",
+                  f"    started_request(*{request}, record);",
                   f"    if (comm_log::on()) comm_log::started(*{request}, record, MPISENTRY_CALL_SITE);",
                   f"    if (checks::tracking()) checks::started(*{request}, record, MPISENTRY_CALL_SITE);"]
         if p["created"] != "(void)0":

@@ -120,4 +120,22 @@ std::string format_duration(Duration d) {
   return sum.size() < single.size() ? sum : single;
 }
 
+bool parse_timeout(std::string_view text, Timeout& out, std::string& error) {
+  if (equals_ignoring_case(trim(text), "auto")) {
+    out = Timeout{};
+    return true;
+  }
+  Duration time{};
+  if (!parse_duration(text, time, error)) {
+    error += "; the key takes a time or auto";
+    return false;
+  }
+  out = Timeout{false, time};
+  return true;
+}
+
+std::string format_timeout(const Timeout& timeout) {
+  return timeout.automatic ? std::string("auto") : format_duration(timeout.time);
+}
+
 }  // namespace mpisentry::config

@@ -17,6 +17,7 @@ template <class... Lambdas>
 Overloaded(Lambdas...) -> Overloaded<Lambdas...>;
 
 constexpr Key key_table[] = {
+#define MPISENTRY_TIMEOUT(name, member, help) {name, &Settings::member, help},
 #define MPISENTRY_DURATION(name, member, default_value, help) {name, &Settings::member, help},
 #define MPISENTRY_INTEGER(name, member, default_value, min, max, help) \
   {name, IntegerMember{&Settings::member, min, max}, help},
@@ -104,6 +105,7 @@ std::string option_name(std::string_view key) { return "--" + to_lower(key); }
 
 bool parse_value(const Key& key, std::string_view value, Settings& settings, std::string& error) {
   return std::visit(Overloaded{
+                        [&](Timeout Settings::*member) { return parse_timeout(value, settings.*member, error); },
                         [&](Duration Settings::*member) { return parse_duration(value, settings.*member, error); },
                         [&](IntegerMember integer) { return parse_integer(value, integer, settings.*integer.member, error); },
                         [&](std::string Settings::*member) {
@@ -125,6 +127,7 @@ bool parse_value(const Key& key, std::string_view value, Settings& settings, std
 
 std::string value_text(const Key& key, const Settings& settings) {
   return std::visit(Overloaded{
+                        [&](Timeout Settings::*member) { return format_timeout(settings.*member); },
                         [&](Duration Settings::*member) { return format_duration(settings.*member); },
                         [&](IntegerMember integer) { return std::to_string(settings.*integer.member); },
                         [&](std::string Settings::*member) { return quoted_if_needed(settings.*member); },
@@ -139,6 +142,7 @@ std::string value_text(const Key& key, const Settings& settings) {
 
 std::string value_syntax(const Key& key) {
   return std::visit(Overloaded{
+                        [](Timeout Settings::*) -> std::string { return "auto|TIME"; },
                         [](Duration Settings::*) -> std::string { return "TIME"; },
                         [](IntegerMember integer) { return std::to_string(integer.min) + ".." + std::to_string(integer.max); },
                         [](std::string Settings::*) -> std::string { return "PATH"; },

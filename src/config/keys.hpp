@@ -28,7 +28,7 @@ struct SignalMember {
 };
 
 // The Settings member a key sets; its type is the key's kind.
-using Member = std::variant<Duration Settings::*, IntegerMember, std::string Settings::*, AutoSwitch Settings::*,
+using Member = std::variant<Timeout Settings::*, Duration Settings::*, IntegerMember, std::string Settings::*, AutoSwitch Settings::*,
                             DelayInjection Settings::*, SignalMember, PortRange Settings::*,
                             InterfaceList Settings::*>;
 

@@ -129,9 +129,9 @@ void apply_line(std::span<const std::string_view> words, std::string_view where,
   apply_setting(key, value, where, into);
 }
 
-std::string describe(const LoadResult& result, std::string_view name, Duration value) {
+std::string describe(const LoadResult& result, std::string_view name, const std::string& value) {
   const auto origin = result.origin.find(name);
-  return std::string(name) + ' ' + format_duration(value) + " (" + (origin == result.origin.end() ? "default" : origin->second) + ')';
+  return std::string(name) + ' ' + value + " (" + (origin == result.origin.end() ? "default" : origin->second) + ')';
 }
 
 }  // namespace
@@ -237,12 +237,15 @@ void check_consistency(LoadResult& into) {
   };
   if (settings.check_interval <= Duration::zero()) {
     add_error(into, where(interval), std::string(interval) + " must be more than 0");
-  } else if (settings.check_interval >= settings.deadlock_timeout) {
+  } else if (settings.check_interval >= any_verdict_after(settings.deadlock_timeout)) {
     // Named where the interval was set, or else where the timeout was.
     const bool interval_set = into.origin.contains(interval);
     add_error(into, where(interval_set ? interval : timeout),
-              describe(into, interval, settings.check_interval) + " must be shorter than " +
-                  describe(into, timeout, settings.deadlock_timeout));
+              describe(into, interval, format_duration(settings.check_interval)) + " must be shorter than " +
+                  describe(into, timeout, format_timeout(settings.deadlock_timeout)) +
+                  (settings.deadlock_timeout.automatic ? ", which waits " + format_duration(kAutoTimeout) +
+                                                             " for what it cannot prove"
+                                                       : std::string()));
   }
   // The stack signal is taken from threads the dump signal must not reach.
   if (settings.dump_signal != kUnsetSignal && settings.dump_signal == settings.stack_signal) {

@@ -43,6 +43,28 @@ struct InterfaceList {
 // A key that the checker may decide (auto) or the user sets on or off.
 enum class AutoSwitch { Auto, On, Off };
 
+// DEADLOCK-TIMEOUT: "auto", or a time. With a time no HARD verdict comes
+// before it, as in ITC. Under auto, a deadlock proven whatever the time
+// (definite waits, no message in flight that can end one, every task held)
+// is looked for once its ranks have been blocked kProvenAfter, and reported
+// as soon as two looks confirm it; a verdict that needs waits only some MPI
+// implementations make waits kAutoTimeout, ITC's default.
+struct Timeout {
+  bool automatic = true;
+  std::chrono::microseconds time{};  // when not automatic
+  bool operator==(const Timeout&) const = default;
+};
+inline constexpr std::chrono::microseconds kProvenAfter = std::chrono::milliseconds(400);
+inline constexpr std::chrono::microseconds kAutoTimeout = std::chrono::minutes(1);
+// How long ranks are blocked before a verdict proven whatever the time may be taken.
+inline std::chrono::microseconds proven_after(const Timeout& timeout) {
+  return timeout.automatic ? kProvenAfter : timeout.time;
+}
+// How long before any HARD verdict may be taken.
+inline std::chrono::microseconds any_verdict_after(const Timeout& timeout) {
+  return timeout.automatic ? kAutoTimeout : timeout.time;
+}
+
 // A signal key's value when it names no signal: the key's unset word, "auto"
 // (the checker chooses) for STACK-SIGNAL, "off" (none) for DUMP-SIGNAL.
 inline constexpr int kUnsetSignal = 0;
@@ -51,6 +73,7 @@ inline constexpr int kUnsetSignal = 0;
 // each its type, default and meaning: deadlock_timeout, verbose, report_file,
 // check_hard, ...
 struct Settings {
+#define MPISENTRY_TIMEOUT(name, member, help) Timeout member;
 #define MPISENTRY_DURATION(name, member, default_value, help) Duration member = default_value;
 #define MPISENTRY_INTEGER(name, member, default_value, min, max, help) int member = default_value;
 #define MPISENTRY_PATH(name, member, help) std::string member;
@@ -123,6 +146,9 @@ void apply_setting(std::string_view key, std::string_view value, std::string_vie
 bool parse_duration(std::string_view text, Duration& out, std::string& error);
 // The shortest text that parse_duration reads back exactly: "90s", "250l", "1w+1c".
 std::string format_duration(Duration d);
+// DEADLOCK-TIMEOUT's syntax: "auto" or a time.
+bool parse_timeout(std::string_view text, Timeout& out, std::string& error);
+std::string format_timeout(const Timeout& timeout);
 
 // INJECT-DELAYS' syntax: "off" or "SEED,PERCENT,DELAY" (7,5,300l: seed 7,
 // 5 % of calls, 300 ms); DELAY in the time syntax. On error leaves `out` as

@@ -1,17 +1,24 @@
 #include "interceptors/outcomes.hpp"
 
+#include "records/message_tallies.hpp"
+
 namespace mpisentry::outcomes {
 
 std::vector<int> completed_indices(const Completion& call) {
   std::vector<int> done;
-  for_each_completed(call, [&done](int index) { done.push_back(index); });
+  for_each_completed(call, [&done](int index, int) { done.push_back(index); });
   return done;
 }
 
-CompletedRequests::CompletedRequests(const Completion& call) {
+CompletedRequests::CompletedRequests(Completion& call) {
   if (!call.deactivates || call.requests == nullptr || call.count <= 0) return;
   count_ = call.count;
   concurrent_ = requests().concurrent_writers();
+  const bool one = call.layout == Completion::Layout::One;
+  if (call.statuses == (one ? MPI_STATUS_IGNORE : MPI_STATUSES_IGNORE)) {
+    program_statuses_ = call.statuses;
+    call.statuses = statuses_buffer_.get<MPI_Status>(one ? 1 : static_cast<std::size_t>(count_));
+  }
   const int inline_count = std::min(count_, kCopiedRequests);
   const int more = count_ - inline_count;
   std::copy_n(call.requests, inline_count, handles_);
@@ -27,16 +34,29 @@ CompletedRequests::CompletedRequests(const Completion& call) {
   }
 }
 
-void CompletedRequests::done(int result, const Completion& call) const {
-  if (count_ == 0 || result != MPI_SUCCESS) return;
-  for_each_completed(call, [this](int index) {
-    if (index < 0 || index >= count_) return;
-    const auto more = static_cast<std::size_t>(index - kCopiedRequests);
-    if (concurrent_)
-      requests().complete(index < kCopiedRequests ? seen_[index] : more_seen_[more]);
-    else
-      requests().complete(index < kCopiedRequests ? handles_[index] : more_handles_[more]);
-  });
+void CompletedRequests::done(int result, Completion& call) const {
+  if (count_ == 0) return;
+  if (result == MPI_SUCCESS)
+    for_each_completed(call, [&](int index, int k) {
+      if (index < 0 || index >= count_) return;
+      const auto more = static_cast<std::size_t>(index - kCopiedRequests);
+      const RequestTable::Completed completed =
+          concurrent_ ? requests().complete(index < kCopiedRequests ? seen_[index] : more_seen_[more])
+                      : requests().complete(index < kCopiedRequests ? handles_[index] : more_handles_[more]);
+      if (completed.tallies == nullptr) return;
+      MPI_Status status = status_of(call, index, k);
+      int cancelled = 0;
+      if (completed.cancelling) PMPI_Test_cancelled(&status, &cancelled);
+      if (completed.receives && !cancelled && status.MPI_SOURCE >= 0)
+        completed.tallies->matched(status.MPI_SOURCE, status.MPI_TAG);
+      // A cancelled send sent nothing. Above MPI_THREAD_MULTIPLE the handle
+      // may name another request by now: it stays counted, more in flight.
+      CallRecord started;
+      if (cancelled && !completed.receives && !concurrent_ &&
+          requests().find(index < kCopiedRequests ? handles_[index] : more_handles_[more], started))
+        completed.tallies->unsent(started.peer, started.tag);
+    });
+  if (program_statuses_ != nullptr) call.statuses = program_statuses_;
 }
 
 races::Event event_of(const Completion& call) {

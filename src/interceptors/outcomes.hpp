@@ -45,43 +45,49 @@ struct Completion {
 
 namespace outcomes {
 
-// Calls visit(index) for each request the call completed, by index into its
-// array, as its outputs say.
+// Calls visit(index, k) for each request the call completed, by index into
+// its array and the order of its status (status_of), as its outputs say.
 template <typename Visit>
 void for_each_completed(const Completion& call, Visit&& visit) {
   if (call.flag && !*call.flag) return;
   if (call.index) {
-    if (*call.index != MPI_UNDEFINED) visit(*call.index);
+    if (*call.index != MPI_UNDEFINED) visit(*call.index, 0);
     return;
   }
   if (call.outcount) {
     if (*call.outcount != MPI_UNDEFINED)
-      for (int k = 0; k < *call.outcount; ++k) visit(call.indices[k]);
+      for (int k = 0; k < *call.outcount; ++k) visit(call.indices[k], k);
     return;
   }
   const int all = call.layout == Completion::Layout::One ? 1 : call.count;
-  for (int i = 0; i < all; ++i) visit(i);
+  for (int i = 0; i < all; ++i) visit(i, i);
 }
 
 // The requests the call completed, by index into its array, as it says.
 std::vector<int> completed_indices(const Completion& call);
 
 // The requests a successful Wait or Test completes leave the request
-// table's active set (RequestTable::complete). Their handles are taken
-// before the call, which sets a completed one to MPI_REQUEST_NULL; at
+// table's active set (RequestTable::complete), and the messages their
+// receives took are counted as matched (records/message_tallies.hpp), by
+// their statuses: the program's, or own ones in place of
+// MPI_STATUS(ES)_IGNORE, for the call's time. Their handles are taken before
+// the call, which sets a completed one to MPI_REQUEST_NULL; at
 // MPI_THREAD_MULTIPLE, where another thread may get a handle again as soon
 // as MPI completes it, each entry as it was then (RequestTable::see). A call
-// that fails leaves them active: more than is, never less.
+// that fails leaves them active and uncounted: more in flight than is,
+// never less.
 class CompletedRequests {
  public:
-  explicit CompletedRequests(const Completion& call);
+  explicit CompletedRequests(Completion& call);
   CompletedRequests(const CompletedRequests&) = delete;
   CompletedRequests& operator=(const CompletedRequests&) = delete;
-  void done(int result, const Completion& call) const;
+  void done(int result, Completion& call) const;
 
  private:
   int count_ = 0;
   bool concurrent_ = false;
+  MPI_Status* program_statuses_ = nullptr;
+  ScratchBuffer statuses_buffer_;
   // The first kCopiedRequests in place, the rest (rare) in the thread's scratch memory.
   MPI_Request handles_[kCopiedRequests];
   RequestTable::Seen seen_[kCopiedRequests];
@@ -212,7 +218,7 @@ int replayed_completion(ThreadState& self, bool patient, Completion& call, Forwa
 // recorded, or both (a run of --explore records what its replay forces).
 template <typename Forward>
 int completion_outcome(ThreadState& self, bool patient, Completion call, Forward&& forward) {
-  const CompletedRequests completed(call);
+  CompletedRequests completed(call);
   const auto run = [&] { return races::replaying() ? replayed_completion(self, patient, call, forward) : forward(); };
   const int result = !races::on() ? forward() : races::recording() ? recorded_completion(call, run) : run();
   completed.done(result, call);

@@ -95,7 +95,7 @@ int receive_when_ready(int source, int tag, MPI_Comm comm, Receive receive) {
 
 // MPI_Sendrecv as its halves, so that the monitor knows which is done:
 // start_send(&request) starts the send, the receive goes as in
-// receive_when_ready, received() tells that it is done, then the send is
+// receive_when_ready, received(result) tells that it is done, then the send is
 // completed; with patient pauses or spinning as MPI's own call would. The
 // receive's error comes first, as it is the likelier one. MPI defines the
 // call as its two halves run concurrently (MPI 4.0, 3.10), and point-to-point
@@ -113,7 +113,7 @@ int send_while_receiving(bool patient, StartSend start_send, int source, int tag
   const int probed =
       test_until([&](int* ready) { return PMPI_Iprobe(source, tag, comm, ready, MPI_STATUS_IGNORE); }, between);
   const int got = probed != MPI_SUCCESS ? probed : receive();
-  received();
+  received(got);
   int sent = test_until([&](int* done) { return PMPI_Test(&send, done, MPI_STATUS_IGNORE); }, between);
   if (sent != MPI_SUCCESS && send != MPI_REQUEST_NULL) {
     PMPI_Cancel(&send);

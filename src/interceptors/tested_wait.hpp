@@ -14,6 +14,7 @@
 
 #include "interceptors/patient_wait.hpp"
 #include "records/call_record.hpp"
+#include "records/message_tallies.hpp"
 #include "records/thread_state.hpp"
 
 namespace mpisentry {
@@ -22,16 +23,25 @@ namespace mpisentry {
 // asked of MPI_Request_get_status (`get_status`, a fake in the unit tests),
 // which neither frees nor deactivates a request, for requests whose state is
 // readable (state_readable); the others count as complete, so no wait rests
-// on them (the monitor leaves them unknown anyway).
+// on them (the monitor leaves them unknown anyway). A receive found complete
+// has matched its message: counted as matched now (RequestTable::
+// matched_early), for the wait may never return while others deadlock.
 template <typename GetStatus>
 std::uint32_t incomplete_requests(int count, const MPI_Request* array, GetStatus&& get_status) {
   std::uint32_t incomplete = 0;
   for (int i = 0; i < count && i < kCopiedRequests; ++i) {
     CallRecord started;
     int done = 1;
-    if (array[i] != MPI_REQUEST_NULL && requests().find(array[i], started) && state_readable(started) &&
-        get_status(array[i], &done) == MPI_SUCCESS && !done)
+    MPI_Status status;
+    if (array[i] == MPI_REQUEST_NULL || !requests().find(array[i], started) || !state_readable(started) ||
+        get_status(array[i], &done, &status) != MPI_SUCCESS)
+      continue;
+    if (!done) {
       incomplete |= std::uint32_t{1} << i;
+    } else if (const RequestTable::Completed early = requests().matched_early(array[i]);
+               early.receives && early.tallies != nullptr && status.MPI_SOURCE >= 0) {
+      early.tallies->matched(status.MPI_SOURCE, status.MPI_TAG);
+    }
   }
   return incomplete;
 }

@@ -21,6 +21,7 @@
 #include "interceptors/interceptors.hpp"
 #include "interceptors/outcomes.hpp"
 #include "interceptors/patient_wait.hpp"
+#include "interceptors/tallied.hpp"
 #include "interceptors/tested_wait.hpp"
 #include "records/thread_state.hpp"
 #include "records/windows.hpp"
@@ -215,6 +216,29 @@ CallRecord opaque() {
   return r;
 }
 
+// A request the call started (or a persistent one it made): remembered with
+// its communicator's identity and, for a point-to-point operation, its
+// tallies, which count the send it starts now (a persistent request's
+// sends are counted at each MPI_Start).
+void started_request(MPI_Request request, CallRecord& record) {
+  tallies::CommTallies* tallies = is_point_to_point(record) ? tallies_for(record.comm) : nullptr;
+  if (record.comm_id == 0) record.comm_id = tallies ? tallies->comm_id() : comms::id_of(record.comm);
+  const bool sends = record.shape == CallShape::Send || record.shape == CallShape::SendReceive;
+  if (tallies && sends && record.peer != MPI_PROC_NULL && function_info(record.function).form != Form::Persistent)
+    tallies->sent(record.peer, record.tag);
+  requests().remember(request, record, tallies);
+}
+
+// MPI_Start and MPI_Startall: the request is active again; a send sends
+// one message more.
+void restarted_request(MPI_Request request) {
+  CallRecord started;
+  tallies::CommTallies* tallies = nullptr;
+  if (!requests().activate(request, started, tallies) || tallies == nullptr || started.peer == MPI_PROC_NULL) return;
+  if (started.shape == CallShape::Send || started.shape == CallShape::SendReceive)
+    tallies->sent(started.peer, started.tag);
+}
+
 }  // namespace
 }  // namespace mpisentry
 
@@ -303,7 +327,7 @@ MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
 // start recorded: active in the request table, and in the request checks.
 MPISENTRY_API int MPI_Start(MPI_Request* request) {
   const int result = PMPI_Start(request);
-  if (result == MPI_SUCCESS && request) requests().activate(*request);
+  if (result == MPI_SUCCESS && request) restarted_request(*request);
   if (result == MPI_SUCCESS && checks::tracking()) checks::restarted(1, request, MPISENTRY_CALL_SITE);
   if (result == MPI_SUCCESS && comm_log::on()) comm_log::restarted(1, request, MPISENTRY_CALL_SITE);
   return result;
@@ -312,7 +336,7 @@ MPISENTRY_API int MPI_Start(MPI_Request* request) {
 MPISENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[]) {
   const int result = PMPI_Startall(count, array_of_requests);
   if (result == MPI_SUCCESS && array_of_requests)
-    for (int i = 0; i < count; ++i) requests().activate(array_of_requests[i]);
+    for (int i = 0; i < count; ++i) restarted_request(array_of_requests[i]);
   if (result == MPI_SUCCESS && checks::tracking())
     checks::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
   if (result == MPI_SUCCESS && comm_log::on()) comm_log::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
@@ -325,6 +349,13 @@ MPISENTRY_API int MPI_Type_free(MPI_Datatype* datatype) {
   if (datatype) checks::type_freed(*datatype);
   checks::datatype_freed();
   return checks::freed_by(PMPI_Type_free, checks::HandleKind::Datatype, datatype);
+}
+
+// A send that MPI_Cancel undoes is no message: its completion tells
+// (RequestTable::cancelling, outcomes::CompletedRequests).
+MPISENTRY_API int MPI_Cancel(MPI_Request* request) {
+  if (request) requests().cancelling(*request);
+  return PMPI_Cancel(request);
 }
 
 // An active request goes on after MPI_Request_free, with no handle: it is

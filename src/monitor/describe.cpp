@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "monitor/handshake.hpp"
+#include "records/message_tallies.hpp"
 #include "records/windows.hpp"
 
 namespace mpisentry::monitor {
@@ -562,6 +563,11 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
             [](const CollectiveCount& a, const CollectiveCount& b) { return a.comm_id < b.comm_id; });
   snapshot.locked_windows = windows::locked();
   add_active_operations(snapshot);
+  snapshot.tallies = tallies::collect(snapshot.tallies_unlisted);
+  if (snapshot.tallies.size() > RankSnapshot::kListedTallies) {
+    snapshot.tallies.resize(RankSnapshot::kListedTallies);
+    snapshot.tallies_unlisted = true;
+  }
   const std::vector<std::optional<std::uint32_t>> answers =
       ask_threads ? ask_waiting_threads(threads) : std::vector<std::optional<std::uint32_t>>(threads.size());
   for (std::size_t i = 0; i < threads.size(); ++i) {

@@ -664,13 +664,14 @@ class Monitor {
   }
 
   Thresholds thresholds() const {
-    return Thresholds{settings_.deadlock_timeout, settings_.deadlock_warning,
+    return Thresholds{config::proven_after(settings_.deadlock_timeout), settings_.deadlock_warning,
                       settings_.check_hard || settings_.check_potential, settings_.check_no_progress,
                       settings_.check_outside_mpi};
   }
 
   JudgeSettings judge_settings() const {
-    return {to_seconds(settings_.deadlock_timeout), to_seconds(settings_.deadlock_warning)};
+    return {to_seconds(config::proven_after(settings_.deadlock_timeout)),
+            to_seconds(config::any_verdict_after(settings_.deadlock_timeout)), to_seconds(settings_.deadlock_warning)};
   }
 
   // A look at every rank's state. Rank 0 judges: a verdict in view asks for a

@@ -46,9 +46,13 @@ report::Report verdict_report(const Verdict& verdict, double seconds_between, st
   report.rule = verdict.rule;
   if (seconds_between > 0)
     report.rule += fmt::format("; seen in two looks {:.1f} s apart with no progress in between", seconds_between);
-  report.threshold_seconds = to_seconds(after_warning ? settings.deadlock_warning : settings.deadlock_timeout);
+  // A verdict proven whatever the time waits for no DEADLOCK-TIMEOUT under auto.
+  const config::Duration waited = verdict.with_possible_waits ? config::any_verdict_after(settings.deadlock_timeout)
+                                                              : config::proven_after(settings.deadlock_timeout);
+  report.proven_at_once = settings.deadlock_timeout.automatic && !after_warning && !verdict.with_possible_waits;
+  report.threshold_seconds = to_seconds(after_warning ? settings.deadlock_warning : waited);
   report.threshold_key = after_warning ? "DEADLOCK-WARNING" : "DEADLOCK-TIMEOUT";
-  add_arcs(report, ranks, {to_seconds(settings.deadlock_timeout), verdict.with_possible_waits});
+  add_arcs(report, ranks, {to_seconds(waited), verdict.with_possible_waits});
   report.ranks = std::move(ranks);
   return report;
 }

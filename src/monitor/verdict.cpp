@@ -182,16 +182,17 @@ std::vector<int> involved_in(const DeadlockCore& core) {
 
 Verdict judge(const std::vector<RankSnapshot>& ranks, const JudgeSettings& settings) {
   Verdict verdict;
-  const bool everyone = all_stuck(ranks, settings.timeout_seconds);
+  const bool everyone = all_stuck(ranks, settings.proven_seconds);
   verdict.partial = !everyone;
-  const waitgraph::Options definite{settings.timeout_seconds, false};
+  const waitgraph::Options definite{settings.proven_seconds, false};
   const waitgraph::Options possible{settings.timeout_seconds, true};
 
   if (DeadlockCore core = waitgraph::find_deadlock(ranks, definite); !core.empty()) {
     verdict.kind = Verdict::Kind::Hard;
     verdict.rule =
         "each rank of the cycle waits in a call that cannot return before the next rank acts, in every "
-        "MPI implementation (definite waits; requests confirmed incomplete)";
+        "MPI implementation (definite waits; requests confirmed incomplete; no message in flight that one of "
+        "them could take)";
     verdict.involved = involved_in(core);
     verdict.core = std::move(core);
     return verdict;

@@ -36,7 +36,12 @@ struct Verdict {
 };
 
 struct JudgeSettings {
-  double timeout_seconds = 0;  // DEADLOCK-TIMEOUT
+  // Ranks blocked this long may be in a verdict proven whatever the time:
+  // definite waits, or collectives that cannot match (config::proven_after).
+  double proven_seconds = 0;
+  // Ranks blocked this long may be in any verdict, one that needs waits only
+  // some MPI implementations make too (config::any_verdict_after).
+  double timeout_seconds = 0;
   double warning_seconds = 0;  // DEADLOCK-WARNING
 };
 

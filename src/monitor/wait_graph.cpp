@@ -20,17 +20,58 @@ bool matches(const PendingMessage& send, int sender, const PendingMessage& recei
          (receive.tag == PendingMessage::kAny || receive.tag == send.tag);
 }
 
+// What `rank` counted of its messages with `peer` on a communicator (the
+// sum of its entries: twin communicators may share an id).
+TagTally tally_of(const RankSnapshot& rank, std::uint64_t comm_id, int peer, TagTally MessageTally::*direction) {
+  const auto [first, last] = std::equal_range(
+      rank.tallies.begin(), rank.tallies.end(), MessageTally{comm_id, peer, {}, {}},
+      [](const MessageTally& x, const MessageTally& y) { return std::tie(x.comm_id, x.peer) < std::tie(y.comm_id, y.peer); });
+  TagTally total;
+  for (auto entry = first; entry != last; ++entry) {
+    const TagTally& tally = (*entry).*direction;
+    total.count += tally.count;
+    total.sum += tally.sum;
+    total.squares += tally.squares;
+  }
+  return total;
+}
+
+// Whether a message that `sender` started to `receive`'s rank (`receiver`)
+// and the receiver has not matched may end `receive`: it is in flight, and
+// may still arrive. What the sender counted less what the receiver matched
+// is in flight; for one or two messages, the sums of their tags and of the
+// squares tell which tags they carry (two tags t1, t2 with sum s and squares
+// q are the roots of 2t^2 - 2st + s^2 - q), for more any tag may be among
+// them. Counts that disagree (a rank counted while it was read) may hide
+// anything.
+bool in_flight_to(const PendingMessage& receive, const RankSnapshot& receiver, const RankSnapshot& sender) {
+  if (sender.tallies_unlisted) return true;
+  const TagTally sent = tally_of(sender, receive.comm_id, receiver.rank, &MessageTally::sent);
+  const TagTally matched = tally_of(receiver, receive.comm_id, sender.rank, &MessageTally::matched);
+  const auto count = static_cast<std::int64_t>(sent.count - matched.count);
+  if (count == 0) return false;
+  if (count < 0 || count > 2 || receive.tag == PendingMessage::kAny) return true;
+  const auto sum = static_cast<__int128>(static_cast<std::int64_t>(sent.sum - matched.sum));
+  const auto squares = static_cast<__int128>(static_cast<std::int64_t>(sent.squares - matched.squares));
+  const auto tag = static_cast<__int128>(receive.tag);
+  if (count == 1) return sum == tag;
+  return 2 * tag * tag - 2 * sum * tag + sum * sum - squares == 0;
+}
+
 // Whether `b` has posted an operation that matches `m` (of rank `a`): in a
 // thread blocked in it, or among its active requests, whatever its threads
-// do now. A rank whose active requests are not all listed may have posted
+// do now, or has started a message that `m` may take and that is still in
+// flight. A rank whose active requests are not all listed may have posted
 // any operation.
-bool posted_match(const PendingMessage& m, int a, const RankSnapshot& b) {
+bool posted_match(const PendingMessage& m, const RankSnapshot& a, const RankSnapshot& b) {
   if (m.peer != b.rank && !(!m.send && m.peer == PendingMessage::kAny)) return false;
   if (b.pending_unlisted) return true;
-  const auto match = [&](const PendingMessage& t) { return matches(m, a, t, b.rank) || matches(t, b.rank, m, a); };
+  const auto match = [&](const PendingMessage& t) {
+    return matches(m, a.rank, t, b.rank) || matches(t, b.rank, m, a.rank);
+  };
   for (const ThreadSnapshot& theirs : b.threads)
     if (theirs.state == RankState::Blocked && std::ranges::any_of(theirs.messages, match)) return true;
-  return std::ranges::any_of(b.pending, match);
+  return std::ranges::any_of(b.pending, match) || (!m.send && in_flight_to(m, a, b));
 }
 
 // What `b`'s posted operations do to the point-to-point parts of `mine` (a
@@ -40,7 +81,7 @@ struct Transfers {
   bool all = true;         // every part with b is matched: `mine` waits for nothing more from b
   bool completes = false;  // a matched part may be all the call still needs
 };
-Transfers transfers_with(const ThreadSnapshot& mine, int a, const RankSnapshot& b) {
+Transfers transfers_with(const ThreadSnapshot& mine, const RankSnapshot& a, const RankSnapshot& b) {
   Transfers found;
   for (const PendingMessage& m : mine.messages) {
     const bool with_b = m.peer == b.rank;
@@ -145,7 +186,8 @@ ThreadArcs arcs_of(const std::vector<RankSnapshot>& ranks, Arrivals& arrivals, i
   bool may_complete = false;
   const auto waits_on = [&](int target) {
     if (thread.messages.empty()) return true;
-    const Transfers transfers = transfers_with(thread, rank, ranks[static_cast<std::size_t>(target)]);
+    const Transfers transfers =
+        transfers_with(thread, ranks[static_cast<std::size_t>(rank)], ranks[static_cast<std::size_t>(target)]);
     may_complete = may_complete || transfers.completes;
     return !transfers.all;
   };

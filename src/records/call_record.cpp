@@ -24,15 +24,18 @@ std::uint64_t RequestTable::key_of(MPI_Request request) noexcept { return handle
 
 std::size_t RequestTable::home_of(std::uint64_t key) noexcept { return handle_slots::home_of<kSlots>(key); }
 
-void RequestTable::remember(MPI_Request request, const CallRecord& started) noexcept {
+void RequestTable::remember(MPI_Request request, const CallRecord& started, tallies::CommTallies* tallies) noexcept {
   const std::uint64_t key = key_of(request);
   const std::size_t home = home_of(key);
   const bool active = function_info(started.function).form != Form::Persistent;
+  const bool receives = started.shape == CallShape::Receive || started.shape == CallShape::SendReceive;
+  const std::uintptr_t summary = reinterpret_cast<std::uintptr_t>(tallies) | (receives ? kReceives : 0);
   const auto fill = [&](Slot& slot) {
     // Inactive while the record is written, so that the monitor never takes
     // the old record for the new start; then counted as filled once more.
     const std::uint64_t filled = (slot.state.load(std::memory_order_relaxed) | kActive) + kFilled - kActive;
     slot.state.store(filled, std::memory_order_release);
+    slot.summary.store(summary, std::memory_order_relaxed);
     slot.record.store(started);
     if (active) set_state(slot, filled | kActive);
   };
@@ -87,8 +90,34 @@ void RequestTable::set_state(Slot& slot, std::uint64_t state) noexcept {
   }
 }
 
-void RequestTable::activate(MPI_Request request) noexcept {
-  if (Slot* slot = slot_of(request)) set_state(*slot, slot->state.load(std::memory_order_relaxed) | kActive);
+bool RequestTable::activate(MPI_Request request, CallRecord& started, tallies::CommTallies*& tallies) noexcept {
+  Slot* slot = slot_of(request);
+  if (slot == nullptr || !slot->record.load(started)) return false;
+  // A new start: MPI_Cancel asked of the last one, and its early match, are done with.
+  const std::uintptr_t summary = slot->summary.load(std::memory_order_relaxed) & ~(kCancelling | kMatchedEarly);
+  slot->summary.store(summary, std::memory_order_relaxed);
+  tallies = completed_of(summary).tallies;
+  set_state(*slot, slot->state.load(std::memory_order_relaxed) | kActive);
+  return true;
+}
+
+void RequestTable::cancelling(MPI_Request request) noexcept {
+  if (Slot* slot = request == MPI_REQUEST_NULL ? nullptr : slot_of(request))
+    slot->summary.store(slot->summary.load(std::memory_order_relaxed) | kCancelling, std::memory_order_release);
+}
+
+RequestTable::Completed RequestTable::completed_of(std::uintptr_t summary) noexcept {
+  return {(summary & kReceives) != 0 && !(summary & kMatchedEarly), (summary & kCancelling) != 0,
+          reinterpret_cast<tallies::CommTallies*>(summary & ~kSummaryBits)};
+}
+
+RequestTable::Completed RequestTable::matched_early(MPI_Request request) noexcept {
+  Slot* slot = request == MPI_REQUEST_NULL ? nullptr : slot_of(request);
+  if (slot == nullptr || !(slot->state.load(std::memory_order_relaxed) & kActive)) return {};
+  const std::uintptr_t summary = slot->summary.load(std::memory_order_relaxed);
+  if (!(summary & kReceives) || (summary & (kCancelling | kMatchedEarly))) return {};
+  // Another thread may ask MPI_Cancel of it meanwhile: that bit must stay.
+  return completed_of(slot->summary.fetch_or(kMatchedEarly, std::memory_order_relaxed));
 }
 
 RequestTable::Seen RequestTable::see(MPI_Request request) noexcept {
@@ -96,15 +125,22 @@ RequestTable::Seen RequestTable::see(MPI_Request request) noexcept {
   return {slot, slot ? slot->state.load(std::memory_order_acquire) : 0};
 }
 
-void RequestTable::complete(const Seen& seen) noexcept {
-  if (seen.slot == nullptr || !(seen.state & kActive)) return;
+RequestTable::Completed RequestTable::complete(const Seen& seen) noexcept {
+  if (seen.slot == nullptr || !(seen.state & kActive)) return {};
+  // Read before the slot can pass to another start.
+  const Completed completed = completed_of(seen.slot->summary.load(std::memory_order_acquire));
   std::uint64_t expected = seen.state;
-  seen.slot->state.compare_exchange_strong(expected, seen.state & ~kActive, std::memory_order_acq_rel);
+  return seen.slot->state.compare_exchange_strong(expected, seen.state & ~kActive, std::memory_order_acq_rel)
+             ? completed
+             : Completed{};
 }
 
-void RequestTable::complete(MPI_Request request) noexcept {
-  if (Slot* slot = request == MPI_REQUEST_NULL ? nullptr : slot_of(request))
-    set_state(*slot, slot->state.load(std::memory_order_relaxed) & ~kActive);
+RequestTable::Completed RequestTable::complete(MPI_Request request) noexcept {
+  Slot* slot = request == MPI_REQUEST_NULL ? nullptr : slot_of(request);
+  const std::uint64_t state = slot ? slot->state.load(std::memory_order_relaxed) : 0;
+  if (!(state & kActive)) return {};  // an inactive persistent request: nothing done
+  set_state(*slot, state & ~kActive);
+  return completed_of(slot->summary.load(std::memory_order_relaxed));
 }
 
 void RequestTable::release(MPI_Request request) noexcept {

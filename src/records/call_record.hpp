@@ -197,6 +197,10 @@ class SharedRecord {
 // incomplete (lost_active), which the monitor treats as "anything may be
 // active". The request checks keep an exact table of their own
 // (checks/requests.hpp), only while they are on.
+namespace tallies {
+class CommTallies;
+}  // namespace tallies
+
 class RequestTable {
   struct Slot;
 
@@ -211,11 +215,23 @@ class RequestTable {
   void set_concurrent_writers(bool concurrent) noexcept { concurrent_writers_ = concurrent; }
   bool concurrent_writers() const noexcept { return concurrent_writers_; }
   // A nonblocking start or a persistent init: active, except a persistent
-  // request, which MPI_Start activates.
-  void remember(MPI_Request request, const CallRecord& started) noexcept;
+  // request, which MPI_Start activates. `tallies`: its communicator's
+  // message tallies, for a point-to-point operation's completion.
+  void remember(MPI_Request request, const CallRecord& started, tallies::CommTallies* tallies) noexcept;
   bool find(MPI_Request request, CallRecord& out) const noexcept;
-  // MPI_Start and MPI_Startall.
-  void activate(MPI_Request request) noexcept;
+  // MPI_Start and MPI_Startall: the request's start record and its
+  // communicator's tallies, for counting its send; false when the table
+  // does not know it.
+  bool activate(MPI_Request request, CallRecord& started, tallies::CommTallies*& tallies) noexcept;
+  // MPI_Cancel, before the call: its completion says whether it was undone.
+  void cancelling(MPI_Request request) noexcept;
+
+  // What a completed request was, for the tallies of what it matched.
+  struct Completed {
+    bool receives = false;   // a receive, or a send-receive's receive half
+    bool cancelling = false;  // MPI_Cancel was asked of it
+    tallies::CommTallies* tallies = nullptr;
+  };
 
   // A request's entry as a Wait or Test found it before the call: at
   // MPI_THREAD_MULTIPLE another thread may get the handle again the moment
@@ -226,8 +242,14 @@ class RequestTable {
   };
   Seen see(MPI_Request request) noexcept;
   // The call completed the request: a persistent one is inactive, any other gone.
-  void complete(MPI_Request request) noexcept;
-  void complete(const Seen& seen) noexcept;
+  Completed complete(MPI_Request request) noexcept;
+  Completed complete(const Seen& seen) noexcept;
+  // A receive that MPI completed inside a wait that has not returned (a
+  // Waitall whose other requests still wait): its message is matched now, so
+  // counted now, and its completion counts nothing more. Returns what
+  // complete() would have for a receive not yet counted so; nothing for any
+  // other request, or one MPI_Cancel was asked of (its completion says).
+  Completed matched_early(MPI_Request request) noexcept;
   // MPI_Request_free, before the call: an active request goes on, handleless.
   void release(MPI_Request request) noexcept;
 
@@ -249,9 +271,18 @@ class RequestTable {
   // count how often the slot was filled, so that Seen names one start.
   static constexpr std::uint64_t kActive = 1;
   static constexpr std::uint64_t kFilled = 2;
+  // A slot's summary of its start, read at each completion: its
+  // communicator's tallies, with kReceives, kCancelling and kMatchedEarly
+  // (this start's message counted by matched_early) in the low bits.
+  static constexpr std::uintptr_t kReceives = 1;
+  static constexpr std::uintptr_t kCancelling = 2;
+  static constexpr std::uintptr_t kMatchedEarly = 4;
+  static constexpr std::uintptr_t kSummaryBits = kReceives | kCancelling | kMatchedEarly;
+  static Completed completed_of(std::uintptr_t summary) noexcept;
   struct Slot {
     std::atomic<std::uint64_t> key{0};  // request handle + 1; 0 = empty
     std::atomic<std::uint64_t> state{0};
+    std::atomic<std::uintptr_t> summary{0};
     SharedRecord record;
   };
   Slot slots_[kSlots];

@@ -1,6 +1,7 @@
 #include "records/communicators.hpp"
 
 #include "records/handle_slots.hpp"
+#include "records/message_tallies.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -51,6 +52,7 @@ struct Slot {
   std::atomic<std::uint64_t> id{0};
   std::atomic<std::uint64_t> entered{0};
   std::atomic<std::uint64_t> recent{0};  // CollectiveCount::recent
+  std::atomic<tallies::CommTallies*> tallies{nullptr};  // made on its first message
 };
 Slot slots[kSlots];
 Slot world_slot;
@@ -82,6 +84,7 @@ bool insert_key(std::uint64_t key, std::uint64_t id) {
   slot->id.store(id, std::memory_order_relaxed);
   slot->entered.store(0, std::memory_order_relaxed);
   slot->recent.store(0, std::memory_order_relaxed);
+  slot->tallies.store(nullptr, std::memory_order_relaxed);
   slot->key.store(key, std::memory_order_release);
   return true;
 }
@@ -288,6 +291,22 @@ std::uint64_t id_of(MPI_File file) noexcept {
 std::uint64_t id_of(MPI_Comm comm) noexcept {
   const Slot* slot = find_slot(comm);
   return slot ? slot->id.load(std::memory_order_relaxed) : 0;
+}
+
+tallies::CommTallies* tallies_of(MPI_Comm comm) noexcept {
+  Slot* slot = find_slot(comm);
+  if (slot != nullptr)
+    if (tallies::CommTallies* made = slot->tallies.load(std::memory_order_acquire)) return made;
+  if (comm == MPI_COMM_NULL) return nullptr;
+  const std::lock_guard lock(mutex);
+  if (slot == nullptr && register_unseen(comm) != 0) slot = find_slot(comm);
+  if (slot == nullptr) return nullptr;
+  if (tallies::CommTallies* made = slot->tallies.load(std::memory_order_acquire)) return made;
+  const auto found = live.find(slot->id.load(std::memory_order_relaxed));
+  if (found == live.end()) return nullptr;
+  tallies::CommTallies* made = tallies::make(found->first, found->second.peers());
+  slot->tallies.store(made, std::memory_order_release);
+  return made;
 }
 
 std::optional<Info> info(std::uint64_t id) {

@@ -17,6 +17,10 @@
 #include "api/functions.hpp"
 #include "report/snapshot.hpp"
 
+namespace mpisentry::tallies {
+class CommTallies;
+}  // namespace mpisentry::tallies
+
 namespace mpisentry::comms {
 
 inline constexpr std::uint64_t kWorldId = 1;
@@ -68,6 +72,11 @@ Collective enter_collective(MPI_Comm comm, FunctionId function) noexcept;
 // The same for a file's collective; a file not opened through the checker
 // (or MPI_FILE_NULL) is not tracked.
 Collective enter_collective(MPI_File file) noexcept;
+
+// The message tallies of a live communicator (records/message_tallies.hpp),
+// made on its first message; null for MPI_COMM_NULL and when it cannot be
+// tracked. Cheap for MPI_COMM_WORLD once made.
+tallies::CommTallies* tallies_of(MPI_Comm comm) noexcept;
 
 // The id of a live communicator; 0 when unknown. Cheap for MPI_COMM_WORLD.
 std::uint64_t id_of(MPI_Comm comm) noexcept;

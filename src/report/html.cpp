@@ -479,7 +479,9 @@ std::string page(const Json& report, std::string_view title) {
       "<h1>{} <span class=\"badge {}\">{}</span></h1>\n",
       escaped(check), kStyle, escaped(check), escaped(severity), escaped(severity));
   const std::string key = report.at("threshold_key").get<std::string>();
-  if (!key.empty())
+  if (report.value("proven_at_once", false))
+    html += "<p>proven in two looks, without waiting for a timeout (DEADLOCK-TIMEOUT auto)</p>\n";
+  else if (!key.empty())
     html += fmt::format("<p>after {:g} s without progress ({})</p>\n", report.at("threshold_seconds").get<double>(),
                         escaped(key));
   if (!report.at("signal").is_null()) html += "<p>signal: " + escaped(report.at("signal").get<std::string>()) + "</p>\n";

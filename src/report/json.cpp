@@ -9,6 +9,7 @@
 //   "aborts_job": bool,                 // the checker aborts the job (HARD, POTENTIAL)
 //   "rule": string,                     // the rule that fired, in words
 //   "threshold_seconds": number, "threshold_key": "DEADLOCK-TIMEOUT" | "DEADLOCK-WARNING",
+//   "proven_at_once": bool (DEADLOCK-TIMEOUT auto, a verdict proven whatever the time),
 //   "partial": bool,                    // some ranks deadlocked while others still run
 //   "core": {"ranks": [int], "cycle": [int], "blocked_behind": [int]},
 //   "waiting": [int], "culprits": [int],  // OUTSIDE_MPI (and a dump): who waits for which ranks outside MPI
@@ -163,6 +164,7 @@ std::string format_json(const Report& report) {
       {"rule", report.rule},
       {"threshold_seconds", report.threshold_seconds},
       {"threshold_key", report.threshold_key},
+      {"proven_at_once", report.proven_at_once},
       {"partial", report.partial},
       {"core", {{"ranks", report.core.core}, {"cycle", report.core.cycle}, {"blocked_behind", report.core.blocked_behind}}},
       {"waiting", report.waiting},

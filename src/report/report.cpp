@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -31,11 +32,27 @@ DeadlockCore leading_ranks(const Report& report) {
   return exiting.core.empty() ? report.core : exiting;
 }
 
+// The file a whole-file write goes to first: beside `path`, hidden, renamed
+// over it once complete. Empty for a path that is not a regular file (a
+// pipe, a terminal: "/dev/stderr"), written in place.
+static std::string partial_path(const std::string& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode)) return {};
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t name = slash == std::string::npos ? 0 : slash + 1;
+  return path.substr(0, name) + "." + path.substr(name) + ".partial";
+}
+
 std::string write_file(const std::string& path, const std::string& text, bool append) {
+  // A rank may be killed while it writes (a launcher ends the job on a lost
+  // rank within milliseconds): a whole file is renamed into place complete,
+  // so that a reader never finds half a JSON document.
+  const std::string partial = append ? std::string() : partial_path(path);
+  const std::string& target = partial.empty() ? path : partial;
   const int mode = O_CREAT | O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
   int fd;
   do {
-    fd = ::open(path.c_str(), mode, 0644);
+    fd = ::open(target.c_str(), mode, 0644);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return write_error(path, errno);
 
@@ -57,6 +74,11 @@ std::string write_file(const std::string& path, const std::string& text, bool ap
   }
   // close may report a delayed write error (NFS); EINTR leaves fd closed on Linux.
   if (::close(fd) != 0 && errno != EINTR) return write_error(path, errno);
+  if (!partial.empty() && ::rename(partial.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(partial.c_str());
+    return write_error(path, error);
+  }
   return {};
 }
 

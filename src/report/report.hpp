@@ -43,6 +43,9 @@ struct Report {
   std::vector<int> waiting;
   std::vector<int> culprits;
   int signal_number = 0;  // Dump: the signal that asked for it
+  // DEADLOCK-TIMEOUT auto, and a verdict proven whatever the time: taken as
+  // soon as two looks confirmed it, after no timeout.
+  bool proven_at_once = false;
 };
 
 // Ranks whose threads' calls and stacks print the same, printed once.
@@ -119,8 +122,10 @@ struct CheckCounts {
 // were suppressed."). Empty when nothing was found.
 std::string format_summary(int rank, const CheckCounts (&counts)[kCheckCount]);
 
-// Writes text to path and flushes it to disk (fsync). Returns an empty string
-// on success, else a message that names the path and the reason.
+// Writes text to path and flushes it to disk (fsync): appended, or as the
+// whole file, which a reader sees complete or not at all (written beside it
+// and renamed over it). Returns an empty string on success, else a message
+// that names the path and the reason.
 std::string write_file(const std::string& path, const std::string& text, bool append);
 // All of text to fd (a pipe, a terminal), in as few write(2) calls as it
 // takes; gives up silently on an error other than EINTR.

@@ -13,7 +13,7 @@
 namespace mpisentry {
 namespace {
 
-constexpr std::string_view kHeader = "mpisentry-snapshot/9;";
+constexpr std::string_view kHeader = "mpisentry-snapshot/10;";
 
 class Writer {
  public:
@@ -180,6 +180,19 @@ PendingMessage read_message(Reader& in) {
   return message;
 }
 
+void write_tally(Writer& out, const TagTally& tally) {
+  out.number(tally.count);
+  out.number(tally.sum);
+  out.number(tally.squares);
+}
+TagTally read_tally(Reader& in) {
+  TagTally tally;
+  tally.count = in.number<std::uint64_t>("tallies.count");
+  tally.sum = in.number<std::uint64_t>("tallies.sum");
+  tally.squares = in.number<std::uint64_t>("tallies.squares");
+  return tally;
+}
+
 void write_frame(Writer& out, const Frame& frame) {
   out.text(frame.function);
   out.text(frame.file);
@@ -263,6 +276,14 @@ std::string serialize(const RankSnapshot& snapshot) {
   out.number(snapshot.pending.size());
   for (const PendingMessage& message : snapshot.pending) write_message(out, message);
   out.number(snapshot.pending_unlisted ? 1 : 0);
+  out.number(snapshot.tallies.size());
+  for (const MessageTally& tally : snapshot.tallies) {
+    out.number(tally.comm_id);
+    out.number(tally.peer);
+    write_tally(out, tally.sent);
+    write_tally(out, tally.matched);
+  }
+  out.number(snapshot.tallies_unlisted ? 1 : 0);
   return out.take();
 }
 
@@ -290,6 +311,14 @@ RankSnapshot deserialize(std::string_view bytes) {
   snapshot.pending.resize(in.count("pending"));
   for (PendingMessage& message : snapshot.pending) message = read_message(in);
   snapshot.pending_unlisted = in.boolean("pending_unlisted");
+  snapshot.tallies.resize(in.count("tallies"));
+  for (MessageTally& tally : snapshot.tallies) {
+    tally.comm_id = in.number<std::uint64_t>("tallies.comm_id");
+    tally.peer = in.number<int>("tallies.peer");
+    tally.sent = read_tally(in);
+    tally.matched = read_tally(in);
+  }
+  snapshot.tallies_unlisted = in.boolean("tallies_unlisted");
   in.expect_end();
   return snapshot;
 }

@@ -39,6 +39,26 @@ struct PendingMessage {
   bool operator==(const PendingMessage&) const = default;
 };
 
+// How many messages, and the wrapping sums of their tags and of the squares
+// of their tags: what one side of a pair of ranks counted of their messages.
+struct TagTally {
+  std::uint64_t count = 0;
+  std::uint64_t sum = 0;
+  std::uint64_t squares = 0;
+  bool operator==(const TagTally&) const = default;
+};
+
+// One peer's point-to-point traffic with a rank on one communicator, as the
+// rank counted it: the messages it started to the peer and those it matched
+// from it. What a sender started less what its receiver matched is in flight.
+struct MessageTally {
+  std::uint64_t comm_id = 0;
+  int peer = -1;  // MPI_COMM_WORLD rank
+  TagTally sent;
+  TagTally matched;
+  bool operator==(const MessageTally&) const = default;
+};
+
 enum class RankState : std::uint8_t {
   Running,     // computing outside MPI, or its calls return
   Blocked,     // inside one blocking MPI call that has not returned
@@ -154,6 +174,12 @@ struct RankSnapshot {
   static constexpr std::size_t kListedPending = 256;
   std::vector<PendingMessage> pending;
   bool pending_unlisted = false;
+  // Its messages started and matched, by (comm_id, peer), peers with none
+  // left out, at most kListedTallies; `tallies_unlisted` when some could not
+  // be kept or listed: then any of its messages may be in flight.
+  static constexpr std::size_t kListedTallies = 4096;
+  std::vector<MessageTally> tallies;
+  bool tallies_unlisted = false;
   bool operator==(const RankSnapshot&) const = default;
 };
 

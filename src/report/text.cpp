@@ -58,6 +58,9 @@ std::string threshold_text(const Report& report, std::string_view qualifier = {}
 }
 
 std::string aborted_text(const Report& report) {
+  if (report.proven_at_once)
+    return "Application aborted because a deadlock was proven, in two looks, without waiting for a timeout "
+           "(DEADLOCK-TIMEOUT auto)";
   return "Application aborted because no progress was observed for over " + threshold_text(report);
 }
 

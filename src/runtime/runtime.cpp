@@ -28,6 +28,7 @@
 #include "monitor/monitor.hpp"
 #include "races/races.hpp"
 #include "records/call_record.hpp"
+#include "records/message_tallies.hpp"
 #include "records/call_text.hpp"
 #include "records/communicators.hpp"
 #include "records/lifecycle.hpp"
@@ -148,7 +149,8 @@ monitor::handshake::Identity own_identity() {
 MPI_Comm shake_hands(int world_rank, const config::LoadResult& loaded) {
   namespace handshake = monitor::handshake;
   // Bad settings may hold any timeout: the default bounds their handshake.
-  const config::Duration bound = loaded.ok() ? loaded.settings.deadlock_timeout : config::Settings{}.deadlock_timeout;
+  const config::Duration bound =
+      config::any_verdict_after(loaded.ok() ? loaded.settings.deadlock_timeout : config::Settings{}.deadlock_timeout);
   const handshake::Result result = handshake::run({world_rank, handshake::host_name()}, own_identity(), loaded.errors, bound);
   switch (result.outcome) {
     case handshake::Outcome::Agreed:
@@ -183,6 +185,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   program_thread_level = std::min(required, granted);
   const bool multiple_threads = program_thread_level == MPI_THREAD_MULTIPLE;
   requests().set_concurrent_writers(multiple_threads);
+  tallies::set_concurrent_writers(multiple_threads);
   if (provided) *provided = program_thread_level;
 
   config::LoadResult loaded = read_settings(world_rank);
@@ -227,7 +230,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   if (world_rank == 0 && monitor::checks_deadlocks())
     log::info("checking {} ranks: DEADLOCK-TIMEOUT {}, DEADLOCK-WARNING {}{}; report file {} (relative paths are "
               "taken in {})",
-              world_size, config::format_duration(settings.deadlock_timeout),
+              world_size, config::format_timeout(settings.deadlock_timeout),
               config::format_duration(settings.deadlock_warning),
               settings.check_potential ? ", standard sends made synchronous (GLOBAL:DEADLOCK:POTENTIAL)" : "",
               report_paths.text, report_paths.base);

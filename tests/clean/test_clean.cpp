@@ -12,6 +12,15 @@ TEST_CASE("imbalance: ranks waiting in a barrier for a computing rank", "[clean]
   check_clean_run(result, workspace);
 }
 
+TEST_CASE("imbalance: ranks waiting in a barrier for a rank that computes for a minute, with the defaults",
+          "[clean]") {
+  // DEADLOCK-TIMEOUT auto proves deadlocks within a second: a minute of
+  // waiting for a rank that computes must still be no verdict.
+  Workspace workspace;
+  const JobResult result = run_checked(workspace, 3, TEST_PROGRAM(imbalance), {}, {"60"});
+  check_clean_run(result, workspace);
+}
+
 TEST_CASE("pingpong: the same checksum with and without the checker", "[clean]") {
   Workspace workspace;
   const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(pingpong), kDeadlockOptions);

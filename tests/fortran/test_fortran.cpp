@@ -106,7 +106,7 @@ TEST_CASE("fortran_bindings: the mpi_f08 deadlock while every core is kept busy"
 
 TEST_CASE("fortran_bindings: a receive waiting for a computing rank, through every Fortran binding",
           "[clean][fortran]") {
-  const std::string compute_seconds = std::to_string(2 * kDeadlockTimeoutSeconds);
+  const std::string compute_seconds = kLongComputation;
   for (const Binding& binding : kBindings) {
     DYNAMIC_SECTION(binding.name) {
       Workspace workspace;

@@ -17,10 +17,10 @@ namespace {
 
 const Program kRandomProgram = TEST_PROGRAM(random_program);
 
-// Past the timeout, so that a checker taking the ranks that wait for a
-// computing rank as deadlocked reports them; few enough delays per seed to
-// keep each job short.
-const std::string kDelaySeconds = std::to_string(kDeadlockTimeoutSeconds + 1.5);
+// Past the moment a proven verdict may be taken (DEADLOCK-TIMEOUT auto), so
+// that a checker taking the ranks that wait for a computing rank as
+// deadlocked reports them; few enough delays per seed to keep each job short.
+const std::string kDelaySeconds = kLongComputation;
 const std::string kDelayPercent = "8";
 
 std::vector<std::string> seed_arguments(int seed) { return {"--seed", std::to_string(seed)}; }
@@ -60,9 +60,9 @@ void check_bug_reported(const std::string& bug, int seed, int ranks) {
   INFO("--bug " << bug << ", seed " << seed << " on " << ranks << " ranks");
   Workspace workspace;
 
-  // Without the checker the job hangs: it outlives twice the checker's timeout.
+  // Without the checker the job hangs: it outlives a correct run's longest delay.
   Job plain_job(workspace, plain_command(ranks, kRandomProgram, arguments), {},
-                Seconds{2 * kDeadlockTimeoutSeconds});
+                Seconds{std::stod(kLongComputation) + 1});
   const JobResult plain = plain_job.finish();
   {
     INFO("without the checker:\n" << describe(plain));

@@ -39,7 +39,7 @@ JobResult run_with_rank1_variable(const Workspace& workspace, const std::string&
   std::vector<std::string> line = {"--", MPIEXEC, "-n", "1", pingpong, ":", "-n", "1"};
   line.insert(line.end(), rank1_variable.begin(), rank1_variable.end());
   line.push_back(pingpong);
-  return run_job(workspace, with(checker_prefix(workspace, kDeadlockOptions), line));
+  return run_job(workspace, with(checker_prefix(workspace, kTimedDeadlockOptions), line));
 }
 
 }  // namespace

@@ -206,10 +206,11 @@ TEST_CASE("lost_rank: a rank killed while the others wait for it and live on: ea
 namespace {
 
 // Stopped ranks fall silent after DEADLOCK-WARNING; the twin is stopped for
-// well under it.
+// 5 s, well under it, under the default DEADLOCK-TIMEOUT auto.
 const std::string kStopWarning = "10s";
-constexpr Seconds kStopped{3};
+constexpr Seconds kStopped{5};
 const std::vector<std::string> kStopOptions = {"--deadlock-timeout", kTimeout, "--deadlock-warning", kStopWarning};
+const std::vector<std::string> kStoppedTwinOptions = {"--deadlock-warning", kStopWarning};
 
 }  // namespace
 
@@ -240,8 +241,8 @@ TEST_CASE("lost_rank: a rank stopped and continued within DEADLOCK-WARNING while
   const Program program = TEST_PROGRAM(lost_rank);
   for (const Shape& shape : {kShapes[0], kShapes[4]}) {
     DYNAMIC_SECTION(shape_name(shape)) {
-      // The victim releases the others 5 s after it starts; it spends 3 of them stopped.
-      const std::vector<std::string> args = {shape.waits, std::to_string(shape.victim), "release", "5"};
+      // The victim releases the others 7 s after it starts; it spends 5 of them stopped.
+      const std::vector<std::string> args = {shape.waits, std::to_string(shape.victim), "release", "7"};
       const auto stop_and_continue = [&](const Workspace& workspace, const std::vector<std::string>& command,
                                          const Environment& env) {
         Job job(workspace, command, env);
@@ -258,7 +259,7 @@ TEST_CASE("lost_rank: a rank stopped and continued within DEADLOCK-WARNING while
       REQUIRE(plain.succeeded());
       Workspace workspace;
       const JobResult checked =
-          stop_and_continue(workspace, checked_command(workspace, shape.ranks, program, kStopOptions, args), {});
+          stop_and_continue(workspace, checked_command(workspace, shape.ranks, program, kStoppedTwinOptions, args), {});
       std::filesystem::remove(workspace.dir() / "victim.pid");  // the program's, not the checker's
       check_clean_run(checked, workspace, plain.exit_status);
       CHECK(checked.out == plain.out);

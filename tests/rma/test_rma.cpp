@@ -11,17 +11,13 @@ using namespace harness;
 
 namespace {
 
-// The twins' computation: twice the timeout, so that a checker that took
-// waiting for a busy rank as a deadlock would report one.
-const std::string kTwinComputation = std::to_string(2 * kDeadlockTimeoutSeconds);
-
 JobResult run_deadlock(const Workspace& workspace, const Program& program) {
-  return run_checked(workspace, 2, program, kDeadlockOptions, {"0", "deadlock"});
+  return run_checked(workspace, 2, program, kTimedDeadlockOptions, {"0", "deadlock"});
 }
 
 void check_correct_twin(const Program& program) {
   Workspace workspace;
-  check_unchanged_by_checker(workspace, 2, program, kDeadlockOptions, {kTwinComputation, "correct"});
+  check_unchanged_by_checker(workspace, 2, program, kTimedDeadlockOptions, {kTimedComputation, "correct"});
 }
 
 // The report's cycle line goes through ranks 0 and 1 and gives `rule`.
@@ -91,7 +87,7 @@ TEST_CASE("rma_bad_input: MPI_WIN_NULL and out-of-epoch calls get MPI's own erro
     return;
   }
   Workspace workspace;
-  const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(rma_bad_input), kDeadlockOptions);
+  const JobResult plain = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(rma_bad_input), kTimedDeadlockOptions);
   // The calls did fail, as the program meant them to.
   CHECK(plain.out.find("MPI_Win_fence(MPI_WIN_NULL): MPI_ERR_WIN") != std::string::npos);
   CHECK(plain.out.find("MPI_Win_fence: MPI_SUCCESS") != std::string::npos);
@@ -102,15 +98,15 @@ TEST_CASE("rma_bad_input: MPI_WIN_NULL and out-of-epoch calls get MPI's own erro
 TEST_CASE("rma_lock_wait: MPI_Win_lock on a target in MPI_Barrier while a computing rank holds the lock",
           "[trust][clean][rma]") {
   Workspace workspace;
-  check_unchanged_by_checker(workspace, 3, TEST_PROGRAM(rma_lock_wait), kDeadlockOptions,
-                             {"holder", kTwinComputation});
+  check_unchanged_by_checker(workspace, 3, TEST_PROGRAM(rma_lock_wait), kTimedDeadlockOptions,
+                             {"holder", kTimedComputation});
 }
 
 TEST_CASE("rma_lock_wait: MPI_Win_lock on a target that holds the lock while it waits in MPI_Barrier",
           "[deadlock][rma]") {
   Workspace workspace;
   const Program program = TEST_PROGRAM(rma_lock_wait);
-  const JobResult result = run_checked(workspace, 3, program, kDeadlockOptions, {"target"});
+  const JobResult result = run_checked(workspace, 3, program, kTimedDeadlockOptions, {"target"});
   check_deadlock(result, program,
                  {.calls = {{0, R"(MPI_Win_lock\(lock_type=MPI_LOCK_EXCLUSIVE, rank=1, assert=0, )" + kWindow + R"(\))"},
                             {1, R"(MPI_Barrier\(comm=MPI_COMM_WORLD\))"}},

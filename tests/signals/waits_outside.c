@@ -45,8 +45,8 @@
 #include "support.h"
 
 enum { kMaxCalls = 5 };
-static const double kThreadsSeconds = 6;  /* each call, all at once: past DEADLOCK-WARNING and a dump */
-static const double kMainSeconds = 3;     /* each call, one after another */
+static const double kThreadsSeconds = 4.5; /* each call, all at once: past DEADLOCK-WARNING and a dump */
+static const double kMainSeconds = 1.5;    /* each call, one after another */
 static const double kHangSeconds = 0.4;   /* each repeated call while the job hangs */
 static const char kBytes[] = "bytes";     /* what a helper sends: 5 bytes */
 

@@ -125,14 +125,13 @@ TEST_CASE("join_waits join and cond: workers wait in MPI_Recv for tags never sen
   INFO(describe(result));
   CHECK(result.err.find("threads outside MPI sleep in waits that only their own process can end") !=
         std::string::npos);
-  // The verdict comes a few ticks after DEADLOCK-TIMEOUT; the MPI's start-up
+  // Proven at once (DEADLOCK-TIMEOUT auto): the verdict comes a few ticks
+  // after the threads outside MPI were first seen held; the MPI's start-up
   // and teardown, which take seconds longer under Open MPI, are not counted.
   const double blocked_seconds = parse_blocked_calls(*result.report).longest_blocked_seconds;
   WARN(variant << ": the verdict came " << blocked_seconds << " s after the ranks blocked, the job ended "
-               << result.elapsed_seconds << " s after it started (DEADLOCK-TIMEOUT " << kDeadlockTimeoutSeconds
-               << " s)");
-  CHECK(blocked_seconds > kDeadlockTimeoutSeconds);
-  CHECK(blocked_seconds < kDeadlockTimeoutSeconds + 3);
+               << result.elapsed_seconds << " s after it started (DEADLOCK-TIMEOUT auto)");
+  CHECK(blocked_seconds < kDeadlockJobSeconds);
 }
 
 TEST_CASE("join_waits join-correct: the same shape, one worker computes twice DEADLOCK-TIMEOUT, then sends",

@@ -17,31 +17,56 @@
  *     is under way and rank 2 waits in MPI_Recv for what rank 0 sends after.
  *   sendrecv: rank 0's MPI_Sendrecv has its receive half (from rank 2) done
  *     and its send half to rank 1 under way into rank 1's posted MPI_Irecv;
- *     rank 2 waits in MPI_Recv for what rank 0 sends after. */
+ *     rank 2 waits in MPI_Recv for what rank 0 sends after.
+ *   bsend: as isend, with MPI_Bsend: the call returns once the message is
+ *     in the attached buffer, and no request is left; only the count of
+ *     messages sent and matched says it is in flight.
+ *   ibsend: the same with MPI_Ibsend, waited for before the barrier.
+ * argv[4], optional: "contiguous" sends the message as plain bytes, as large
+ * as it is (1 GiB goes in MPI's rendezvous protocol); "strided" is the
+ * default. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "support.h"
 
-enum Variant { kIsend, kPersistent, kIsendrecv, kPartitioned, kIrecv, kAnySource, kSendrecv };
-static const char* const kVariants[] = {"isend", "persistent", "isendrecv", "partitioned",
-                                        "irecv", "any_source", "sendrecv"};
+enum Variant { kIsend, kPersistent, kIsendrecv, kPartitioned, kIrecv, kAnySource, kSendrecv, kBsend, kIbsend };
+static const char* const kVariants[] = {"isend", "persistent", "isendrecv", "partitioned", "irecv",
+                                        "any_source", "sendrecv", "bsend", "ibsend"};
+enum { kVariantCount = 9 };
 static const char* const kMatching[] = {"match", "mismatch"};
+static const char* const kLayouts[] = {"strided", "contiguous"};
 enum { kStride = 16, kPartitions = 4, kLargeTag = 5, kSmallTag = 8, kAfterTag = 9 };
 
-static MPI_Datatype large_type;  // one byte in kStride, the message's size in all
+static MPI_Datatype large_type;  // one byte in kStride (or every byte), the message's size in all
 static char* large;
 static int posted_tag = kLargeTag;  // the tag of the posted operation: another one in the hang twin
 
 static void receive_large(int from) {
-  MPI_Recv(large, 1, large_type, from, kLargeTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* mpisentry: blocks [isend] [persistent] [isendrecv] */
+  MPI_Recv(large, 1, large_type, from, kLargeTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* mpisentry: blocks [isend] [persistent] [isendrecv] [bsend] [ibsend] */
+}
+
+/* The messages of the buffered sends: the whole message packed, and MPI's own room. */
+static void* attach_buffer(void) {
+  int bytes = 0;
+  MPI_Pack_size(1, large_type, MPI_COMM_WORLD, &bytes);
+  bytes += MPI_BSEND_OVERHEAD;
+  void* buffer = malloc((size_t)bytes);
+  MPI_Buffer_attach(buffer, bytes);
+  return buffer;
 }
 
 static void sender(enum Variant variant) {
-  MPI_Request request;
+  MPI_Request request = MPI_REQUEST_NULL;
   int small = 0;
-  if (variant == kIsend || variant == kAnySource) {
+  void* attached = variant == kBsend || variant == kIbsend ? attach_buffer() : NULL;
+  if (variant == kBsend) {
+    MPI_Bsend(large, 1, large_type, 0, posted_tag, MPI_COMM_WORLD);
+  } else if (variant == kIbsend) {
+    MPI_Ibsend(large, 1, large_type, 0, posted_tag, MPI_COMM_WORLD, &request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+  } else if (variant == kIsend || variant == kAnySource) {
     MPI_Isend(large, 1, large_type, 0, posted_tag, MPI_COMM_WORLD, &request);
   } else if (variant == kPersistent) {
     MPI_Send_init(large, 1, large_type, 0, posted_tag, MPI_COMM_WORLD, &request);
@@ -57,9 +82,14 @@ static void sender(enum Variant variant) {
   } else {  /* kIrecv, kSendrecv: the posted receive of rank 0's send */
     MPI_Irecv(large, 1, large_type, 0, posted_tag, MPI_COMM_WORLD, &request);
   }
-  MPI_Barrier(MPI_COMM_WORLD); /* mpisentry: blocks [isend] [persistent] [isendrecv] [partitioned] [irecv] [any_source] [sendrecv] */
+  MPI_Barrier(MPI_COMM_WORLD); /* mpisentry: blocks [isend] [persistent] [isendrecv] [partitioned] [irecv] [any_source] [sendrecv] [bsend] [ibsend] */
   MPI_Wait(&request, MPI_STATUS_IGNORE);
   if (variant == kPersistent || variant == kPartitioned) MPI_Request_free(&request);
+  if (attached) {
+    int size = 0;
+    MPI_Buffer_detach(&attached, &size);
+    free(attached);
+  }
   if (variant == kIsendrecv && small != 42) MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
@@ -104,8 +134,10 @@ static void third(enum Variant variant) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const long mebibytes = count_argument(argc, argv, 1, "the message's size in MiB");
-  const enum Variant variant = variant_argument(argc, argv, 2, "variant", kVariants, 7);
+  const enum Variant variant = variant_argument(argc, argv, 2, "variant", kVariants, kVariantCount);
   const int mismatch = variant_argument(argc, argv, 3, "whether the posted operation matches", kMatching, 2);
+  const int contiguous = argc > 4 && variant_argument(argc, argv, 4, "the message's layout", kLayouts, 2);
+  const int stride = contiguous ? 1 : kStride;
   const int ranks = variant == kAnySource || variant == kSendrecv ? 3 : 2;
   const int rank = world_rank_checked(ranks, ranks);
 #if MPI_VERSION < 4
@@ -114,9 +146,9 @@ int main(int argc, char** argv) {
 #endif
   if (mismatch) posted_tag = kLargeTag + 1;
   const long bytes = mebibytes * 1024 * 1024 / (variant == kPartitioned ? kPartitions : 1);
-  MPI_Type_vector((int)bytes, 1, kStride, MPI_CHAR, &large_type);
+  MPI_Type_vector((int)bytes, 1, stride, MPI_CHAR, &large_type);
   MPI_Type_commit(&large_type);
-  large = calloc((size_t)bytes * kStride * (variant == kPartitioned ? kPartitions : 1), 1);
+  large = calloc((size_t)bytes * stride * (variant == kPartitioned ? kPartitions : 1), 1);
   if (rank == 0)
     receiver(variant);
   else if (rank == 1)

@@ -138,7 +138,7 @@ TEST_CASE("durations: format is the shortest exact text and reads back", "[confi
 TEST_CASE("config text: keys and values are case-insensitive, paths are not", "[config][file]") {
   const auto result = from_text("deadlock-timeout 10S\nVerbose 3\nreport-file /Tmp/Report.TXT\n");
   REQUIRE(all(result.errors).empty());
-  CHECK(result.settings.deadlock_timeout == 10s);
+  CHECK(result.settings.deadlock_timeout == Timeout{false, 10s});
   CHECK(result.settings.verbose == 3);
   CHECK(result.settings.report_file == "/Tmp/Report.TXT");
   CHECK(result.origin.at("VERBOSE") == "job.conf:2");
@@ -155,7 +155,7 @@ TEST_CASE("config text: comments, blank lines and quotes", "[config][file]") {
       "REPORT-FILE \"\"\r\n");
   REQUIRE(all(result.errors).empty());
   CHECK(result.notices.empty());
-  CHECK(result.settings.deadlock_timeout == 20s);
+  CHECK(result.settings.deadlock_timeout == Timeout{false, 20s});
   CHECK(result.settings.report_json == "/tmp/with space/r.json");
   CHECK(result.settings.report_dot == "a#b");
   CHECK(result.settings.report_file.empty());
@@ -176,7 +176,7 @@ TEST_CASE("config text: bad lines name file and line", "[config][file]") {
       "CHECK\n"
       "DEADLOCK-TIMEOUT 10 seconds\n");
   const std::vector<std::string> expected = {
-      "job.conf:1: DEADLOCK-TIMEOUT \"5x\": unknown time unit 'x' (use c, l, s, m, h, d or w)",
+      "job.conf:1: DEADLOCK-TIMEOUT \"5x\": unknown time unit 'x' (use c, l, s, m, h, d or w); the key takes a time or auto",
       "job.conf:2: VERBOSE \"9\": out of range (0 to 5)",
       "job.conf:3: VERBOSE \"loud\": not a whole number",
       "job.conf:4: missing closing quote",
@@ -305,7 +305,7 @@ TEST_CASE("load: file, VT_ variables, MPISENTRY_ variables, each overriding the 
   };
   const auto result = load(lookup_in(env));
   REQUIRE(all(result.errors).empty());
-  CHECK(result.settings.deadlock_timeout == 10s);
+  CHECK(result.settings.deadlock_timeout == Timeout{false, 10s});
   CHECK(result.settings.deadlock_warning == 3min);
   CHECK(result.settings.verbose == 4);
   CHECK(result.settings.report_file == "from-file.txt");
@@ -354,7 +354,7 @@ TEST_CASE("load: errors from the environment name the variable, all are collecte
   const auto result = load(lookup_in(env));
   REQUIRE(result.errors.size() == 3);
   CHECK(result.errors[0].str() == file.path() + ":1: VERBOSE \"7\": out of range (0 to 5)");
-  CHECK(result.errors[1].str() == "VT_DEADLOCK_TIMEOUT: DEADLOCK-TIMEOUT \"-1s\": negative durations are not allowed");
+  CHECK(result.errors[1].str() == "VT_DEADLOCK_TIMEOUT: DEADLOCK-TIMEOUT \"-1s\": negative durations are not allowed; the key takes a time or auto");
   CHECK(result.errors[2].str() ==
         "MPISENTRY_DEADLOCK_WARNING: DEADLOCK-WARNING \"1y\": unknown time unit 'y' (use c, l, s, m, h, d or w)");
 }
@@ -366,7 +366,7 @@ TEST_CASE("load: the check interval must be shorter than the timeout", "[config]
     REQUIRE(result.errors.size() == 1);
     CHECK(result.errors[0].str() == file.path() +
                                         ":1: DEADLOCK-CHECK-INTERVAL 2m (" + file.path() +
-                                        ":1) must be shorter than DEADLOCK-TIMEOUT 1m (default)");
+                                        ":1) must be shorter than DEADLOCK-TIMEOUT auto (default), which waits 1m for what it cannot prove");
   }
   SECTION("timeout set in the environment, equal to the interval") {
     const auto result = load(lookup_in({{"MPISENTRY_DEADLOCK_TIMEOUT", "100l"}}));
@@ -392,7 +392,7 @@ TEST_CASE("keys: names for the environment and the launcher", "[config][keys]") 
   REQUIRE(find_key("deadlock-warning") != nullptr);
   CHECK(find_key("deadlock-warning")->name == "DEADLOCK-WARNING");
   CHECK(find_key("CHECK") == nullptr);
-  CHECK(default_listing().front() == "DEADLOCK-TIMEOUT 1m");
+  CHECK(default_listing().front() == "DEADLOCK-TIMEOUT auto");
 }
 
 TEST_CASE("the shipped config file parses cleanly to the defaults", "[config][shipped]") {

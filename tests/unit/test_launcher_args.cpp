@@ -159,7 +159,7 @@ TEST_CASE("launcher: the help text lists every option and check", "[launcher]") 
     CHECK(text.find(std::string(key.help)) != std::string::npos);
   }
   for (const config::CheckInfo& check : config::switchable_checks()) CHECK(text.find(check.name) != std::string::npos);
-  CHECK(text.find("(DEADLOCK-TIMEOUT, default 1m)") != std::string::npos);
+  CHECK(text.find("(DEADLOCK-TIMEOUT, default auto)") != std::string::npos);
   CHECK(text.find("--potential") != std::string::npos);
 }
 
@@ -168,7 +168,7 @@ TEST_CASE("launcher: bad option values name the option", "[launcher]") {
   REQUIRE(args.errors.empty());
   const auto settings = resolve_settings(args, lookup_in({}));
   CHECK(messages(settings.errors) ==
-        Strings{"--deadlock-timeout: DEADLOCK-TIMEOUT \"5x\": unknown time unit 'x' (use c, l, s, m, h, d or w)",
+        Strings{"--deadlock-timeout: DEADLOCK-TIMEOUT \"5x\": unknown time unit 'x' (use c, l, s, m, h, d or w); the key takes a time or auto",
                 "--verbose: VERBOSE \"9\": out of range (0 to 5)",
                 "--check: CHECK \"NOPE\" matches no check"});
 }
@@ -178,13 +178,13 @@ TEST_CASE("launcher: options override the environment, then the rules are checke
   SECTION("an option repairs the environment") {
     const auto settings = resolve_settings(parse({"--deadlock-timeout", "10s", "-n", "2", "./app"}), lookup_in(env));
     CHECK(settings.ok());
-    CHECK(settings.settings.deadlock_timeout == 10s);
+    CHECK(settings.settings.deadlock_timeout == config::Timeout{false, 10s});
     CHECK(settings.settings.verbose == 0);
   }
   SECTION("an option breaks a rule") {
     const auto settings = resolve_settings(parse({"--deadlock-check-interval", "2m", "-n", "2", "./app"}), lookup_in({}));
     CHECK(messages(settings.errors) == Strings{"--deadlock-check-interval: DEADLOCK-CHECK-INTERVAL 2m (--deadlock-check-interval) "
-                                               "must be shorter than DEADLOCK-TIMEOUT 1m (default)"});
+                                               "must be shorter than DEADLOCK-TIMEOUT auto (default), which waits 1m for what it cannot prove"});
   }
 }
 

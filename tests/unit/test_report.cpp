@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -294,7 +296,7 @@ TEST_CASE("deserialize rejects damaged input with a message", "[report]") {
       CHECK_THROWS_AS(deserialize(std::string_view(bytes).substr(0, length)), std::invalid_argument);
     }
     CHECK_THROWS_WITH(deserialize(bytes.substr(0, bytes.size() - 2)), Catch::Contains("truncated") &&
-                                                                         Catch::Contains("pending_unlisted"));
+                                                                         Catch::Contains("tallies_unlisted"));
   }
   SECTION("garbage, a bad field and trailing bytes") {
     CHECK_THROWS_WITH(deserialize("hello"), Catch::Contains("does not start with"));
@@ -312,14 +314,14 @@ TEST_CASE("deserialize rejects damaged input with a message", "[report]") {
                                                  Catch::Contains("no value 3"));
     CHECK_THROWS_WITH(deserialize(bytes + "x"), Catch::Contains("1 unexpected bytes"));
     // rank, host, pid, state, seconds, activity, then a count no input can hold
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/9;0;0:0;0;0;0;-1;999999999999;"),
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/10;0;0:0;0;0;0;-1;999999999999;"),
                       Catch::Contains("\"threads\""));
     // ... one thread: id, state, seconds, function, call, wait_mode, waits_for, then possibly_waits_for
-    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/9;0;0:0;0;0;0;-1;1;0;1;0;0:0:1;0;x;"),
+    CHECK_THROWS_WITH(deserialize("mpisentry-snapshot/10;0;0:0;0;0;0;-1;1;0;1;0;0:0:1;0;x;"),
                       Catch::Contains("\"threads.possibly_waits_for\"") && Catch::Contains("not a number"));
     // ... waits_for as runs that do not ascend apart: one form per set
     for (const char* runs : {"1;5;3;", "2;0;3;4;5;", "2;4;5;0;1;"})
-      CHECK_THROWS_WITH(deserialize(fmt::format("mpisentry-snapshot/9;0;0:0;0;0;0;-1;1;0;1;0;0:0:1;{}0;", runs)),
+      CHECK_THROWS_WITH(deserialize(fmt::format("mpisentry-snapshot/10;0;0:0;0;0;0;-1;1;0;1;0;0:0:1;{}0;", runs)),
                         Catch::Contains("\"threads.waits_for\"") && Catch::Contains("out of order"));
   }
 }
@@ -629,7 +631,7 @@ TEST_CASE("format_json writes the documented schema", "[report]") {
   CHECK(json.starts_with(R"({"schema":"mpisentry-report/5","check":"GLOBAL:DEADLOCK:HARD","severity":"error",)"
                          R"("aborts_job":true,)"
                          R"("rule":"every rank of the cycle waits in a call that cannot return before the next rank )"
-                         R"(acts","threshold_seconds":5.0,"threshold_key":"DEADLOCK-TIMEOUT","partial":false,)"
+                         R"(acts","threshold_seconds":5.0,"threshold_key":"DEADLOCK-TIMEOUT","proven_at_once":false,"partial":false,)"
                          R"("core":{"ranks":[0,1],"cycle":[0,1,0],"blocked_behind":[2,3]},)"
                          R"("waiting":[],"culprits":[],"signal":null,)"
                          "\n"
@@ -754,6 +756,13 @@ TEST_CASE("write_file writes, appends and names the path on failure", "[report]"
   content.str("");
   content << again.rdbuf();
   CHECK(content.str() == "third\n");
+  // A whole file is written beside it and renamed over it: nothing else is left.
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(directory))
+    names.push_back(entry.path().filename().string());
+  CHECK(names == std::vector<std::string>{"report.txt"});
+  // Not a regular file: written in place.
+  CHECK(write_file("/dev/null", "x", false).empty());
 
   const std::string missing = std::string(directory) + "/no/such/dir/report.txt";
   CHECK(write_file(missing, "x", false) ==

@@ -36,7 +36,7 @@ Verdict hard_cycle() {
 
 config::Settings settings() {
   config::Settings settings;
-  settings.deadlock_timeout = 20s;
+  settings.deadlock_timeout = mpisentry::config::Timeout{false, 20s};
   settings.deadlock_warning = 300s;
   return settings;
 }

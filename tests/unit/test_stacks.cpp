@@ -410,7 +410,7 @@ TEST_CASE("a thread the caller calls interruptible gets the signal in its system
   CHECK(frames[blocked_at].line == poll_call_line);
 }
 
-TEST_CASE("a thread running user code gets the signal; one that blocks it gets none") {
+TEST_CASE("a thread running user code gets the signal, one that blocks it gets none") {
   ensure_capture_installed();
   spin_released = false;
   spin_started = false;

@@ -42,14 +42,14 @@ struct FakeRequests {
     irecv.shape = CallShape::Receive;
     irecv.peer = 1;
     irecv.comm = MPI_COMM_WORLD;
-    for (std::size_t i = 0; i < tests_before_done.size(); ++i) requests().remember(handle(static_cast<int>(i)), irecv);
+    for (std::size_t i = 0; i < tests_before_done.size(); ++i) requests().remember(handle(static_cast<int>(i)), irecv, nullptr);
   }
   std::vector<MPI_Request> array() const {
     std::vector<MPI_Request> out;
     for (std::size_t i = 0; i < tests_before_done.size(); ++i) out.push_back(handle(static_cast<int>(i)));
     return out;
   }
-  int get_status(MPI_Request request, int* done) {
+  int get_status(MPI_Request request, int* done, MPI_Status* = nullptr) {
     const int i = index_of(request);
     for (int bad : failing)
       if (bad == i) return MPI_ERR_REQUEST;
@@ -193,10 +193,10 @@ TEST_CASE("tested wait: the answer names the incomplete readable requests among 
   CallRecord generalized;
   generalized.function = FunctionId::Grequest_start;
   generalized.shape = CallShape::Opaque;
-  requests().remember(handle(4), generalized);  // never asked of MPI: it would run the program's query function
+  requests().remember(handle(4), generalized, nullptr);  // never asked of MPI: it would run the program's query function
   const std::uint32_t incomplete = incomplete_requests(
       static_cast<int>(array.size()), array.data(),
-      [&](MPI_Request request, int* done) { return fake.get_status(request, done); });
+      [&](MPI_Request request, int* done, MPI_Status*) { return fake.get_status(request, done); });
   // Bits 1 and 6..15: incomplete; not 0 and 2 (complete), 3 (null), 4
   // (generalized), 5 (failed), nor 16 and 17 (not copied).
   std::uint32_t expected = 0;
@@ -219,7 +219,7 @@ TEST_CASE("tested wait: the monitor's thread asks a waiting thread and reads eac
     const std::vector<MPI_Request> array = fake.array();
     ThreadState& self = enter_tested_wait(FunctionId::Waitall, array);
     waiting.store(&self);
-    const auto get_status = [&](MPI_Request request, int* flag) {
+    const auto get_status = [&](MPI_Request request, int* flag, MPI_Status*) {
       *flag = index_of(request) < completed.load();
       return MPI_SUCCESS;
     };
@@ -276,9 +276,9 @@ TEST_CASE("tested wait: the monitor takes a request's state from an answer only 
   CallRecord generalized;
   generalized.function = FunctionId::Grequest_start;
   generalized.shape = CallShape::Opaque;
-  requests().remember(handle(100), irecv);
-  requests().remember(handle(101), ibarrier);
-  requests().remember(handle(102), generalized);
+  requests().remember(handle(100), irecv, nullptr);
+  requests().remember(handle(101), ibarrier, nullptr);
+  requests().remember(handle(102), generalized, nullptr);
 
   CallRecord wait;
   wait.function = FunctionId::Waitall;

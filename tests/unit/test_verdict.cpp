@@ -18,7 +18,7 @@ namespace {
 
 constexpr double timeout = 3;
 constexpr double warning = 10;
-const JudgeSettings settings{timeout, warning};
+const JudgeSettings settings{timeout, timeout, warning};
 constexpr double stuck = 5;  // past DEADLOCK-TIMEOUT, not yet DEADLOCK-WARNING
 constexpr std::uint64_t world_id = 1;
 
@@ -106,6 +106,22 @@ TEST_CASE("ranks blocked for less than DEADLOCK-TIMEOUT are not judged stuck", "
     const Verdict verdict = judge(job({receiving(1), receiving(0, timeout / 2)}), settings);
     CHECK(verdict.kind == Verdict::Kind::None);
     CHECK(verdict.core.empty());
+  }
+}
+
+TEST_CASE("DEADLOCK-TIMEOUT auto: a proof waits for no timeout, a possible wait does", "[verdict]") {
+  const JudgeSettings automatic{0.4, 60, warning};
+  SECTION("a cycle of definite waits after half a second is HARD") {
+    CHECK(judge(job({receiving(1, 0.5), receiving(0, 0.5)}), automatic).kind == Verdict::Kind::Hard);
+  }
+  SECTION("not before the ranks have been blocked for proven_seconds") {
+    CHECK(judge(job({receiving(1, 0.5), receiving(0, 0.3)}), automatic).kind == Verdict::Kind::None);
+  }
+  SECTION("a cycle through a possible wait waits for the timeout") {
+    CHECK(judge(job({in_bcast(0, 2), receiving(0, 5), running()}), automatic).kind == Verdict::Kind::None);
+    RankSnapshot leaf = in_bcast(0, 2);
+    leaf.seconds = leaf.threads.front().seconds = 61;
+    CHECK(judge(job({leaf, receiving(0, 61), running()}), automatic).kind == Verdict::Kind::Unsafe);
   }
 }
 

@@ -457,6 +457,84 @@ TEST_CASE("a peer's active request that matches is a transfer under way, whateve
   }
 }
 
+TEST_CASE("a message in flight that a receive may take is a transfer under way, whatever the sender's call") {
+  // Rank 1 sent to rank 0 (an eager send that completed, or one whose
+  // request it freed) and waits in a barrier that rank 0 joins after its
+  // MPI_Recv: the counts say a message is in flight, and its tag.
+  using mpisentry::MessageTally;
+  using mpisentry::TagTally;
+  const auto tally = [](std::vector<int> tags) {
+    TagTally t;
+    for (int tag : tags) {
+      ++t.count;
+      t.sum += static_cast<std::uint64_t>(tag);
+      t.squares += static_cast<std::uint64_t>(tag) * static_cast<std::uint64_t>(tag);
+    }
+    return t;
+  };
+  RankSnapshot in_barrier = in_collective(7, {0});
+  RankSnapshot receiver = receiving(1, 5);
+  const auto sent = [&](std::vector<int> tags, std::uint64_t comm = world_id) {
+    in_barrier.tallies = {{comm, 0, tally(std::move(tags)), {}}};
+  };
+  const auto matched = [&](std::vector<int> tags) { receiver.tallies = {{world_id, 1, {}, tally(std::move(tags))}}; };
+  const auto stuck = [&] { return find_deadlock(job({receiver, in_barrier}), definite_only) == deadlock({0, 1}, {0, 1, 0}); };
+  CHECK(stuck());
+  SECTION("one message of the tag") {
+    sent({5});
+    CHECK_FALSE(stuck());
+  }
+  SECTION("every message sent was matched") {
+    sent({5, 5, 9});
+    matched({5, 5, 9});
+    CHECK(stuck());
+  }
+  SECTION("one or two in flight of other tags") {
+    sent({3});
+    CHECK(stuck());
+    sent({3, 7});
+    CHECK(stuck());
+    sent({4, 6});  // the same sum as 5 and 5
+    CHECK(stuck());
+    sent({5, 5});
+    CHECK_FALSE(stuck());
+    sent({2, 5, 8});
+    matched({8});
+    CHECK_FALSE(stuck());
+    sent({2, 4, 8});
+    matched({8});
+    CHECK(stuck());
+  }
+  SECTION("more than two in flight: any tag may be among them") {
+    sent({1, 2, 3});
+    CHECK_FALSE(stuck());
+  }
+  SECTION("a receive of any tag takes any message") {
+    sent({3});
+    receiver.threads.front().messages.front().tag = PendingMessage::kAny;
+    CHECK_FALSE(stuck());
+  }
+  SECTION("a message on another communicator is not for this receive") {
+    sent({5}, world_id + 1);
+    CHECK(stuck());
+  }
+  SECTION("counts read while the ranks counted: more matched than sent hides anything") {
+    sent({5});
+    matched({3, 5});
+    CHECK_FALSE(stuck());
+  }
+  SECTION("a sender whose counts are not all listed may have sent anything") {
+    in_barrier.tallies_unlisted = true;
+    CHECK_FALSE(stuck());
+  }
+  SECTION("a send is never released by a message in flight") {
+    RankSnapshot sender = sending(1, 5);
+    in_barrier.tallies = {{world_id, 0, {}, tally({5})}};
+    sender.tallies = {{world_id, 1, tally({5, 5}), {}}};
+    CHECK(find_deadlock(job({sender, in_barrier}), definite_only) == deadlock({0, 1}, {0, 1, 0}));
+  }
+}
+
 TEST_CASE("possible waits count only with with_possible_waits") {
   // Rank 0 is a Bcast leaf: definitely waits for its running root, rank 2,
   // possibly for the other leaf, rank 1, which receives from rank 0.

@@ -9,18 +9,11 @@
 
 using namespace harness;
 
-namespace {
-
-// Well past the timeout, so that a checker that took waiting for a
-// computing rank as a deadlock would report one.
-const std::string kComputation = std::to_string(2 * kDeadlockTimeoutSeconds);
-
-}  // namespace
-
 TEST_CASE("file_collective: rank 0 in MPI_File_write_all, rank 1 in MPI_Recv from rank 0", "[wrapped][deadlock]") {
   Workspace workspace;
   const Program program = TEST_PROGRAM(file_collective);
-  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions, {"0", "deadlock"});
+  // A verdict through a possible wait: HARD only after an explicit timeout.
+  const JobResult result = run_checked(workspace, 2, program, kTimedDeadlockOptions, {"0", "deadlock"});
   if (MPISENTRY_BUILT_FOR_OPEN_MPI) {
     // Open MPI's MPI_File_write_all (OMPIO) returns without rank 1: no hang, and nothing to report.
     check_clean_run(result, workspace);
@@ -40,7 +33,7 @@ TEST_CASE("file_collective: rank 0 in MPI_File_write_all, rank 1 in MPI_Recv fro
 TEST_CASE("file_collective: rank 1 computes before it joins MPI_File_write_all", "[wrapped][clean]") {
   Workspace workspace;
   const JobResult plain =
-      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(file_collective), kDeadlockOptions, {kComputation, "correct"});
+      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(file_collective), kTimedDeadlockOptions, {kTimedComputation, "correct"});
   CHECK(plain.out == "rank 0 read back 1023\n");
 }
 
@@ -61,7 +54,7 @@ TEST_CASE("large_count: rank 1 computes before MPI_Bcast_c and MPI_Allreduce_c",
   if (!mpi_has("MPI_Bcast_c and MPI_Allreduce_c")) return;
   Workspace workspace;
   const JobResult plain =
-      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(large_count), kDeadlockOptions, {kComputation, "correct"});
+      check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(large_count), kDeadlockOptions, {kLongComputation, "correct"});
   CHECK(plain.out == "broadcast 1, sum 2\n");
 }
 
