@@ -28,8 +28,8 @@ struct SignalMember {
 };
 
 // The Settings member a key sets; its type is the key's kind.
-using Member = std::variant<Timeout Settings::*, Duration Settings::*, IntegerMember, std::string Settings::*, AutoSwitch Settings::*,
-                            DelayInjection Settings::*, SignalMember, PortRange Settings::*,
+using Member = std::variant<Timeout Settings::*, Duration Settings::*, IntegerMember, std::string Settings::*,
+                            AutoSwitch Settings::*, DelayInjection Settings::*, SignalMember, PortRange Settings::*,
                             InterfaceList Settings::*>;
 
 // A key that takes one value: "DEADLOCK-TIMEOUT 1m".

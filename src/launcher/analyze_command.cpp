@@ -155,7 +155,8 @@ class Confirmer {
       : args_(args), logs_(logs), runs_dir_(fs::absolute(args.runs_dir)) {
     std::error_code error;
     self_ = fs::read_symlink("/proc/self/exe", error).string();
-    limit_ = std::chrono::duration_cast<std::chrono::seconds>(config::any_verdict_after(settings.deadlock_timeout) + settings.deadlock_warning) +
+    limit_ = std::chrono::duration_cast<std::chrono::seconds>(config::any_verdict_after(settings.deadlock_timeout) +
+                                                              settings.deadlock_warning) +
              std::chrono::seconds(30);
     mpiexec_ = choose_mpiexec(env, std::nullopt).command;
   }

@@ -107,8 +107,8 @@ class Exploration {
         {"MPISENTRY_REPORT_FILE", (run_dir / "report.txt").string()},
         {"MPISENTRY_REPORT_JSON", (run_dir / "report.json").string()},
     };
-    const auto limit = std::chrono::duration_cast<std::chrono::seconds>(config::any_verdict_after(job_.settings.deadlock_timeout) +
-                                                                        job_.settings.deadlock_warning) +
+    const auto limit = std::chrono::duration_cast<std::chrono::seconds>(
+                           config::any_verdict_after(job_.settings.deadlock_timeout) + job_.settings.deadlock_warning) +
                        std::chrono::seconds(30);
     const runs::JobEnd end = runs::run_job(job_.command, variables, run_dir / "output.txt", limit);
 

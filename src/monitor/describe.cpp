@@ -563,13 +563,15 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
             [](const CollectiveCount& a, const CollectiveCount& b) { return a.comm_id < b.comm_id; });
   snapshot.locked_windows = windows::locked();
   add_active_operations(snapshot);
+  const std::vector<std::optional<std::uint32_t>> answers =
+      ask_threads ? ask_waiting_threads(threads) : std::vector<std::optional<std::uint32_t>>(threads.size());
+  // After the answers: a waiting thread counts the receives MPI completed
+  // inside its wait as it answers.
   snapshot.tallies = tallies::collect(snapshot.tallies_unlisted);
   if (snapshot.tallies.size() > RankSnapshot::kListedTallies) {
     snapshot.tallies.resize(RankSnapshot::kListedTallies);
     snapshot.tallies_unlisted = true;
   }
-  const std::vector<std::optional<std::uint32_t>> answers =
-      ask_threads ? ask_waiting_threads(threads) : std::vector<std::optional<std::uint32_t>>(threads.size());
   for (std::size_t i = 0; i < threads.size(); ++i) {
     const ThreadView& thread = threads[i];
     ThreadSnapshot out;

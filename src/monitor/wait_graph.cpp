@@ -25,7 +25,9 @@ bool matches(const PendingMessage& send, int sender, const PendingMessage& recei
 TagTally tally_of(const RankSnapshot& rank, std::uint64_t comm_id, int peer, TagTally MessageTally::*direction) {
   const auto [first, last] = std::equal_range(
       rank.tallies.begin(), rank.tallies.end(), MessageTally{comm_id, peer, {}, {}},
-      [](const MessageTally& x, const MessageTally& y) { return std::tie(x.comm_id, x.peer) < std::tie(y.comm_id, y.peer); });
+      [](const MessageTally& x, const MessageTally& y) {
+        return std::tie(x.comm_id, x.peer) < std::tie(y.comm_id, y.peer);
+      });
   TagTally total;
   for (auto entry = first; entry != last; ++entry) {
     const TagTally& tally = (*entry).*direction;

@@ -28,10 +28,10 @@
 #include "monitor/monitor.hpp"
 #include "races/races.hpp"
 #include "records/call_record.hpp"
-#include "records/message_tallies.hpp"
 #include "records/call_text.hpp"
 #include "records/communicators.hpp"
 #include "records/lifecycle.hpp"
+#include "records/message_tallies.hpp"
 #include "records/thread_state.hpp"
 #include "signals/signals.hpp"
 

@@ -23,7 +23,8 @@ struct CorrectRuns {
 
 // Runs `program <seconds> <variant...>` twice: without the checker and with
 // 0 seconds of computation (quick), then with the checker, kDeadlockOptions
-// and kLongComputation (or, `timed`, kTimedDeadlockOptions and kTimedComputation). The program's output must not depend on the
+// and kLongComputation (or, `timed`, kTimedDeadlockOptions and
+// kTimedComputation). The program's output must not depend on the
 // computation's length. The plain run must succeed.
 CorrectRuns run_without_then_with(const Workspace& workspace, int ranks, const Program& program,
                                   const std::vector<std::string>& variant, bool timed = false) {
@@ -425,7 +426,8 @@ TEST_CASE("posted_operation: a large message under way behind a posted operation
   REQUIRE(plain.succeeded());
   // The isendrecv variant keeps its type (posted_operation.c says why).
   const std::vector<std::string> options =
-      shape.variant == "isendrecv" ? std::vector<std::string>{"--check", "LOCAL:DATATYPE:NOT_FREED OFF"} : kDeadlockOptions;
+      shape.variant == "isendrecv" ? std::vector<std::string>{"--check", "LOCAL:DATATYPE:NOT_FREED OFF"}
+                                   : kDeadlockOptions;
   const JobResult checked = run_checked(workspace, shape.ranks, program, options, args);
   check_clean_run(checked, workspace);
   INFO(describe(checked));
