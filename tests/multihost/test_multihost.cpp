@@ -222,7 +222,7 @@ TEST_CASE("multihost launch: the library missing on node2 ends the job after the
   Workspace workspace;
   const std::string library_folder = std::filesystem::path(MPISENTRY_LIBRARY).parent_path().string();
   const JobResult result =
-      run_job(workspace, bed::checked_command(workspace, 2, 1, TEST_PROGRAM(pingpong), kDeadlockOptions),
+      run_job(workspace, bed::checked_command(workspace, 2, 1, TEST_PROGRAM(pingpong), kTimedDeadlockOptions),
               {{"MULTIHOST_HIDE", "node2:" + library_folder}});
   INFO(describe(result));
   REQUIRE_FALSE(result.timed_out);
