@@ -19,11 +19,20 @@ inline tallies::CommTallies* tallies_for(MPI_Comm comm) noexcept {
   return found;
 }
 
+// The message that a started send, or a send-receive's send, puts under
+// way: none to MPI_PROC_NULL, none for any other operation.
+inline void count_started(tallies::CommTallies& tallies, const CallRecord& started) noexcept {
+  if (started.peer == MPI_PROC_NULL ||
+      (started.shape != CallShape::Send && started.shape != CallShape::SendReceive))
+    return;
+  tallies.sent(started.peer, started.tag);
+}
+
 // The send of a blocking send or send-receive, before the call: MPI may give
 // its message to the receiver before the call returns.
 inline void count_sent(const CallRecord& record) noexcept {
   if (record.peer == MPI_PROC_NULL) return;
-  if (tallies::CommTallies* tallies = tallies_for(record.comm)) tallies->sent(record.peer, record.tag);
+  if (tallies::CommTallies* tallies = tallies_for(record.comm)) count_started(*tallies, record);
 }
 
 // What a receive, a send-receive's receive or a matching probe took, as its

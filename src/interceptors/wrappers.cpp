@@ -223,9 +223,7 @@ CallRecord opaque() {
 void started_request(MPI_Request request, CallRecord& record) {
   tallies::CommTallies* tallies = is_point_to_point(record) ? tallies_for(record.comm) : nullptr;
   if (record.comm_id == 0) record.comm_id = tallies ? tallies->comm_id() : comms::id_of(record.comm);
-  const bool sends = record.shape == CallShape::Send || record.shape == CallShape::SendReceive;
-  if (tallies && sends && record.peer != MPI_PROC_NULL && function_info(record.function).form != Form::Persistent)
-    tallies->sent(record.peer, record.tag);
+  if (tallies && function_info(record.function).form != Form::Persistent) count_started(*tallies, record);
   requests().remember(request, record, tallies);
 }
 
@@ -234,9 +232,7 @@ void started_request(MPI_Request request, CallRecord& record) {
 void restarted_request(MPI_Request request) {
   CallRecord started;
   tallies::CommTallies* tallies = nullptr;
-  if (!requests().activate(request, started, tallies) || tallies == nullptr || started.peer == MPI_PROC_NULL) return;
-  if (started.shape == CallShape::Send || started.shape == CallShape::SendReceive)
-    tallies->sent(started.peer, started.tag);
+  if (requests().activate(request, started, tallies) && tallies != nullptr) count_started(*tallies, started);
 }
 
 }  // namespace
