@@ -13,7 +13,7 @@ TEST_CASE("imbalance: ranks waiting in a barrier for a computing rank", "[clean]
 }
 
 TEST_CASE("imbalance: ranks waiting in a barrier for a rank that computes for a minute, with the defaults",
-          "[clean]") {
+          "[clean][.slow]") {
   // DEADLOCK-TIMEOUT auto proves deadlocks within a second: a minute of
   // waiting for a rank that computes must still be no verdict.
   Workspace workspace;

@@ -51,7 +51,7 @@ class Sleeper {
 
 }  // namespace
 
-TEST_CASE("dump command: a running job writes one report and goes on", "[dump]") {
+TEST_CASE("dump command: a running job writes one report and goes on", "[dump][.slow]") {
   const std::string signal = GENERATE(as<std::string>{}, "SIGUSR1", "SIGUSR2");
   INFO("--dump-signal " << signal);
   Workspace workspace;

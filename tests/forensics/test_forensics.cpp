@@ -153,7 +153,7 @@ void check_exit_report(const JobResult& result, const Program& program, int rank
 }  // namespace
 
 TEST_CASE("outside_mpi: ranks waiting in MPI_Allreduce for a spinning rank 0 are warned about once",
-          "[forensics][outside]") {
+          "[forensics][outside][.slow]") {
   const Program program = TEST_PROGRAM(outside_mpi);
   Workspace workspace;
   const JobResult plain = run_job(workspace, plain_command(kOutsideRanks, program, {"spin", kOutsideArgument}));
@@ -186,7 +186,8 @@ TEST_CASE("outside_mpi: a rank outside MPI for less than DEADLOCK-WARNING is no 
                              {"--deadlock-warning", "10s", "--deadlock-timeout", "12s"}, {"spin", "4"});
 }
 
-TEST_CASE("dump_running: DUMP-SIGNAL dumps a healthy job once, and it goes on unchanged", "[forensics][dump]") {
+TEST_CASE("dump_running: DUMP-SIGNAL dumps a healthy job once, and it goes on unchanged",
+          "[forensics][dump][.slow]") {
   constexpr int kRanks = 3;
   const Program program = TEST_PROGRAM(dump_running);
   Workspace workspace;
@@ -202,7 +203,7 @@ TEST_CASE("dump_running: DUMP-SIGNAL dumps a healthy job once, and it goes on un
 }
 
 TEST_CASE("dump_running: the program's own SIGUSR1 handler still runs with DUMP-SIGNAL SIGUSR1",
-          "[forensics][dump]") {
+          "[forensics][dump][.slow]") {
   constexpr int kRanks = 3;
   const Program program = TEST_PROGRAM(dump_running);
   const std::vector<std::string> args = {kRunningSeconds, "own-handler"};

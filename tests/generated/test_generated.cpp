@@ -100,7 +100,7 @@ TEST_CASE("generated: random programs are unchanged by the checker", "[generated
   check_generated_run(seed, ranks, {});
 }
 
-TEST_CASE("generated: random programs with ranks computing past the timeout", "[generated]") {
+TEST_CASE("generated: random programs with ranks computing past the timeout", "[generated][.slow]") {
   const auto [seed, ranks] = GENERATE(table<int, int>({{22, 2}, {24, 3}, {26, 4}}));
   check_generated_run(seed, ranks, {"--delay-seconds", kDelaySeconds, "--delay-percent", kDelayPercent});
 }

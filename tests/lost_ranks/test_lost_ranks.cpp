@@ -224,7 +224,7 @@ const std::vector<std::string> kStoppedTwinOptions = {"--deadlock-warning", kSto
 }  // namespace
 
 TEST_CASE("lost_rank: a rank stopped for good while the others wait for it is named with its host and last state",
-          "[lost]") {
+          "[lost][.slow]") {
   const Program program = TEST_PROGRAM(lost_rank);
   for (const Shape& shape : {kShapes[0], kShapes[3], kShapes[4]}) {
     DYNAMIC_SECTION(shape_name(shape)) {
@@ -246,7 +246,7 @@ TEST_CASE("lost_rank: a rank stopped for good while the others wait for it is na
 }
 
 TEST_CASE("lost_rank: a rank stopped and continued within DEADLOCK-WARNING while the others wait for it: a clean run",
-          "[lost][clean]") {
+          "[lost][clean][.slow]") {
   const Program program = TEST_PROGRAM(lost_rank);
   for (const Shape& shape : {kShapes[0], kShapes[4]}) {
     DYNAMIC_SECTION(shape_name(shape)) {

@@ -34,7 +34,7 @@ const std::vector<Shape> kShapes = {
 
 TEST_CASE("signal_release: a handler in a program's library named like MPI's releases the waiting thread: "
           "no verdict",
-          "[mpi_identity][clean][threads]") {
+          "[mpi_identity][clean][threads][.slow]") {
   for (const Shape& shape : kShapes) {
     DYNAMIC_SECTION(shape.name << ", " << shape.variant) {
       Workspace workspace;

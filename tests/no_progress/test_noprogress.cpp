@@ -36,7 +36,7 @@ TEST_CASE("poll_forever: endless polling is reported as no progress", "[noprogre
   CHECK(result.err.find("GLOBAL:DEADLOCK:HARD") == std::string::npos);
 }
 
-TEST_CASE("poll_then_receive: one warning for a long poll that succeeds", "[noprogress]") {
+TEST_CASE("poll_then_receive: one warning for a long poll that succeeds", "[noprogress][.slow]") {
   Workspace workspace;
   // The warning compares the ranks' average stall with DEADLOCK-WARNING and
   // a computing rank does not stall: with one of two ranks polling it comes

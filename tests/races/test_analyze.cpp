@@ -75,7 +75,8 @@ const std::vector<std::pair<std::string, int>> kMasterWorkerShapes = {
 
 }  // namespace
 
-TEST_CASE("analyze: the log of a run that passed shows the deadlock another matching gives", "[races][analyze]") {
+TEST_CASE("analyze: the log of a run that passed shows the deadlock another matching gives",
+          "[races][analyze][.slow]") {
   const Program program = TEST_PROGRAM(matchings);
   for (const std::string mode : {"hidden", "waitall"}) {
     Workspace workspace;
@@ -267,7 +268,7 @@ TEST_CASE("analyze: a master that answers whichever worker it heard from is neve
 }
 
 TEST_CASE("analyze: a master that replies in a fixed order, whose log is the same, is a confirmed deadlock",
-          "[races][analyze][confirm]") {
+          "[races][analyze][confirm][.slow]") {
   const Program program = TEST_PROGRAM(master_worker);
   for (const auto& [shape, ranks] : kMasterWorkerShapes) {
     Workspace workspace;

@@ -122,7 +122,7 @@ TEST_CASE("matchings waitall: a message that a receive posted later took is an a
 }
 
 TEST_CASE("matchings nested: --explore finds a crash behind two changed receives, and not with one allowed",
-          "[races][explore]") {
+          "[races][explore][.slow]") {
   Workspace workspace;
   const Explored explored = explore(workspace, {"--explore"}, 3, "nested");
   INFO(describe(explored.job));
@@ -242,7 +242,7 @@ TEST_CASE("probes: --explore finds the bug behind another outcome of MPI_Iprobe 
 }
 
 TEST_CASE("probes: where every outcome of a nonblocking probe is right, each is tried and none fails",
-          "[races][explore][probes]") {
+          "[races][explore][probes][.slow]") {
   const Program program = TEST_PROGRAM(probes);
   for (const std::string shape : {"iprobe", "improbe", "peek"}) {
     Workspace workspace;

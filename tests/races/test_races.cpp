@@ -59,7 +59,8 @@ std::string hang_verdict(const JobResult& result) {
 
 }  // namespace
 
-TEST_CASE("race_orders hang: a hang that one order shows replays as the same hang every time", "[races]") {
+TEST_CASE("race_orders hang: a hang that one order shows replays as the same hang every time",
+          "[races][.slow]") {
   Workspace workspace;
   // Rank 2 sends late: rank 1's message is the first, and the second receive hangs.
   const JobResult recorded = run_with(workspace, {"--record", "hang"}, 3, {"hang"}, late(2));

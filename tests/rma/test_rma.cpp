@@ -44,7 +44,7 @@ TEST_CASE("rma_pscw: MPI_Win_wait for an origin that waits in MPI_Recv for the t
   check_cycle_and_rule(result, "in every MPI implementation (definite waits");
 }
 
-TEST_CASE("rma_pscw: the origin computes past the timeout before its epoch", "[trust][clean][rma]") {
+TEST_CASE("rma_pscw: the origin computes past the timeout before its epoch", "[trust][clean][rma][.slow]") {
   check_correct_twin(TEST_PROGRAM(rma_pscw));
 }
 
@@ -74,7 +74,7 @@ TEST_CASE("rma_lock: MPI_Win_lock on a target another rank holds while waiting f
   check_cycle_and_rule(result, "every rank is blocked and no call can complete: rank 1's MPI_Win_lock waits for rank 0");
 }
 
-TEST_CASE("rma_lock: the holder computes past the timeout before it unlocks", "[trust][clean][rma]") {
+TEST_CASE("rma_lock: the holder computes past the timeout before it unlocks", "[trust][clean][rma][.slow]") {
   check_correct_twin(TEST_PROGRAM(rma_lock));
 }
 

@@ -157,12 +157,12 @@ void check_class(const CallClass& calls) {
 }  // namespace
 
 TEST_CASE("waits_outside sockets: recv and recvfrom with and without SO_RCVTIMEO, accept, are never cut short",
-          "[signal][waits_outside]") {
+          "[signal][waits_outside][.slow]") {
   check_class(kSockets);
 }
 
 TEST_CASE("waits_outside polls: poll, ppoll, select, epoll_wait, epoll_pwait2 with timeouts are never cut short",
-          "[signal][waits_outside]") {
+          "[signal][waits_outside][.slow]") {
   check_class(kPolls);
 }
 
@@ -171,10 +171,11 @@ TEST_CASE("waits_outside sleeps: nanosleep and clock_nanosleep are never cut sho
 }
 
 TEST_CASE("waits_outside process: sem_timedwait, pthread_cond_timedwait, sigwaitinfo are never cut short",
-          "[signal][waits_outside]") {
+          "[signal][waits_outside][.slow]") {
   check_class(kProcess);
 }
 
-TEST_CASE("waits_outside pipes: a read of a pipe and waitpid are never cut short", "[signal][waits_outside]") {
+TEST_CASE("waits_outside pipes: a read of a pipe and waitpid are never cut short",
+          "[signal][waits_outside][.slow]") {
   check_class(kPipes);
 }

@@ -143,7 +143,7 @@ TEST_CASE("join_waits join-correct: the same shape, one worker computes twice DE
 }
 
 TEST_CASE("join_waits poll and timed: a main thread that sleeps in a loop cannot be proven held: a warning, no verdict",
-          "[threads][no_progress]") {
+          "[threads][no_progress][.slow]") {
   const std::string variant = GENERATE(as<std::string>{}, "poll", "timed");
   INFO("variant " << variant);
   Workspace workspace;
@@ -160,7 +160,7 @@ TEST_CASE("join_waits poll and timed: a main thread that sleeps in a loop cannot
 }
 
 TEST_CASE("unreadable_chain: ranks wait through a wait mpisentry cannot read for a rank that computes: a warning",
-          "[no_progress]") {
+          "[no_progress][.slow]") {
   if (!mpi_has("MPI_Barrier_init")) return;
   Workspace workspace;
   const JobResult result =

@@ -99,7 +99,7 @@ TEST_CASE("halo_late: neighbours of a late rank wait in Waitall with a 1 MB send
   check_correct(4, TEST_PROGRAM(halo_late));
 }
 
-TEST_CASE("waitall_done: a completed request next to one from a computing rank", "[trust][clean]") {
+TEST_CASE("waitall_done: a completed request next to one from a computing rank", "[trust][clean][.slow]") {
   const std::string completion = GENERATE(as<std::string>{}, "waitall", "waitany", "waitsome", "testall", "testsome");
   INFO("rank 0 completes its requests with " << completion);
   check_correct(3, TEST_PROGRAM(waitall_done), {completion});
@@ -414,7 +414,7 @@ bool mpi4_shape(const std::string& variant) { return variant == "isendrecv" || v
 }  // namespace
 
 TEST_CASE("posted_operation: a large message under way behind a posted operation, its rank in another call",
-          "[trust][clean]") {
+          "[trust][clean][.slow]") {
   const PostedShape shape = GENERATE(from_range(std::begin(kPostedShapes), std::end(kPostedShapes)));
   INFO("variant: " << shape.variant);
   if (mpi4_shape(shape.variant) && !mpi_has("MPI_Isendrecv and MPI_Psend_init")) return;
@@ -474,7 +474,7 @@ TEST_CASE("nbx_termination: a sparse exchange ended by MPI_Ibarrier while rank 0
 // its rank no more than a thread blocked in MPI.
 
 TEST_CASE("silent_thread: a thread that never called MPI computes or sleeps, then sends what the peer waits for",
-          "[trust][clean][threads]") {
+          "[trust][clean][threads][.slow]") {
   const std::string maker = GENERATE(as<std::string>{}, "before_init", "after_init", "library", "openmp");
   const std::string first = GENERATE(as<std::string>{}, "compute", "sleep");
   INFO("made " << maker << ", it does first: " << first);
