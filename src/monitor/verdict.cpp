@@ -189,10 +189,11 @@ Verdict judge(const std::vector<RankSnapshot>& ranks, const JudgeSettings& setti
 
   if (DeadlockCore core = waitgraph::find_deadlock(ranks, definite); !core.empty()) {
     verdict.kind = Verdict::Kind::Hard;
-    verdict.rule =
-        "each rank of the cycle waits in a call that cannot return before the next rank acts, in every "
-        "MPI implementation (definite waits; requests confirmed incomplete; no message in flight that one of "
-        "them could take)";
+    verdict.rule = fmt::format(
+        "each rank of {} waits in a call that cannot return before the next rank acts, in every MPI "
+        "implementation (definite waits; requests confirmed incomplete; no message in flight that one of them "
+        "could take)",
+        core.cycles.size() > 1 ? "each cycle" : "the cycle");
     verdict.involved = involved_in(core);
     verdict.core = std::move(core);
     return verdict;

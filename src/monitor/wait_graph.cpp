@@ -481,34 +481,49 @@ std::vector<bool> find_on_cycle(const Graph& graph, const std::vector<int>& comp
   return on_cycle;
 }
 
-// The shortest cycle through `start` inside its component (breadth-first),
-// in wait order, as ranks, with `start` repeated at the end.
-std::vector<int> find_cycle(const Graph& graph, const std::vector<int>& component, int start, int rank_count) {
-  constexpr int unreached = -1;
-  std::vector<int> reached_from(static_cast<std::size_t>(graph.size()), unreached);
-  std::vector<int> frontier{start};
-  int last = unreached;  // the node whose arc closes the cycle back to start
-  for (std::size_t head = 0; head < frontier.size() && last == unreached; ++head) {
-    const int node = frontier[head];
-    for (int target : graph.targets_of(node)) {
-      if (target == start) {
-        last = node;
-        break;
-      }
-      const auto t = static_cast<std::size_t>(target);
-      if (component[t] == component[static_cast<std::size_t>(start)] && reached_from[t] == unreached) {
-        reached_from[t] = node;
-        frontier.push_back(target);
+// The shortest cycle through a node inside its component (breadth-first),
+// for one component after another: each search resets only the nodes it
+// reached, so that the cycles of many small deadlocks cost their own size,
+// not the graph's each.
+class CycleFinder {
+ public:
+  CycleFinder(const Graph& graph, const std::vector<int>& component)
+      : graph_(graph), component_(component), reached_from_(static_cast<std::size_t>(graph.size()), kUnreached) {}
+
+  // The cycle through `start` in wait order, as ranks (nodes below
+  // `rank_count`), with `start` repeated at the end.
+  std::vector<int> cycle_through(int start, int rank_count) {
+    std::vector<int> frontier{start};
+    int last = kUnreached;  // the node whose arc closes the cycle back to start
+    for (std::size_t head = 0; head < frontier.size() && last == kUnreached; ++head) {
+      const int node = frontier[head];
+      for (int target : graph_.targets_of(node)) {
+        if (target == start) {
+          last = node;
+          break;
+        }
+        const auto t = static_cast<std::size_t>(target);
+        if (component_[t] == component_[static_cast<std::size_t>(start)] && reached_from_[t] == kUnreached) {
+          reached_from_[t] = node;
+          frontier.push_back(target);
+        }
       }
     }
+    std::vector<int> cycle{start};
+    for (int node = last; node != start && node != kUnreached; node = reached_from_[static_cast<std::size_t>(node)])
+      if (node < rank_count) cycle.push_back(node);
+    std::reverse(cycle.begin() + 1, cycle.end());
+    cycle.push_back(start);
+    for (int node : frontier) reached_from_[static_cast<std::size_t>(node)] = kUnreached;
+    return cycle;
   }
-  std::vector<int> cycle{start};
-  for (int node = last; node != start && node != unreached; node = reached_from[static_cast<std::size_t>(node)])
-    if (node < rank_count) cycle.push_back(node);
-  std::reverse(cycle.begin() + 1, cycle.end());
-  cycle.push_back(start);
-  return cycle;
-}
+
+ private:
+  static constexpr int kUnreached = -1;
+  const Graph& graph_;
+  const std::vector<int>& component_;
+  std::vector<int> reached_from_;
+};
 
 }  // namespace
 
@@ -530,15 +545,21 @@ DeadlockCore find_deadlock(const std::vector<RankSnapshot>& ranks, const Options
   const std::vector<bool> on_cycle = find_on_cycle(graph, component);
   const int rank_count = static_cast<int>(ranks.size());
   DeadlockCore result;
+  std::map<int, std::size_t> cycle_of_component;  // component -> its index in result.cycles
   for (int rank = 0; rank < rank_count; ++rank) {
     const auto r = static_cast<std::size_t>(rank);
     if (on_cycle[r]) {
       result.core.push_back(rank);
+      // Visited by rank, the components' cycles come in order of their lowest rank.
+      const auto [entry, added] = cycle_of_component.try_emplace(component[r], result.cycles.size());
+      if (added) result.cycles.emplace_back();
+      result.cycles[entry->second].ranks.push_back(rank);
     } else if (deadlocked[r]) {
       result.blocked_behind.push_back(rank);
     }
   }
-  if (!result.core.empty()) result.cycle = find_cycle(graph, component, result.core.front(), rank_count);
+  CycleFinder finder(graph, component);
+  for (DeadlockCycle& deadlock : result.cycles) deadlock.cycle = finder.cycle_through(deadlock.ranks.front(), rank_count);
   return result;
 }
 

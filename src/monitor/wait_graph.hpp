@@ -1,6 +1,7 @@
 // The wait-for graph analysis with MUST's AND/OR semantics, over ranks and
 // their threads: which ranks can never proceed, and which of them form the
-// cycle or knot that causes it. Pure: knows nothing of MPI or of the monitor.
+// cycles or knots that cause it, each a deadlock of its own. Pure: knows
+// nothing of MPI or of the monitor.
 //
 // A rank can act as long as one of its threads can: a rank node waits (OR)
 // for its blocked threads, and a thread node waits (its call's AND or OR)

@@ -1,7 +1,9 @@
 // The wait-for graph as Graphviz input, drawn as MUST draws its deadlock
 // graph: one node per rank, the arcs the analysis used, AND waits solid, OR
-// waits dashed, possible waits dotted, the deadlock core in red.
+// waits dashed, possible waits dotted, every deadlock in red in a frame of its
+// own, the ranks blocked behind them in orange.
 #include <iterator>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -33,8 +35,9 @@ std::string node_label(const RankSnapshot& rank) {
   return label + to_string(rank.state);
 }
 
-std::string node_style(const RankSnapshot& rank, bool in_core) {
+std::string node_style(const RankSnapshot& rank, bool in_core, bool behind) {
   if (in_core) return R"(, color="red", style="bold")";
+  if (behind) return R"(, color="orange")";
   if (rank.state == RankState::Running) return R"(, color="grey", fontcolor="grey")";
   return "";
 }
@@ -58,13 +61,25 @@ const char* arc_line(const WaitArc& arc) {
 std::string format_dot(const Report& report) {
   std::string out = fmt::format("digraph mpisentry {{\n  label={};\n  labelloc=\"t\";\n  node [shape=\"box\"];\n",
                                 dot_quote(check_name(report.check)));
+  std::unordered_map<int, std::size_t> deadlock_of;  // rank -> its deadlock's index in core.cycles
+  for (std::size_t i = 0; i < report.core.cycles.size(); ++i)
+    for (int rank : report.core.cycles[i].ranks) deadlock_of[rank] = i;
   const std::unordered_set<int> core(report.core.core.begin(), report.core.core.end());
+  const std::unordered_set<int> behind(report.core.blocked_behind.begin(), report.core.blocked_behind.end());
   for (const RankSnapshot& rank : report.ranks) {
     fmt::format_to(std::back_inserter(out), "  r{} [label={}{}];\n", rank.rank, dot_quote(node_label(rank)),
-                   node_style(rank, core.contains(rank.rank)));
+                   node_style(rank, core.contains(rank.rank), behind.contains(rank.rank)));
+  }
+  for (std::size_t i = 0; i < report.core.cycles.size(); ++i) {
+    fmt::format_to(std::back_inserter(out), "  subgraph cluster_deadlock{0} {{\n    label=\"deadlock {0}\";\n    color=\"red\";\n   ",
+                   i + 1);
+    for (int rank : report.core.cycles[i].ranks) fmt::format_to(std::back_inserter(out), " r{};", rank);
+    out += "\n  }\n";
   }
   for (const WaitArc& arc : report.arcs) {
-    const bool core_arc = core.contains(arc.from.rank) && core.contains(arc.to);
+    // Red within one deadlock; an arc from one deadlock to another is a wait like any.
+    const auto from = deadlock_of.find(arc.from.rank), to = deadlock_of.find(arc.to);
+    const bool core_arc = from != deadlock_of.end() && to != deadlock_of.end() && from->second == to->second;
     fmt::format_to(std::back_inserter(out), "  r{} -> r{} [label={}, style=\"{}{}\"{}];\n", arc.from.rank, arc.to,
                    dot_quote(arc_label(report, arc)), arc_line(arc), core_arc ? ",bold" : "",
                    core_arc ? R"(, color="red")" : "");

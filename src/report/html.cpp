@@ -1,9 +1,12 @@
 // The page is drawn from the JSON report alone, so that a report copied off
-// a cluster can be turned into a page anywhere. The wait-for graph stays
-// readable at any number of ranks: the ranks of the deadlock's cycle (at most
+// a cluster can be turned into a page anywhere. Its first screen says where
+// in the code the ranks are: the classes' stacks merged into one tree (STAT's
+// prefix tree), each node with its ranks. The wait-for graph stays readable
+// at any number of ranks: the ranks of each deadlock's cycle (at most
 // kCycleShown of them, the middle of a longer cycle folded into one node) sit
-// on a circle, and every other rank is in the node of its class (ranks that
-// print the same), at most kClassNodes of them.
+// on a circle of their own, at most kCirclesDrawn circles, and every other
+// rank is in the node of its class (ranks that print the same), at most
+// kClassNodes of them.
 // nlohmann's diagnostics put the path of a missing or mistyped key into its
 // messages ("(/ranks/3) key 'pid' not found"), which BadReport passes on.
 #define JSON_DIAGNOSTICS 1
@@ -13,6 +16,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -31,7 +35,10 @@ using Json = nlohmann::json;
 constexpr std::string_view kSchema = "mpisentry-report/5";
 constexpr std::size_t kCycleShown = 12;   // a longer cycle shows its first and last kCycleEnds
 constexpr std::size_t kCycleEnds = 5;
-constexpr std::size_t kClassNodes = 24;  // more classes share one last node
+constexpr std::size_t kCirclesDrawn = 6;  // the ranks of further deadlocks are in their classes' nodes
+constexpr std::size_t kClassNodes = 24;  // more classes share one last node; the tree shows as many classes
+constexpr std::size_t kDeadlocksListed = 8;  // more deadlocks are counted in one line
+constexpr std::size_t kInnermostFrames = 3;  // frames the tree shows above each call; further out, folded
 constexpr std::size_t kCallsListed = 16;  // a class of more ranks lists its representative's calls alone
 constexpr int kSourceContext = 2;         // source lines shown around a frame's line
 
@@ -97,6 +104,25 @@ std::string ranks_of_runs(const std::string& runs) {
   return (runs.find_first_of(",-") == std::string::npos ? "rank " : "ranks ") + runs;
 }
 
+// One deadlock of the report's core: its ranks and one cycle through them
+// (empty for a report that names the ranks alone).
+struct Deadlock {
+  std::vector<int> ranks;
+  std::vector<int> cycle;
+};
+
+// core.cycles; a report written before it was added names one deadlock, in
+// core.ranks and core.cycle.
+std::vector<Deadlock> deadlocks_of(const Json& core) {
+  std::vector<Deadlock> deadlocks;
+  if (const auto cycles = core.find("cycles"); cycles != core.end()) {
+    for (const Json& deadlock : *cycles) deadlocks.push_back({rank_list(deadlock.at("ranks")), rank_list(deadlock.at("cycle"))});
+  } else if (std::vector<int> ranks = rank_list(core.at("ranks")); !ranks.empty()) {
+    deadlocks.push_back({std::move(ranks), rank_list(core.at("cycle"))});
+  }
+  return deadlocks;
+}
+
 // A source file's lines, read once per page.
 class SourceFiles {
  public:
@@ -128,6 +154,13 @@ struct Node {
   int class_index = -1;  // the class its link goes to; -1: none
   double x = 0, y = 0;
   bool on_circle = false;
+  int deadlock = -1;  // the deadlock all its ranks are in; -1: none, or several
+};
+
+// A deadlock's circle, and its name above it when the report has several.
+struct Circle {
+  double x = 0, y = 0, radius = 0;
+  std::string label;
 };
 
 struct Edge {
@@ -139,25 +172,35 @@ struct Edge {
 struct Graph {
   std::vector<Node> nodes;
   std::vector<Edge> edges;
+  std::vector<Circle> circles;
+  std::vector<std::size_t> circle_of;  // per node on a circle (the first nodes): its index in circles
   double width = 760, height = 0;
-  double center_x = 0, center_y = 0;  // of the circle
 };
 
 constexpr double kCircleNodeRadius = 24;
 constexpr double kBoxWidth = 130, kBoxHeight = 44, kBoxGap = 16;
 constexpr double kRowGap = 60;  // between rows of boxes, room for the arrows
+constexpr double kCircleGap = 40;        // between the circles of a row
+constexpr double kCircleLabelRoom = 24;  // above a circle, for its name
 // The colours of the picture, its arrows and its legend.
 constexpr const char* kWaitColor = "#455a64";
 constexpr const char* kPossibleColor = "#9e9e9e";
 constexpr std::size_t kBoxesPerRow = 5;
 
-Graph graph_of(const Json& report, const std::map<int, int>& class_of_rank) {
-  Graph graph;
-  const Json& core = report.at("core");
-  std::vector<int> circle = rank_list(core.at("cycle"));
+// The ranks a deadlock's circle shows, in wait order: its cycle, or, for a
+// deadlock named by its ranks alone, those.
+std::vector<int> circle_ranks(const Deadlock& deadlock) {
+  std::vector<int> circle = deadlock.cycle;
   if (!circle.empty()) circle.pop_back();  // the first rank, repeated at the end
-  if (circle.empty()) circle = rank_list(core.at("ranks"));  // an OR knot has no one cycle
-  const std::vector<int> behind = rank_list(core.at("blocked_behind"));
+  return circle.empty() ? deadlock.ranks : circle;
+}
+
+Graph graph_of(const Json& report, const std::vector<Deadlock>& deadlocks, const std::map<int, int>& class_of_rank) {
+  Graph graph;
+  std::map<int, int> deadlock_of_rank;
+  for (std::size_t i = 0; i < deadlocks.size(); ++i)
+    for (int rank : deadlocks[i].ranks) deadlock_of_rank[rank] = static_cast<int>(i);
+  const std::vector<int> behind = rank_list(report.at("core").at("blocked_behind"));
   const std::vector<int> culprits = rank_list(report.at("culprits"));
   const auto kind_of = [&](const std::vector<int>& ranks) {
     const auto has_any = [&](const std::vector<int>& set) {
@@ -165,8 +208,22 @@ Graph graph_of(const Json& report, const std::map<int, int>& class_of_rank) {
                          [&](int rank) { return std::find(set.begin(), set.end(), rank) != set.end(); });
     };
     if (has_any(culprits)) return NodeKind::culprit;
+    if (std::any_of(ranks.begin(), ranks.end(), [&](int rank) { return deadlock_of_rank.contains(rank); }))
+      return NodeKind::core;
     if (has_any(behind)) return NodeKind::behind;
     return NodeKind::other;
+  };
+  // The deadlock every one of `ranks` is in, else -1.
+  const auto deadlock_of = [&](const std::vector<int>& ranks) {
+    const auto first = deadlock_of_rank.find(ranks.front());
+    if (first == deadlock_of_rank.end()) return -1;
+    return std::all_of(ranks.begin(), ranks.end(),
+                       [&](int rank) {
+                         const auto entry = deadlock_of_rank.find(rank);
+                         return entry != deadlock_of_rank.end() && entry->second == first->second;
+                       })
+               ? first->second
+               : -1;
   };
   const auto class_of = [&](int rank) {
     const auto entry = class_of_rank.find(rank);
@@ -174,23 +231,29 @@ Graph graph_of(const Json& report, const std::map<int, int>& class_of_rank) {
   };
 
   std::map<int, std::size_t> node_of;
-  const auto add_circle_node = [&](std::string label, std::vector<int> ranks) {
-    for (int rank : ranks) node_of[rank] = graph.nodes.size();
-    const int link = class_of(ranks.front());
-    graph.nodes.push_back({std::move(label), std::move(ranks), NodeKind::core, link, 0, 0, true});
-  };
-  if (circle.size() <= kCycleShown) {
-    for (int rank : circle) add_circle_node(std::to_string(rank), {rank});
-  } else {
-    for (std::size_t i = 0; i < kCycleEnds; ++i) add_circle_node(std::to_string(circle[i]), {circle[i]});
-    add_circle_node("\u2026", std::vector<int>(circle.begin() + kCycleEnds, circle.end() - kCycleEnds));
-    for (std::size_t i = circle.size() - kCycleEnds; i < circle.size(); ++i)
-      add_circle_node(std::to_string(circle[i]), {circle[i]});
+  const std::size_t drawn = std::min(deadlocks.size(), kCirclesDrawn);
+  for (std::size_t d = 0; d < drawn; ++d) {
+    const auto add_circle_node = [&](std::string label, std::vector<int> ranks) {
+      for (int rank : ranks) node_of[rank] = graph.nodes.size();
+      const int link = class_of(ranks.front());
+      graph.nodes.push_back({std::move(label), std::move(ranks), NodeKind::core, link, 0, 0, true, static_cast<int>(d)});
+      graph.circle_of.push_back(d);
+    };
+    const std::vector<int> circle = circle_ranks(deadlocks[d]);
+    if (circle.size() <= kCycleShown) {
+      for (int rank : circle) add_circle_node(std::to_string(rank), {rank});
+    } else {
+      for (std::size_t i = 0; i < kCycleEnds; ++i) add_circle_node(std::to_string(circle[i]), {circle[i]});
+      add_circle_node("\u2026", std::vector<int>(circle.begin() + kCycleEnds, circle.end() - kCycleEnds));
+      for (std::size_t i = circle.size() - kCycleEnds; i < circle.size(); ++i)
+        add_circle_node(std::to_string(circle[i]), {circle[i]});
+    }
+    graph.circles.push_back({0, 0, 0, deadlocks.size() > 1 ? fmt::format("deadlock {}", d + 1) : ""});
   }
 
   // Every other rank in its class's node; classes past kClassNodes share one.
   const std::size_t circle_nodes = graph.nodes.size();
-  std::map<int, std::vector<int>> by_class;  // by class index: the ranks not on the circle
+  std::map<int, std::vector<int>> by_class;  // by class index: the ranks not on a circle
   for (const Json& rank : report.at("ranks")) {
     const int number = rank.at("rank").get<int>();
     if (!node_of.contains(number)) by_class[class_of(number)].push_back(number);
@@ -203,14 +266,16 @@ Graph graph_of(const Json& report, const std::map<int, int>& class_of_rank) {
     }
     for (int rank : ranks) node_of[rank] = graph.nodes.size();
     const NodeKind kind = kind_of(ranks);
+    const int deadlock = deadlock_of(ranks);
     graph.nodes.push_back({ranks.size() == 1 ? "rank " + std::to_string(ranks.front()) : "ranks " + compress_ranks(ranks),
-                           std::move(ranks), kind, class_index});
+                           std::move(ranks), kind, class_index, 0, 0, false, deadlock});
   }
   if (!rest.empty()) {
     for (int rank : rest) node_of[rank] = graph.nodes.size();
     std::sort(rest.begin(), rest.end());
     const NodeKind kind = kind_of(rest);
-    graph.nodes.push_back({fmt::format("{} more ranks", rest.size()), std::move(rest), kind, -1});
+    const int deadlock = deadlock_of(rest);
+    graph.nodes.push_back({fmt::format("{} more ranks", rest.size()), std::move(rest), kind, -1, 0, 0, false, deadlock});
   }
 
   // The arcs, one edge per pair of nodes and kind of wait.
@@ -226,29 +291,59 @@ Graph graph_of(const Json& report, const std::map<int, int>& class_of_rank) {
     ++graph.edges[entry->second].arcs;
   }
 
-  // Layout: the circle on top, the class nodes in rows below it.
-  const std::size_t on_circle = circle_nodes;
+  // Layout: the circles in rows on top, side by side while they fit, the
+  // class nodes in rows below them.
+  std::vector<std::size_t> on_circle(graph.circles.size(), 0);
+  for (std::size_t circle : graph.circle_of) ++on_circle[circle];
   double top = 30;
-  if (on_circle > 0) {
-    const double radius = std::max(70.0, on_circle * 2.6 * kCircleNodeRadius / (2 * M_PI));
-    graph.center_x = graph.width / 2;
-    graph.center_y = top + radius + kCircleNodeRadius;
-    for (std::size_t i = 0; i < on_circle; ++i) {
-      // Clockwise from the top, in wait order.
-      const double angle = -M_PI / 2 + 2 * M_PI * i / on_circle;
-      graph.nodes[i].x = graph.center_x + radius * std::cos(angle);
-      graph.nodes[i].y = graph.center_y + radius * std::sin(angle);
+  std::vector<std::size_t> row;  // the circles of the row under way
+  const auto place_row = [&] {
+    double row_width = -kCircleGap, row_height = 0;
+    for (std::size_t c : row) {
+      row_width += 2 * (graph.circles[c].radius + kCircleNodeRadius) + kCircleGap;
+      row_height = std::max(row_height, 2 * (graph.circles[c].radius + kCircleNodeRadius));
     }
-    top = graph.center_y + radius + kCircleNodeRadius + 50;
+    double left = (graph.width - row_width) / 2;
+    const double label_room = graph.circles.size() > 1 ? kCircleLabelRoom : 0;
+    for (std::size_t c : row) {
+      Circle& circle = graph.circles[c];
+      circle.x = left + circle.radius + kCircleNodeRadius;
+      circle.y = top + label_room + row_height / 2;
+      left += 2 * (circle.radius + kCircleNodeRadius) + kCircleGap;
+    }
+    top += label_room + row_height + 30;
+    row.clear();
+  };
+  double row_width = 0;
+  for (std::size_t c = 0; c < graph.circles.size(); ++c) {
+    graph.circles[c].radius = std::max(70.0, on_circle[c] * 2.6 * kCircleNodeRadius / (2 * M_PI));
+    const double width = 2 * (graph.circles[c].radius + kCircleNodeRadius);
+    if (!row.empty() && row_width + kCircleGap + width > graph.width) {
+      place_row();
+      row_width = 0;
+    }
+    row_width += (row.empty() ? 0 : kCircleGap) + width;
+    row.push_back(c);
   }
-  const std::size_t boxes = graph.nodes.size() - on_circle;
+  if (!row.empty()) place_row();
+  std::vector<std::size_t> placed(graph.circles.size(), 0);
+  for (std::size_t i = 0; i < circle_nodes; ++i) {
+    const Circle& circle = graph.circles[graph.circle_of[i]];
+    const std::size_t count = on_circle[graph.circle_of[i]];
+    // Clockwise from the top, in wait order.
+    const double angle = -M_PI / 2 + 2 * M_PI * placed[graph.circle_of[i]]++ / count;
+    graph.nodes[i].x = circle.x + circle.radius * std::cos(angle);
+    graph.nodes[i].y = circle.y + circle.radius * std::sin(angle);
+  }
+  if (!graph.circles.empty()) top += 20;
+  const std::size_t boxes = graph.nodes.size() - circle_nodes;
   for (std::size_t i = 0; i < boxes; ++i) {
-    const std::size_t row = i / kBoxesPerRow, column = i % kBoxesPerRow;
-    const std::size_t in_row = std::min(kBoxesPerRow, boxes - row * kBoxesPerRow);
-    const double row_width = in_row * kBoxWidth + (in_row - 1) * kBoxGap;
-    Node& node = graph.nodes[on_circle + i];
-    node.x = (graph.width - row_width) / 2 + column * (kBoxWidth + kBoxGap) + kBoxWidth / 2;
-    node.y = top + row * (kBoxHeight + kRowGap) + kBoxHeight / 2;
+    const std::size_t box_row = i / kBoxesPerRow, column = i % kBoxesPerRow;
+    const std::size_t in_row = std::min(kBoxesPerRow, boxes - box_row * kBoxesPerRow);
+    const double boxes_width = in_row * kBoxWidth + (in_row - 1) * kBoxGap;
+    Node& node = graph.nodes[circle_nodes + i];
+    node.x = (graph.width - boxes_width) / 2 + column * (kBoxWidth + kBoxGap) + kBoxWidth / 2;
+    node.y = top + box_row * (kBoxHeight + kRowGap) + kBoxHeight / 2;
   }
   graph.height = boxes == 0 ? top : top + ((boxes - 1) / kBoxesPerRow) * (kBoxHeight + kRowGap) + kBoxHeight + 30;
   return graph;
@@ -289,7 +384,7 @@ std::string svg_of(const Graph& graph) {
   for (const Edge& edge : graph.edges) {
     const Node& from = graph.nodes[edge.from];
     const Node& to = graph.nodes[edge.to];
-    const bool core = from.kind == NodeKind::core && to.kind == NodeKind::core && !edge.possible;
+    const bool core = from.deadlock >= 0 && from.deadlock == to.deadlock && !edge.possible;
     const char* kind = edge.possible ? "possible" : core ? "core" : "wait";
     const char* color = edge.possible ? kPossibleColor : core ? fill_of(NodeKind::core) : kWaitColor;
     const char* dashes = edge.possible ? R"( stroke-dasharray="2 4")" : edge.any ? R"( stroke-dasharray="7 4")" : "";
@@ -302,9 +397,10 @@ std::string svg_of(const Graph& graph) {
       // center, or above a box.
       double out_x = 0, out_y = -1;
       if (from.on_circle) {
-        const double length = std::max(std::hypot(from.x - graph.center_x, from.y - graph.center_y), 1e-9);
-        out_x = (from.x - graph.center_x) / length;
-        out_y = (from.y - graph.center_y) / length;
+        const Circle& circle = graph.circles[graph.circle_of[edge.from]];
+        const double length = std::max(std::hypot(from.x - circle.x, from.y - circle.y), 1e-9);
+        out_x = (from.x - circle.x) / length;
+        out_y = (from.y - circle.y) / length;
       }
       const double reach = from.on_circle ? kCircleNodeRadius : kBoxHeight / 2;
       const double base_x = from.x + out_x * reach, base_y = from.y + out_y * reach;
@@ -331,6 +427,13 @@ std::string svg_of(const Graph& graph) {
                        "\n",
                        kind, path, color, core ? 2.5 : 1.6, dashes, kind, title);
   }
+  for (const Circle& circle : graph.circles)
+    if (!circle.label.empty())
+      svg += fmt::format(R"(<text class="deadlock-name" x="{:.1f}" y="{:.1f}" text-anchor="middle" fill="{}" )"
+                         R"(font-weight="bold">{}</text>)"
+                         "\n",
+                         circle.x, circle.y - circle.radius - kCircleNodeRadius - 8, fill_of(NodeKind::core),
+                         escaped(circle.label));
   for (const Node& node : graph.nodes) {
     const std::string title = fmt::format("<title>{}</title>", escaped(ranks_text(node.ranks)));
     std::string shape;
@@ -358,6 +461,181 @@ std::string svg_of(const Graph& graph) {
   return svg + "</svg>\n";
 }
 
+// ---------------------------------------------------------------- the stack tree
+
+// STAT's merged stack tree: every class's threads from the outermost frame
+// to the call, frames that several classes share merged into one node, each
+// node with the ranks that pass through it. A frame is its function, file and
+// line: ranks that called on from different lines of main part there.
+struct TreeNode {
+  std::string key;                  // what merges a frame with a sibling's; empty for a call
+  std::string html;                 // the node's line
+  std::vector<int> ranks;           // sorted
+  std::vector<std::size_t> children;
+  std::size_t to_call = 0;          // the fewest frames from it down to a call
+};
+
+std::string frame_place(const Json& frame) {
+  const std::string file = frame.at("file").get<std::string>();
+  if (file.empty()) return escaped(frame.at("module").get<std::string>());
+  const int line = frame.at("line").get<int>();
+  return line > 0 ? fmt::format("{}:{}", escaped(file), line) : escaped(file);
+}
+
+std::string frame_html(const Json& frame) {
+  return fmt::format("<code>{}</code> <span class=\"at\">{}</span>", escaped(frame.at("function").get<std::string>()),
+                     frame_place(frame));
+}
+
+// What the ranks of a class share with the deadlocks, as a badge before their
+// call: "deadlock 2", or being blocked behind them, or outside MPI and waited
+// for; empty for none.
+struct Standing {
+  std::map<int, int> deadlock_of_rank;
+  std::size_t deadlocks = 0;
+  std::vector<int> behind, culprits;  // sorted
+
+  std::string badge_html(const std::vector<int>& ranks) const {
+    std::set<int> in;
+    for (int rank : ranks)
+      if (const auto entry = deadlock_of_rank.find(rank); entry != deadlock_of_rank.end()) in.insert(entry->second + 1);
+    const auto has_any = [&](const std::vector<int>& set) {
+      return std::any_of(ranks.begin(), ranks.end(), [&](int rank) { return std::binary_search(set.begin(), set.end(), rank); });
+    };
+    const auto badge = [](NodeKind kind, const std::string& text) {
+      return fmt::format("<span class=\"badge\" style=\"background:{}\">{}</span> ", fill_of(kind), text);
+    };
+    if (has_any(culprits)) return badge(NodeKind::culprit, "outside MPI, waited for");
+    if (!in.empty()) {
+      if (deadlocks == 1) return badge(NodeKind::core, "deadlocked");
+      std::string numbers;
+      for (int number : in) numbers += (numbers.empty() ? "" : ", ") + std::to_string(number);
+      return badge(NodeKind::core, (in.size() == 1 ? "deadlock " : "deadlocks ") + numbers);
+    }
+    if (has_any(behind)) return badge(NodeKind::behind, "blocked behind");
+    return {};
+  }
+};
+
+// The line of a class's thread where its path ends: its call (each rank's
+// own when their arguments differ: the representative's, named), or what it
+// does outside MPI.
+std::string call_line_html(const Json& rank, const Json& thread, const std::vector<int>& ranks,
+                           const std::map<int, const Json*>& rank_entry) {
+  const std::string thread_label =
+      rank.at("threads").size() > 1 ? fmt::format("thread {}: ", thread.at("id").get<int>()) : "";
+  if (!rank.at("exit_status").is_null())
+    return fmt::format("{}exited with status {} without MPI_Finalize", thread_label, rank.at("exit_status").get<int>());
+  if (thread.at("state").get<std::string>() == "running") return thread_label + "running outside MPI";
+  const std::string call = thread.at("call").get<std::string>();
+  const std::string shown = call.empty() ? thread.at("function").get<std::string>() : call;
+  const bool same_calls = std::all_of(ranks.begin(), ranks.end(), [&](int member) {
+    const auto entry = rank_entry.find(member);
+    if (entry == rank_entry.end()) return true;
+    for (const Json& theirs : entry->second->at("threads"))
+      if (theirs.at("id") == thread.at("id")) return theirs.at("call") == thread.at("call");
+    return true;
+  });
+  const std::string whose = same_calls || ranks.size() == 1 ? "" : fmt::format("[{}] ", rank.at("rank").get<int>());
+  return fmt::format("{}<code class=\"call\">{}{}</code>", thread_label, whose, escaped(shown));
+}
+
+class StackTree {
+ public:
+  StackTree() : nodes_(1) {}  // the root, which is not drawn
+
+  // The path of one thread of a class: its frames from the outermost, then its call.
+  void add(const Json& stack, const std::vector<int>& ranks, std::string call_html) {
+    std::size_t at = 0;
+    for (auto frame = stack.rbegin(); frame != stack.rend(); ++frame) {
+      const std::string key = frame->at("function").get<std::string>() + '\n' + frame_place(*frame);
+      at = child(at, key, frame_html(*frame));
+      add_ranks(at, ranks);
+    }
+    const std::size_t call = nodes_.size();
+    nodes_.push_back({"", std::move(call_html), ranks, {}, 0});
+    nodes_[at].children.push_back(call);
+  }
+
+  std::string html() {
+    for (std::size_t node = nodes_.size(); node-- > 0;) {  // children come after their parents
+      std::sort(nodes_[node].ranks.begin(), nodes_[node].ranks.end());
+      nodes_[node].ranks.erase(std::unique(nodes_[node].ranks.begin(), nodes_[node].ranks.end()), nodes_[node].ranks.end());
+      if (nodes_[node].children.empty()) continue;
+      nodes_[node].to_call = std::numeric_limits<std::size_t>::max();
+      for (std::size_t child : nodes_[node].children)
+        nodes_[node].to_call = std::min(nodes_[node].to_call, nodes_[child].to_call + 1);
+    }
+    std::string out = "<ul class=\"tree\">\n";
+    for (std::size_t child : nodes_.front().children) out += item(child);
+    return out + "</ul>\n";
+  }
+
+ private:
+  std::size_t child(std::size_t parent, const std::string& key, std::string html) {
+    for (std::size_t existing : nodes_[parent].children)
+      if (nodes_[existing].key == key) return existing;
+    nodes_.push_back({key, std::move(html), {}, {}, 0});
+    nodes_[parent].children.push_back(nodes_.size() - 1);
+    return nodes_.size() - 1;
+  }
+
+  void add_ranks(std::size_t node, const std::vector<int>& ranks) {
+    nodes_[node].ranks.insert(nodes_[node].ranks.end(), ranks.begin(), ranks.end());
+  }
+
+  // Shown: a call, a frame where paths part, and the innermost frames above a call.
+  bool shown(std::size_t node) const {
+    return nodes_[node].children.size() != 1 || nodes_[node].to_call <= kInnermostFrames;
+  }
+
+  std::string ranks_html(std::size_t node) const {
+    return " <span class=\"tree-ranks\">" + escaped(ranks_text(nodes_[node].ranks)) + "</span>";
+  }
+
+  // The node's line and its subtree; a run of frames not shown is one folded line.
+  std::string item(std::size_t node) const {
+    if (!shown(node)) {
+      std::string frames;
+      std::size_t folded = 0;
+      for (; !shown(node); node = nodes_[node].children.front(), ++folded) frames += "<li>" + nodes_[node].html + "</li>";
+      return fmt::format("<li><details class=\"outer\"><summary>{} outer frame{}{}</summary><ol class=\"stack\">{}</ol>"
+                         "</details>\n<ul>\n{}</ul></li>\n",
+                         folded, folded == 1 ? "" : "s", ranks_html(node), frames, item(node));
+    }
+    std::string out = "<li>" + nodes_[node].html + ranks_html(node);
+    if (!nodes_[node].children.empty()) {
+      out += "\n<ul>\n";
+      for (std::size_t child : nodes_[node].children) out += item(child);
+      out += "</ul>";
+    }
+    return out + "</li>\n";
+  }
+
+  std::vector<TreeNode> nodes_;
+};
+
+// The tree of the first kClassNodes classes; each call links to its class.
+std::string tree_html(const Json& classes, const std::map<int, const Json*>& rank_entry, const Standing& standing) {
+  StackTree tree;
+  const std::size_t shown = std::min(classes.size(), kClassNodes);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const std::vector<int> ranks = rank_list(classes[i].at("rank_list"));
+    const auto entry = rank_entry.find(classes[i].at("representative").get<int>());
+    if (entry == rank_entry.end()) continue;
+    const Json& rank = *entry->second;
+    const std::string badge = standing.badge_html(ranks);
+    if (rank.at("threads").empty())
+      tree.add(Json::array(), ranks, fmt::format("{}<a href=\"#class-{}\">no stack: the rank did not answer</a>", badge, i));
+    for (const Json& thread : rank.at("threads"))
+      tree.add(thread.at("stack"), ranks,
+               fmt::format("{}<a href=\"#class-{}\">{}</a>", badge, i, call_line_html(rank, thread, ranks, rank_entry)));
+  }
+  std::string html = tree.html();
+  if (classes.size() > shown) html += fmt::format("<p>{} more classes are listed below.</p>\n", classes.size() - shown);
+  return html;
+}
+
 // ---------------------------------------------------------------- the page
 
 constexpr std::string_view kStyle = R"(
@@ -377,6 +655,15 @@ ol.stack { margin: .3em 0; padding-left: 1.6em; }
 pre.source { background: #fafafa; border: 1px solid #eee; margin: .2em 0 .6em; padding: .3em .5em; overflow-x: auto; }
 pre.source b { background: #fff59d; font-weight: normal; }
 footer { margin-top: 2em; color: #757575; font-size: .85em; }
+p.deadlock { color: #b71c1c; font-weight: bold; }
+ul.tree, ul.tree ul { list-style: none; margin: 0; }
+ul.tree { padding-left: 0; }
+ul.tree ul { border-left: 1px solid #bdbdbd; margin-left: .5em; padding-left: 1.1em; }
+ul.tree li { margin: .2em 0; }
+ul.tree a { color: inherit; }
+.at { background: #e8f5e9; padding: 0 .3em; border-radius: .2em; font-family: ui-monospace, monospace; font-size: .9em; }
+.tree-ranks { color: #1565c0; font-size: .9em; margin-left: .4em; }
+details.outer { display: inline-block; margin: 0; }
 )";
 
 std::string frames_html(const Json& stack, SourceFiles& sources) {
@@ -462,6 +749,51 @@ std::string class_html(const Json& rank_class, int index, const std::map<int, co
   return html + "</section>\n";
 }
 
+// "rank 0 &rarr; rank 1 &rarr; rank 0", folded as the graph folds it; the
+// last rank is the first again.
+std::string cycle_html(const std::vector<int>& cycle) {
+  std::string text;
+  for (std::size_t i = 0; i < cycle.size(); ++i) {
+    const bool folded = cycle.size() - 1 > kCycleShown && i >= kCycleEnds && i + kCycleEnds < cycle.size() - 1;
+    if (folded && i == kCycleEnds) text += fmt::format(" &rarr; &hellip; {} ranks &hellip;", cycle.size() - 1 - 2 * kCycleEnds);
+    if (!folded) text += (text.empty() ? "" : " &rarr; ") + fmt::format("rank {}", cycle[i]);
+  }
+  return text;
+}
+
+// A line per deadlock, numbered when there are several; past
+// kDeadlocksListed, one line counts the rest.
+std::string deadlocks_html(const std::vector<Deadlock>& deadlocks) {
+  std::string html;
+  const std::size_t listed = std::min(deadlocks.size(), kDeadlocksListed);
+  for (std::size_t i = 0; i < listed; ++i) {
+    const Deadlock& deadlock = deadlocks[i];
+    const std::string name = deadlocks.size() > 1 ? fmt::format("deadlock {}", i + 1) : "deadlock";
+    if (deadlock.cycle.empty()) {
+      html += fmt::format("<p class=\"deadlock\">{} among {}, each waiting for any one of the others</p>\n", name,
+                          escaped(ranks_text(deadlock.ranks)));
+      continue;
+    }
+    std::vector<int> on_cycle = deadlock.cycle, off_cycle;
+    std::sort(on_cycle.begin(), on_cycle.end());
+    std::set_difference(deadlock.ranks.begin(), deadlock.ranks.end(), on_cycle.begin(), on_cycle.end(),
+                        std::back_inserter(off_cycle));
+    const std::string others = off_cycle.empty() ? ""
+                                                 : fmt::format(", and {} on other cycles among {}",
+                                                               escaped(ranks_text(off_cycle)), escaped(ranks_text(deadlock.ranks)));
+    html += fmt::format("<p class=\"deadlock\">{}: {}{}</p>\n", name, cycle_html(deadlock.cycle), others);
+  }
+  if (deadlocks.size() > listed) {
+    std::vector<int> rest;
+    for (std::size_t i = listed; i < deadlocks.size(); ++i)
+      rest.insert(rest.end(), deadlocks[i].ranks.begin(), deadlocks[i].ranks.end());
+    std::sort(rest.begin(), rest.end());
+    html += fmt::format("<p class=\"deadlock\">&hellip; and {} more deadlocks, among {}</p>\n", deadlocks.size() - listed,
+                        escaped(ranks_text(rest)));
+  }
+  return html;
+}
+
 std::string page(const Json& report, std::string_view title) {
   const std::string check = report.at("check").get<std::string>();
   const std::string severity = report.at("severity").get<std::string>();
@@ -487,28 +819,30 @@ std::string page(const Json& report, std::string_view title) {
   if (!report.at("signal").is_null()) html += "<p>signal: " + escaped(report.at("signal").get<std::string>()) + "</p>\n";
   const std::string rule = report.at("rule").get<std::string>();
   if (!rule.empty()) html += "<p class=\"rule\">rule: " + escaped(rule) + "</p>\n";
-  const std::vector<int> cycle = rank_list(report.at("core").at("cycle"));
-  if (!cycle.empty()) {
-    // Folded as the graph folds it; the last rank is the first again.
-    std::string text;
-    for (std::size_t i = 0; i < cycle.size(); ++i) {
-      const bool folded = cycle.size() - 1 > kCycleShown && i >= kCycleEnds && i + kCycleEnds < cycle.size() - 1;
-      if (folded && i == kCycleEnds) text += fmt::format(" &rarr; &hellip; {} ranks &hellip;", cycle.size() - 1 - 2 * kCycleEnds);
-      if (!folded) text += (text.empty() ? "" : " &rarr; ") + fmt::format("rank {}", cycle[i]);
-    }
-    html += "<p>deadlock: " + text + "</p>\n";
-  } else if (const std::vector<int> core = rank_list(report.at("core").at("ranks")); !core.empty()) {
-    html += "<p>deadlock among " + escaped(ranks_text(core)) + ", each waiting for any one of the others</p>\n";
-  }
+  const std::vector<Deadlock> deadlocks = deadlocks_of(report.at("core"));
+  html += deadlocks_html(deadlocks);
+  const std::vector<int> behind = rank_list(report.at("core").at("blocked_behind"));
+  if (!behind.empty())
+    html += fmt::format("<p>blocked behind the deadlock{}: {}</p>\n", deadlocks.size() > 1 ? "s" : "",
+                        escaped(ranks_text(behind)));
   if (report.at("partial").get<bool>()) html += "<p>the other ranks still run</p>\n";
   if (const std::vector<int> waiting = rank_list(report.at("waiting")); !waiting.empty())
     html += fmt::format("<p>{} wait for {}, outside MPI</p>\n", escaped(ranks_text(waiting)),
                         escaped(ranks_text(rank_list(report.at("culprits")))));
 
-  const Graph graph = graph_of(report, class_of_rank);
+  Standing standing{{}, deadlocks.size(), behind, rank_list(report.at("culprits"))};
+  for (std::size_t i = 0; i < deadlocks.size(); ++i)
+    for (int rank : deadlocks[i].ranks) standing.deadlock_of_rank[rank] = static_cast<int>(i);
+  std::sort(standing.behind.begin(), standing.behind.end());
+  std::sort(standing.culprits.begin(), standing.culprits.end());
+  html += "<h2>Where the ranks are</h2>\n" + tree_html(classes, rank_entry, standing);
+
+  const Graph graph = graph_of(report, deadlocks, class_of_rank);
   html += "<h2>Who waits for whom</h2>\n<figure>\n" + svg_of(graph) + "</figure>\n";
   html += "<p class=\"legend\">";
-  for (const auto& [kind, meaning] : {std::pair{NodeKind::core, "deadlocked"}, std::pair{NodeKind::behind, "blocked behind the deadlock"},
+  for (const auto& [kind, meaning] : {std::pair{NodeKind::core, "deadlocked"},
+                                      std::pair{NodeKind::behind, deadlocks.size() > 1 ? "blocked behind the deadlocks"
+                                                                                       : "blocked behind the deadlock"},
                                       std::pair{NodeKind::culprit, "outside MPI, waited for"},
                                       std::pair{NodeKind::other, "other ranks, by class"}})
     html += fmt::format("<span><span class=\"swatch\" style=\"background:{}\"></span> {}</span>", fill_of(kind), meaning);

@@ -1,8 +1,10 @@
 // The report as one self-contained HTML page, made from the JSON report
 // (REPORT-HTML, and `mpisentry report FILE.json`): the verdict and its rule,
-// the wait-for graph drawn as SVG, the classes of ranks with their calls, and
-// each stack folded until clicked, with its source lines when the files are
-// readable where the page is made. No script, nothing fetched from elsewhere.
+// every deadlock, the classes' stacks merged into one tree with their ranks
+// and calls (the first screen), the wait-for graph drawn as SVG, the classes
+// of ranks with their calls, and each stack folded until clicked, with its
+// source lines when the files are readable where the page is made. No
+// script, nothing fetched from elsewhere.
 #pragma once
 
 #include <stdexcept>

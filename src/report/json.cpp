@@ -11,7 +11,8 @@
 //   "threshold_seconds": number, "threshold_key": "DEADLOCK-TIMEOUT" | "DEADLOCK-WARNING",
 //   "proven_at_once": bool (DEADLOCK-TIMEOUT auto, a verdict proven whatever the time),
 //   "partial": bool,                    // some ranks deadlocked while others still run
-//   "core": {"ranks": [int], "cycle": [int], "blocked_behind": [int]},
+//   "core": {"ranks": [int], "cycle": [int], "blocked_behind": [int],
+//            "cycles": [{"ranks": [int], "cycle": [int]}]},  // one per deadlock; "cycle" is the first's
 //   "waiting": [int], "culprits": [int],  // OUTSIDE_MPI (and a dump): who waits for which ranks outside MPI
 //   "signal": null | string,            // DUMP and LOCAL:EXIT:SIGNAL: the signal, "SIGUSR1"
 //   "arcs": [{"from": {"rank": int, "thread": int}, "to": int, "mode": "all" | "any", "possible": bool}],
@@ -166,7 +167,13 @@ std::string format_json(const Report& report) {
       {"threshold_key", report.threshold_key},
       {"proven_at_once", report.proven_at_once},
       {"partial", report.partial},
-      {"core", {{"ranks", report.core.core}, {"cycle", report.core.cycle}, {"blocked_behind", report.core.blocked_behind}}},
+      {"core",
+       {{"ranks", report.core.core},
+        {"cycle", report.core.cycles.empty() ? std::vector<int>() : report.core.cycles.front().cycle},
+        {"blocked_behind", report.core.blocked_behind},
+        {"cycles", array_of(report.core.cycles, [](const DeadlockCycle& deadlock) {
+           return Json{{"ranks", deadlock.ranks}, {"cycle", deadlock.cycle}};
+         })}}},
       {"waiting", report.waiting},
       {"culprits", report.culprits},
       {"signal", report.signal_number == 0 ? Json(nullptr) : Json(signal_name(report.signal_number))}};

@@ -201,11 +201,20 @@ struct WaitArc {
   bool operator==(const WaitArc&) const = default;
 };
 
+// One deadlock of the core: a strongly connected part of the deadlocked
+// wait-for graph, a cycle (AND) or a knot (OR). Separate parts are separate
+// deadlocks: each must be fixed on its own.
+struct DeadlockCycle {
+  std::vector<int> ranks;  // ascending; in a knot, or cycles that share ranks, more than the cycle's
+  std::vector<int> cycle;  // the shortest cycle through its lowest rank, in wait order, that rank repeated at the end
+  bool operator==(const DeadlockCycle&) const = default;
+};
+
 // The monitor's reading of the wait-for graph.
 struct DeadlockCore {
-  std::vector<int> core;            // ranks of the cycle (AND) or knot (OR), ascending
-  std::vector<int> cycle;           // one cycle through the core, in wait order, first rank repeated at the end
-  std::vector<int> blocked_behind;  // stuck only because they wait for the core
+  std::vector<int> core;              // ranks of every cycle (AND) or knot (OR), ascending
+  std::vector<DeadlockCycle> cycles;  // one per deadlock, by lowest rank
+  std::vector<int> blocked_behind;    // stuck only because they wait for the core
   bool empty() const { return core.empty(); }
   bool operator==(const DeadlockCore&) const = default;
 };

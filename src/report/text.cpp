@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <string_view>
 
@@ -336,9 +337,10 @@ std::string wait_reason_in_cycle(const Report& report, int rank, int next) {
 }
 
 // "rank 0 -> rank 1 -> rank 0 (rank 0: MPI_Recv from rank 1; rank 1: ...)";
-// a long cycle names its first ranks, then closes on its last.
-std::string cycle_text(const Report& report) {
-  const std::vector<int>& cycle = report.core.cycle;
+// a long cycle names its first ranks, then closes on its last. A deadlock
+// with ranks off the cycle (a knot, cycles that share ranks) names them too.
+std::string cycle_text(const Report& report, const DeadlockCycle& deadlock) {
+  const std::vector<int>& cycle = deadlock.cycle;
   std::string path;
   for (std::size_t i = 0; i < cycle.size(); ++i) {
     if (i == kMaxListed && cycle.size() > kMaxListed + 1) {
@@ -355,19 +357,33 @@ std::string cycle_text(const Report& report) {
     reasons += fmt::format("{}{}", i == 0 ? "" : "; ", wait_reason_in_cycle(report, cycle[i], next));
   }
   if (distinct > kMaxListed) reasons += "; ...";
-  return fmt::format("{} ({})", path, reasons);
+  std::vector<int> on_cycle = cycle, off_cycle;
+  std::sort(on_cycle.begin(), on_cycle.end());
+  std::set_difference(deadlock.ranks.begin(), deadlock.ranks.end(), on_cycle.begin(), on_cycle.end(),
+                      std::back_inserter(off_cycle));
+  const std::string others =
+      off_cycle.empty() ? ""
+                        : fmt::format("; {} {} in it too, on other cycles among {}", ranks_phrase(off_cycle),
+                                      off_cycle.size() == 1 ? "waits" : "wait", ranks_phrase(deadlock.ranks));
+  return fmt::format("{} ({}){}", path, reasons, others);
 }
 
+// A "deadlock: " line for each deadlock, the first kMaxListed of many, then
+// the ranks blocked behind them.
 void add_deadlock(Lines& lines, const Report& report) {
   const DeadlockCore& core = report.core;
-  if (!core.cycle.empty()) {
-    lines.add(kDescription, "deadlock: " + cycle_text(report));
-  } else if (!core.core.empty()) {
-    lines.add(kDescription,
-              fmt::format("deadlock: {} wait only for each other (any of several)", ranks_phrase(core.core)));
+  const std::size_t listed = std::min(core.cycles.size(), kMaxListed);
+  for (std::size_t i = 0; i < listed; ++i) lines.add(kDescription, "deadlock: " + cycle_text(report, core.cycles[i]));
+  if (core.cycles.size() > listed) {
+    std::vector<int> rest;
+    for (std::size_t i = listed; i < core.cycles.size(); ++i)
+      rest.insert(rest.end(), core.cycles[i].ranks.begin(), core.cycles[i].ranks.end());
+    lines.add(kDescription, fmt::format("deadlock: ... ({} more deadlocks, among {})", core.cycles.size() - listed,
+                                        ranks_phrase(rest)));
   }
   if (!core.blocked_behind.empty()) {
-    lines.add(kDescription, "blocked behind the deadlock: " + ranks_phrase(core.blocked_behind));
+    lines.add(kDescription, fmt::format("blocked behind the deadlock{}: {}", core.cycles.size() > 1 ? "s" : "",
+                                        ranks_phrase(core.blocked_behind)));
   }
 }
 

@@ -68,3 +68,38 @@ TEST_CASE("report files: JSON and DOT are written when asked for", "[graph]") {
   REQUIRE(result.report_dot.has_value());
   CHECK(result.report_dot->starts_with("digraph"));
 }
+
+TEST_CASE("two_cycles: two separate deadlocks are both named, and the ranks blocked behind them", "[graph]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(two_cycles);
+  const JobResult result =
+      run_checked(workspace, 12, program, with(kDeadlockOptions, {"--report-dot", workspace.dot_path().string()}));
+  ExpectedDeadlock expected;
+  expected.blocking_functions = {"pass_on_ring", "exchange_with_partner", "wait_for_result", "synchronize"};
+  for (int rank = 0; rank < 3; ++rank) expected.calls[rank] = R"(MPI_Ssend\()";
+  expected.calls[3] = R"(MPI_Recv\(.*source=4\b)";
+  expected.calls[4] = R"(MPI_Recv\(.*source=3\b)";
+  for (int rank = 5; rank < 8; ++rank) expected.calls[rank] = R"(MPI_Recv\(.*source=3\b)";
+  for (int rank = 8; rank < 12; ++rank) expected.calls[rank] = R"(MPI_Barrier\()";
+  check_deadlock(result, program, expected);
+  INFO(describe(result));
+  const std::string report = result.report.value_or("");
+  // One line per deadlock, each with its reasons.
+  CHECK(count_occurrences(report, "deadlock: rank ") == 2);
+  CHECK(any_line_matches(report, R"(deadlock: rank 0 -> rank 1 -> rank 2 -> rank 0 \(rank 0: MPI_Ssend)"));
+  CHECK(any_line_matches(report, R"(deadlock: rank 3 -> rank 4 -> rank 3 \(rank 3: MPI_Recv)"));
+  CHECK(any_line_matches(report, R"(blocked behind the deadlocks: ranks 5-11$)"));
+  CHECK(any_line_matches(report, R"(rule: each rank of each cycle waits)"));
+  REQUIRE(result.report_json.has_value());
+  CHECK(result.report_json->find(R"("cycles":[{"ranks":[0,1,2],"cycle":[0,1,2,0]},{"ranks":[3,4],"cycle":[3,4,3]}])") !=
+        std::string::npos);
+  REQUIRE(result.report_dot.has_value());
+  const std::string& dot = *result.report_dot;
+  CHECK(dot.find("subgraph cluster_deadlock1 {\n    label=\"deadlock 1\";\n    color=\"red\";\n    r0; r1; r2;\n  }") !=
+        std::string::npos);
+  CHECK(dot.find("subgraph cluster_deadlock2 {\n    label=\"deadlock 2\";\n    color=\"red\";\n    r3; r4;\n  }") !=
+        std::string::npos);
+  CHECK(any_line_matches(dot, R"(^  r3 -> r4 \[.*color="red"\];$)"));
+  CHECK(any_line_matches(dot, R"(^  r5 \[label=.*color="orange"\];$)"));
+  CHECK_FALSE(any_line_matches(dot, R"(^  r5 -> r3 \[.*color="red")"));
+}

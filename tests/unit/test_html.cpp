@@ -94,6 +94,62 @@ TEST_CASE("format_html: the verdict, its rule, the cycle drawn, each class with 
   CHECK(page.find("default-src 'none'") != std::string::npos);
 }
 
+TEST_CASE("format_html: the first screen's stack tree, frames shared by classes merged, each with its ranks", "[html]") {
+  const std::string page = format_html(ring_report(6, 4).dump(), "r.json");
+  const auto tree_at = page.find("<h2>Where the ranks are</h2>");
+  REQUIRE(tree_at != std::string::npos);
+  CHECK(tree_at < page.find("<h2>Who waits for whom</h2>"));
+  // Both classes are in ring (ring.c:3): one node of 6 ranks, then each class's call.
+  CHECK(count(page, "<code>ring</code> <span class=\"at\">/nonexistent/ring.c:3</span> <span class=\"tree-ranks\">"
+                    "ranks 0-5 (6 ranks)</span>") == 1);
+  CHECK(page.find("<li><span class=\"badge\" style=\"background:#d32f2f\">deadlocked</span> <a href=\"#class-0\">"
+                  "<code class=\"call\">[0] MPI_Recv(source=1)</code></a> <span class=\"tree-ranks\">ranks 0-3 (4 "
+                  "ranks)</span></li>") != std::string::npos);
+  CHECK(page.find("<li><span class=\"badge\" style=\"background:#f57c00\">blocked behind</span> <a href=\"#class-1\">"
+                  "<code class=\"call\">MPI_Recv(source=0)</code></a> <span class=\"tree-ranks\">ranks 4-5 (2 "
+                  "ranks)</span></li>") != std::string::npos);
+
+  SECTION("the innermost frames are shown, the outer ones folded") {
+    Json deep = ring_report(2, 2);
+    for (Json& rank : deep["ranks"]) {
+      Json& stack = rank["threads"][0]["stack"];
+      for (const char* outer : {"solve", "iterate", "main"})
+        stack.push_back({{"function", outer}, {"file", "/nonexistent/ring.c"}, {"line", 9}, {"module", "ring"}});
+      stack.insert(stack.begin(),
+                   Json{{"function", "exchange"}, {"file", "/nonexistent/ring.c"}, {"line", 5}, {"module", "ring"}});
+    }
+    const std::string folded = format_html(deep.dump(), "r.json");
+    // exchange, ring and solve shown; iterate and main folded.
+    CHECK(folded.find("<summary>2 outer frames <span class=\"tree-ranks\">ranks 0-1 (2 ranks)</span></summary>"
+                      "<ol class=\"stack\"><li><code>main</code>") != std::string::npos);
+    CHECK(folded.find("<li><code>solve</code>") != std::string::npos);
+  }
+}
+
+TEST_CASE("format_html: every deadlock named and drawn on a circle of its own", "[html]") {
+  Json report = ring_report(6, 4);
+  report["core"]["cycles"] = {{{"ranks", {0, 1}}, {"cycle", {0, 1, 0}}}, {{"ranks", {2, 3}}, {"cycle", {2, 3, 2}}}};
+  report["arcs"][1]["to"] = 0;  // 0 <-> 1 and 2 <-> 3
+  report["arcs"][3]["to"] = 2;
+  const std::string page = format_html(report.dump(), "r.json");
+  CHECK(page.find("<p class=\"deadlock\">deadlock 1: rank 0 &rarr; rank 1 &rarr; rank 0</p>") != std::string::npos);
+  CHECK(page.find("<p class=\"deadlock\">deadlock 2: rank 2 &rarr; rank 3 &rarr; rank 2</p>") != std::string::npos);
+  CHECK(page.find("<p>blocked behind the deadlocks: ranks 4-5 (2 ranks)</p>") != std::string::npos);
+  CHECK(count(page, "<circle class=\"node node-core\"") == 4);
+  CHECK(count(page, "<text class=\"deadlock-name\"") == 2);
+  CHECK(count(page, "class=\"edge edge-core\"") == 4);
+  CHECK(page.find("<span class=\"badge\" style=\"background:#d32f2f\">deadlocks 1, 2</span>") != std::string::npos);
+
+  SECTION("a knot's ranks off its cycle are named, and red") {
+    report["core"]["cycles"] = {{{"ranks", {0, 1, 2, 3}}, {"cycle", {0, 1, 0}}}};
+    const std::string knot = format_html(report.dump(), "r.json");
+    CHECK(knot.find("deadlock: rank 0 &rarr; rank 1 &rarr; rank 0, and ranks 2-3 (2 ranks) on other cycles among "
+                    "ranks 0-3 (4 ranks)</p>") != std::string::npos);
+    CHECK(count(knot, "<circle class=\"node node-core\"") == 2);
+    CHECK(knot.find("rx=\"8\" fill=\"#d32f2f\"/>") != std::string::npos);  // the box of ranks 2-3
+  }
+}
+
 TEST_CASE("format_html: a frame's source lines when the file is readable, the frame's line marked", "[html]") {
   const std::string source =
       (std::filesystem::temp_directory_path() / ("mpisentry_html_" + std::to_string(::getpid()) + ".c")).string();

@@ -98,7 +98,7 @@ Report recv_recv_report() {
   report.rule = "every rank of the cycle waits in a call that cannot return before the next rank acts";
   only(report.ranks[0]).call =
       "MPI_Recv(buf=0x7ffd5b2c, count=1, datatype=MPI_INT, source=1, tag=0, comm=MPI_COMM_WORLD, status=0x7ffd5b30)";
-  report.core = {{0, 1}, {0, 1, 0}, {2, 3}};
+  report.core = {{0, 1}, {{{0, 1}, {0, 1, 0}}}, {2, 3}};
   report.arcs = {{{0, 0}, 1}, {{1, 0}, 0}, {{2, 0}, 0}, {{3, 0}, 1}};
   return report;
 }
@@ -149,7 +149,7 @@ Report unsafe_report() {
   two_threads.threads = {barrier, receive};
 
   report.ranks = {root, two_threads, running(2)};
-  report.core = {{0, 1}, {0, 1, 0}, {}};
+  report.core = {{0, 1}, {{{0, 1}, {0, 1, 0}}}, {}};
   report.arcs = {{{0, 0}, 1, WaitMode::All, true}, {{1, 0}, 2}, {{1, 1}, 0}};
   return report;
 }
@@ -381,7 +381,7 @@ TEST_CASE("format_text of two ranks in the same place prints one class", "[repor
   Report report;
   report.threshold_seconds = 90;
   report.ranks = {recv_from(0, 1, 95.04), recv_from(1, 0, 95.3)};
-  report.core = {{0, 1}, {0, 1, 0}, {}};
+  report.core = {{0, 1}, {{{0, 1}, {0, 1, 0}}}, {}};
   const std::string text = format_text(report);
   CHECK(has_line(text, "[0] ERROR:    Application aborted because no progress was observed for over 1:30 minutes "
                        "(DEADLOCK-TIMEOUT 90s):"));
@@ -395,7 +395,7 @@ TEST_CASE("format_text of a partial deadlock shows the running rank", "[report]"
   report.threshold_seconds = 10;
   report.partial = true;
   report.ranks = {recv_from(0, 2, 11), recv_from(1, 0, 11), recv_from(2, 1, 11), running(3)};
-  report.core = {{0, 1, 2}, {0, 2, 1, 0}, {}};
+  report.core = {{0, 1, 2}, {{{0, 1, 2}, {0, 2, 1, 0}}}, {}};
   const auto lines = lines_of(format_text(report));
   CHECK(has_line(format_text(report), "[0] ERROR:    ranks 0-2 are blocked in MPI calls that only each other can "
                                       "complete; the other ranks still run."));
@@ -422,7 +422,7 @@ TEST_CASE("format_text of a potential deadlock lists the converted sends", "[rep
     report.ranks.push_back(send);
   }
   report.ranks.push_back(recv_from(2, 0, 5.5));
-  report.core = {{0, 1}, {0, 1, 0}, {2}};
+  report.core = {{0, 1}, {{{0, 1}, {0, 1, 0}}}, {2}};
   const std::string text = format_text(report);
   CHECK(lines_of(text)[0] == "[0] ERROR: GLOBAL:DEADLOCK:POTENTIAL: fatal error");
   CHECK(has_line(text, "[0] ERROR:    Application aborted because no progress was observed for over 0:05 minutes "
@@ -472,7 +472,7 @@ TEST_CASE("format_text of 1024 ranks in a barrier stays short", "[report]") {
     report.ranks.push_back(barrier);
   }
   report.ranks[512] = recv_from(512, 0, 5.3, {{"main", "/src/b.c", 7, "b"}});
-  report.core = {{0, 512}, {0, 512, 0}, {}};
+  report.core = {{0, 512}, {{{0, 512}, {0, 512, 0}}}, {}};
   for (int rank = 1; rank < 1024; ++rank) {
     if (rank != 512) report.core.blocked_behind.push_back(rank);
   }
@@ -489,9 +489,11 @@ TEST_CASE("format_text bounds long lists", "[report]") {
   Report report;
   report.threshold_seconds = 5;
   for (int rank = 0; rank < 20; ++rank) report.ranks.push_back(recv_from(rank, (rank + 1) % 20, 6));
-  for (int rank = 0; rank < 20; ++rank) report.core.cycle.push_back(rank);
-  report.core.cycle.push_back(0);
-  report.core.core = report.core.cycle;
+  DeadlockCycle ring;
+  for (int rank = 0; rank < 20; ++rank) ring.cycle.push_back(rank);
+  ring.ranks = ring.cycle;
+  ring.cycle.push_back(0);
+  report.core = {ring.ranks, {ring}, {}};
   only(report.ranks[0]).stack.resize(40, Frame{"deep", "", 0, "libdeep.so"});
   for (int rank = 1; rank < 20; ++rank) only(report.ranks[rank]).stack.clear();
   const std::string text = format_text(report);
@@ -511,6 +513,27 @@ TEST_CASE("format_text bounds long lists", "[report]") {
   CHECK(has_line(text, "[0] ERROR:       (no stack: the rank did not answer)"));
 }
 
+TEST_CASE("format_text names every deadlock on a line of its own, at most 8, and who is blocked behind them",
+          "[report]") {
+  Report report;
+  report.threshold_seconds = 5;
+  for (int rank = 0; rank < 24; ++rank) report.ranks.push_back(recv_from(rank, rank < 20 ? rank ^ 1 : 0, 6));
+  for (int pair = 0; pair < 10; ++pair) {
+    report.core.core.insert(report.core.core.end(), {2 * pair, 2 * pair + 1});
+    report.core.cycles.push_back({{2 * pair, 2 * pair + 1}, {2 * pair, 2 * pair + 1, 2 * pair}});
+  }
+  report.core.blocked_behind = {20, 21, 22, 23};
+  const std::string text = format_text(report);
+  CHECK(has_line(text, "[0] ERROR:    deadlock: rank 0 -> rank 1 -> rank 0 (rank 0: MPI_Recv from rank 1; rank 1: "
+                       "MPI_Recv from rank 0)"));
+  CHECK(has_line(text, "[0] ERROR:    deadlock: rank 14 -> rank 15 -> rank 14 (rank 14: MPI_Recv from rank 15; rank 15: "
+                       "MPI_Recv from rank 14)"));
+  CHECK_FALSE(has_line(text, "[0] ERROR:    deadlock: rank 16 -> rank 17 -> rank 16 (rank 16: MPI_Recv from rank 17; "
+                             "rank 17: MPI_Recv from rank 16)"));
+  CHECK(has_line(text, "[0] ERROR:    deadlock: ... (2 more deadlocks, among ranks 16-19)"));
+  CHECK(has_line(text, "[0] ERROR:    blocked behind the deadlocks: ranks 20-23"));
+}
+
 TEST_CASE("format_text describes AND and OR waits", "[report]") {
   Report report;
   report.threshold_seconds = 5;
@@ -520,9 +543,11 @@ TEST_CASE("format_text describes AND and OR waits", "[report]") {
   only(any).wait_mode = WaitMode::Any;
   only(any).waits_for = {0, 2, 3};
   report.ranks = {waitall, any};
-  report.core = {{0, 1, 2}, {}, {}};
+  report.core = {{0, 1, 2}, {{{0, 1, 2}, {0, 1, 0}}}, {}};
   const std::string text = format_text(report);
-  CHECK(has_line(text, "[0] ERROR:    deadlock: ranks 0-2 wait only for each other (any of several)"));
+  // A knot of three ranks named by its shortest cycle, and the rank off it.
+  CHECK(has_line(text, "[0] ERROR:    deadlock: rank 0 -> rank 1 -> rank 0 (rank 0: MPI_Recv from rank 1; rank 1: "
+                       "MPI_Recv from rank 0); rank 2 waits in it too, on other cycles among ranks 0-2"));
   CHECK(has_line(text, "[0] ERROR:       waits for: ranks 1-3 (all of them)"));
   CHECK(has_line(text, "[0] ERROR:       waits for: any of ranks 0,2-3"));
   CHECK(has_line(text, "[0] ERROR:       other"));
@@ -632,7 +657,7 @@ TEST_CASE("format_json writes the documented schema", "[report]") {
                          R"("aborts_job":true,)"
                          R"("rule":"every rank of the cycle waits in a call that cannot return before the next rank )"
                          R"(acts","threshold_seconds":5.0,"threshold_key":"DEADLOCK-TIMEOUT","proven_at_once":false,"partial":false,)"
-                         R"("core":{"ranks":[0,1],"cycle":[0,1,0],"blocked_behind":[2,3]},)"
+                         R"("core":{"ranks":[0,1],"cycle":[0,1,0],"blocked_behind":[2,3],"cycles":[{"ranks":[0,1],"cycle":[0,1,0]}]},)"
                          R"("waiting":[],"culprits":[],"signal":null,)"
                          "\n"
                          R"("arcs":[{"from":{"rank":0,"thread":0},"to":1,"mode":"all","possible":false},)"));
@@ -714,7 +739,10 @@ TEST_CASE("format_dot draws the arcs the analysis used", "[report]") {
   CHECK(dot.starts_with("digraph mpisentry {\n  label=\"GLOBAL:DEADLOCK:HARD\";\n"));
   CHECK(dot.ends_with("}\n"));
   CHECK(dot.find(R"(  r0 [label="rank 0\nnode1 pid 1000\nMPI_Recv\nblocked", color="red", style="bold"];)") != std::string::npos);
-  CHECK(dot.find(R"(  r2 [label="rank 2\nnode1 pid 1002\nMPI_Recv\nblocked"];)") != std::string::npos);
+  CHECK(dot.find(R"(  r2 [label="rank 2\nnode1 pid 1002\nMPI_Recv\nblocked", color="orange"];)") != std::string::npos);
+  CHECK(dot.find(R"(  r4 [label="rank 4\nnode1 pid 1004\nMPI_Recv\nblocked"];)") != std::string::npos);
+  CHECK(dot.find("  subgraph cluster_deadlock1 {\n    label=\"deadlock 1\";\n    color=\"red\";\n    r0; r1;\n  }\n") !=
+        std::string::npos);
   CHECK(dot.find(R"(  r5 [label="rank 5\nnode2 pid 2005\nrunning", color="grey", fontcolor="grey"];)") != std::string::npos);
   CHECK(dot.find(R"(  r0 -> r1 [label="MPI_Recv from rank 1", style="solid,bold", color="red"];)") !=
         std::string::npos);

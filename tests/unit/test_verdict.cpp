@@ -79,7 +79,7 @@ TEST_CASE("a cycle of definite waits is HARD", "[verdict]") {
   SECTION("every rank in it") {
     const Verdict verdict = judge(job({receiving(1), receiving(0)}), settings);
     CHECK(verdict.kind == Verdict::Kind::Hard);
-    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {{{0, 1}, {0, 1, 0}}}, {}});
     CHECK(verdict.involved == std::vector<int>{0, 1});
     CHECK_FALSE(verdict.partial);
     CHECK_FALSE(verdict.with_possible_waits);
@@ -88,7 +88,7 @@ TEST_CASE("a cycle of definite waits is HARD", "[verdict]") {
   SECTION("while other ranks run, with a rank blocked behind it") {
     const Verdict verdict = judge(job({receiving(1), receiving(0), running(), receiving(0)}), settings);
     CHECK(verdict.kind == Verdict::Kind::Hard);
-    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {3}});
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {{{0, 1}, {0, 1, 0}}}, {3}});
     CHECK(verdict.involved == std::vector<int>{0, 1, 3});
     CHECK(verdict.partial);
   }
@@ -98,7 +98,7 @@ TEST_CASE("ranks blocked for less than DEADLOCK-TIMEOUT are not judged stuck", "
   SECTION("a rank that waits for the cycle is not behind it yet") {
     const Verdict verdict = judge(job({receiving(1), receiving(0), receiving(0, timeout / 2)}), settings);
     CHECK(verdict.kind == Verdict::Kind::Hard);
-    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {{{0, 1}, {0, 1, 0}}}, {}});
     CHECK(verdict.involved == std::vector<int>{0, 1});
     CHECK(verdict.partial);
   }
@@ -133,7 +133,7 @@ TEST_CASE("a cycle through a Bcast leaf's wait for another leaf, with the root r
   CHECK(verdict.kind == Verdict::Kind::Unsafe);
   CHECK(verdict.with_possible_waits);
   CHECK(verdict.partial);
-  CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+  CHECK(verdict.core == DeadlockCore{{0, 1}, {{{0, 1}, {0, 1, 0}}}, {}});
   CHECK(verdict.involved == std::vector<int>{0, 1});
   CHECK_THAT(verdict.rule, Contains("rank 0's MPI_Bcast waits for rank 1 only where MPI_Bcast synchronizes"));
 }
@@ -205,7 +205,7 @@ TEST_CASE("a nonblocking collective one member has not started: its waiters wait
       judge(job({waiting_on("MPI_Ibarrier", {1, 2}, 2), waiting_on("MPI_Ibarrier", {0, 2}, 2), late}), settings);
   CHECK(verdict.kind == Verdict::Kind::Hard);
   CHECK_FALSE(verdict.with_possible_waits);
-  CHECK(verdict.core == DeadlockCore{{0, 2}, {0, 2, 0}, {1}});
+  CHECK(verdict.core == DeadlockCore{{0, 2}, {{{0, 2}, {0, 2, 0}}}, {1}});
   SECTION("not when that member computes: it may still start it") {
     RankSnapshot computing = running();
     computing.collectives = {{world_id, 1}};
@@ -267,7 +267,7 @@ TEST_CASE("every rank blocked, a collective on some and a receive on another, is
   CHECK(verdict.kind == Verdict::Kind::Hard);
   CHECK(verdict.with_possible_waits);
   CHECK_FALSE(verdict.partial);
-  CHECK(verdict.core == DeadlockCore{{0, 2}, {0, 2, 0}, {1}});
+  CHECK(verdict.core == DeadlockCore{{0, 2}, {{{0, 2}, {0, 2, 0}}}, {1}});
   CHECK(verdict.involved == std::vector<int>{0, 1, 2});
   CHECK_THAT(verdict.rule, Contains("no call can complete") &&
                                Contains("rank 0's MPI_Bcast waits for rank 2 only where MPI_Bcast synchronizes"));
@@ -346,7 +346,7 @@ TEST_CASE("RMA: a target in MPI_Win_wait and its origin in MPI_Win_complete are 
         judge(job({in_window_call("MPI_Win_wait", {1}, {}, {notice_received}), receiving(0)}), settings);
     CHECK(verdict.kind == Verdict::Kind::Hard);
     CHECK_FALSE(verdict.with_possible_waits);
-    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {{{0, 1}, {0, 1, 0}}}, {}});
   }
 }
 
@@ -361,7 +361,7 @@ TEST_CASE("RMA: a fence counts on its window, not on the window's communicator",
     const Verdict verdict = judge(job({fencing, barrier}), settings);
     CHECK(verdict.kind == Verdict::Kind::Hard);
     CHECK(verdict.with_possible_waits);
-    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {{{0, 1}, {0, 1, 0}}}, {}});
   }
   SECTION("the other rank in the same fence: the fence may still complete") {
     RankSnapshot other = fencing;
@@ -386,7 +386,7 @@ TEST_CASE("RMA: a lock waits possibly only for members that hold a lock on the w
     holding.locked_windows = {window_id};
     const Verdict verdict = judge(job({locking, holding, running()}), settings);
     CHECK(verdict.kind == Verdict::Kind::Unsafe);
-    CHECK(verdict.core == DeadlockCore{{0, 1}, {0, 1, 0}, {}});
+    CHECK(verdict.core == DeadlockCore{{0, 1}, {{{0, 1}, {0, 1, 0}}}, {}});
   }
   SECTION("a lock on another window holds nothing up") {
     RankSnapshot holding = in_barrier;

@@ -10,6 +10,7 @@
 
 using mpisentry::CollectiveCount;
 using mpisentry::DeadlockCore;
+using mpisentry::DeadlockCycle;
 using mpisentry::PendingMessage;
 using mpisentry::RankSet;
 using mpisentry::RankSnapshot;
@@ -99,8 +100,9 @@ std::vector<int> ranks_from(int first, int last) {
   return ranks;
 }
 
+// One deadlock: `core` is its ranks.
 DeadlockCore deadlock(std::vector<int> core, std::vector<int> cycle, std::vector<int> blocked_behind = {}) {
-  return {std::move(core), std::move(cycle), std::move(blocked_behind)};
+  return {core, {{core, std::move(cycle)}}, std::move(blocked_behind)};
 }
 
 const DeadlockCore no_deadlock{};
@@ -129,6 +131,32 @@ TEST_CASE("a ring of synchronous sends 0->1->2->0 is one cycle in wait order") {
 TEST_CASE("the cycle starts at the core's lowest rank and follows the arcs") {
   const auto ranks = job({running(), waits_for_all({3}), waits_for_all({1}), waits_for_all({2})});
   CHECK(find_deadlock(ranks, definite_only) == deadlock({1, 2, 3}, {1, 3, 2, 1}));
+}
+
+TEST_CASE("separate cycles are separate deadlocks, each with its own cycle, by lowest rank") {
+  // Ranks 3-4 and 0-2 deadlock apart; rank 5 waits for rank 3, rank 6 for ranks 0 and 4.
+  const auto ranks = job({waits_for_all({1}), waits_for_all({2}), waits_for_all({0}), waits_for_all({4}),
+                          waits_for_all({3}), waits_for_all({3}), waits_for_all({0, 4})});
+  const DeadlockCore found = find_deadlock(ranks, definite_only);
+  CHECK(found.core == std::vector<int>{0, 1, 2, 3, 4});
+  CHECK(found.cycles == std::vector<DeadlockCycle>{{{0, 1, 2}, {0, 1, 2, 0}}, {{3, 4}, {3, 4, 3}}});
+  CHECK(found.blocked_behind == std::vector<int>{5, 6});
+}
+
+TEST_CASE("a cycle that waits for another is a deadlock of its own too") {
+  // Rank 1 waits for rank 0 and for rank 2: both cycles hold.
+  const auto ranks = job({waits_for_all({1}), waits_for_all({0, 2}), waits_for_all({3}), waits_for_all({2})});
+  CHECK(find_deadlock(ranks, definite_only).cycles ==
+        std::vector<DeadlockCycle>{{{0, 1}, {0, 1, 0}}, {{2, 3}, {2, 3, 2}}});
+}
+
+TEST_CASE("50,000 two-rank cycles are 50,000 deadlocks, found in linear time") {
+  constexpr int kPairs = 50'000;
+  std::vector<RankSnapshot> ranks;
+  for (int rank = 0; rank < 2 * kPairs; ++rank) ranks.push_back(waits_for_all({rank ^ 1}));
+  const DeadlockCore found = find_deadlock(job(std::move(ranks)), definite_only);
+  REQUIRE(found.cycles.size() == kPairs);
+  CHECK(found.cycles.back() == DeadlockCycle{{2 * kPairs - 2, 2 * kPairs - 1}, {2 * kPairs - 2, 2 * kPairs - 1, 2 * kPairs - 2}});
 }
 
 TEST_CASE("a rank waiting for the cycle is blocked behind it, not in the core") {
