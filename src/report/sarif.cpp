@@ -10,9 +10,13 @@
 //  - locations: one per place of the program where ranks made a call of the
 //    report: the program's innermost frame as file and line, its function as
 //    a logical location, and "ranks 0-3: MPI_Ssend" as the location's
-//    message. A file named by an absolute path is a file: URI; a relative
-//    one (debug info built with relative names) stays a relative reference,
-//    as the debug info gives no directory to resolve it against.
+//    message. A file named by an absolute path is a file: URI. One the
+//    stack names relative (a build that compiled it by a relative name, as
+//    CMake's Makefiles do) is a relative reference with the uriBaseId
+//    kCompileDirectory, which SARIF asks of a relative reference: the
+//    directory the compiler ran in, which the stack does not give, so that
+//    the run's originalUriBaseIds describe it without a URI and the consumer
+//    supplies it (SARIF's resolution procedure lets it).
 //  - properties: "rank", the rank that reported it, and "report", the text.
 //
 // A run with no report has an empty "results": checked, and nothing found.
@@ -29,6 +33,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+constexpr const char* kCompileDirectory = "COMPILE_DIRECTORY";
 constexpr const char* kSchemaUri = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
 const char* level(Check check) {
@@ -68,7 +73,9 @@ Json location(const CiRecord::Place& place, int id) {
                 {"message", {{"text", who + ": " + (place.call.empty() ? "outside MPI" : place.call)}}}};
   const Frame& frame = place.frame;
   if (!frame.file.empty()) {
-    Json physical = {{"artifactLocation", {{"uri", file_uri(frame.file)}}}};
+    Json artifact = {{"uri", file_uri(frame.file)}};
+    if (!frame.file.starts_with('/')) artifact["uriBaseId"] = kCompileDirectory;
+    Json physical = {{"artifactLocation", std::move(artifact)}};
     if (frame.line > 0) physical["region"] = {{"startLine", frame.line}};
     where["physicalLocation"] = std::move(physical);
   }
@@ -83,6 +90,7 @@ std::string format_sarif(const std::vector<CiRecord>& records) {
   int rule_index[kCheckCount];
   std::fill(std::begin(rule_index), std::end(rule_index), -1);
   Json results = Json::array();
+  bool relative_files = false;
   for (const CiRecord& record : records) {
     int& index = rule_index[static_cast<int>(record.check)];
     if (index < 0) {
@@ -92,8 +100,10 @@ std::string format_sarif(const std::vector<CiRecord>& records) {
                        {"defaultConfiguration", {{"level", level(record.check)}}}});
     }
     Json locations = Json::array();
-    for (const CiRecord::Place& place : record.places)
+    for (const CiRecord::Place& place : record.places) {
       locations.push_back(location(place, static_cast<int>(locations.size())));
+      relative_files = relative_files || (!place.frame.file.empty() && !place.frame.file.starts_with('/'));
+    }
     results.push_back({{"ruleId", check_name(record.check)},
                        {"ruleIndex", index},
                        {"level", level(record.check)},
@@ -101,11 +111,15 @@ std::string format_sarif(const std::vector<CiRecord>& records) {
                        {"locations", std::move(locations)},
                        {"properties", {{"rank", record.rank}, {"report", record.text}}}});
   }
-  const Json log = {
-      {"$schema", kSchemaUri},
-      {"version", "2.1.0"},
-      {"runs", Json::array({{{"tool", {{"driver", {{"name", "mpisentry"}, {"rules", std::move(rules)}}}}},
-                             {"results", std::move(results)}}})}};
+  Json run = {{"tool", {{"driver", {{"name", "mpisentry"}, {"rules", std::move(rules)}}}}}};
+  if (relative_files)
+    run["originalUriBaseIds"] = {
+        {kCompileDirectory,
+         {{"description",
+           {{"text", "the directory the compiler ran in, which the program's debug info names these files "
+                     "relative to; not known to mpisentry"}}}}}};
+  run["results"] = std::move(results);
+  const Json log = {{"$schema", kSchemaUri}, {"version", "2.1.0"}, {"runs", Json::array({std::move(run)})}};
   return log.dump(2, ' ', false, Json::error_handler_t::replace) + '\n';
 }
 
