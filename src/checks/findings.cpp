@@ -47,12 +47,14 @@ State& state() {
 }
 
 // Through the report sink: the report file first, so that it is on disk
-// before anything may end the process, then stderr.
-void print(const std::string& text) {
-  if (report::Sink* sink = report::sink())
-    sink->write(text);
-  else
-    report::write_stderr(text);
+// before anything may end the process, then stderr, then a finding's record
+// to the CI reports.
+void print(const std::string& text, const report::Finding* finding = nullptr) {
+  report::Sink* sink = report::sink();
+  if (!sink) return report::write_stderr(text);
+  if (!finding || !sink->wants_ci()) return void(sink->write(text));
+  const report::CiRecord record = report::ci_record(*finding, text);
+  sink->write(text, {}, {}, &record);
 }
 
 std::vector<Frame> caller_stack() {
@@ -132,7 +134,7 @@ void report(report::Finding finding, bool own_stack) {
   if (!decision.print) return;
   finding.rank = s.rank;
   if (own_stack && !finding.parties.empty()) finding.parties.front().stack = caller_stack();
-  print(report::format_finding(finding));
+  print(report::format_finding(finding), &finding);
 }
 
 void detail::abort_at_error_limit() {

@@ -145,22 +145,29 @@ class Monitor {
       asked.json = settings.report_json;
       asked.dot = settings.report_dot;
       asked.html = settings.report_html;
+      asked.junit = settings.report_junit;
+      asked.sarif = settings.report_sarif;
       report_paths_ = resolve_report_paths(asked, std::getenv(config::kLaunchDirectoryVariable), working_directory());
       // Every report of the job, from any rank, is appended to the file: one
       // left by an earlier run goes first, with its dump handshake, before
       // any rank can leave MPI_Init.
       remove_stale_report(report_paths_.text);
       report::remove_handshake_folder(report::handshake_folder(report_paths_.text, job));
+      report::start_ci_reports(report_paths_.junit, report_paths_.sarif);
     }
     report_paths_.text = broadcast_over(comm, report_paths_.text);
     report_paths_.json = broadcast_over(comm, report_paths_.json);
     report_paths_.dot = broadcast_over(comm, report_paths_.dot);
     report_paths_.html = broadcast_over(comm, report_paths_.html);
+    report_paths_.junit = broadcast_over(comm, report_paths_.junit);
+    report_paths_.sarif = broadcast_over(comm, report_paths_.sarif);
     report::SinkSetup sink;
     sink.report_file = report_paths_.text;
     sink.json = report_paths_.json;
     sink.dot = report_paths_.dot;
     sink.html = report_paths_.html;
+    sink.junit = report_paths_.junit;
+    sink.sarif = report_paths_.sarif;
     sink.rank = rank_;
     PMPI_Comm_size(comm, &sink.ranks);
     sink.job = broadcast_over(comm, job);
@@ -247,7 +254,10 @@ class Monitor {
     // A crash is this rank's alone; SIGTERM and SIGINT reach every rank,
     // which wait for each other's dumps (report::Sink's handshake).
     report::Sink& sink = *report::sink();
-    sink.write_rank_dump(text, json, /*will_wait=*/!ending.fatal);
+    const report::CiRecord ci =
+        sink.wants_ci() ? report::ci_record(reports::signal_dump_report(snapshot, ending.signal_number), text)
+                        : report::CiRecord{};
+    sink.write_rank_dump(text, json, /*will_wait=*/!ending.fatal, sink.wants_ci() ? &ci : nullptr);
     if (!ending.fatal) sink.wait_for_dumps(deadline);
   }
 
@@ -339,11 +349,18 @@ class Monitor {
     write_rank_lost(own.ranks.front(), lines, /*with_stacks=*/true);
   }
 
+  // The CI reports get the first, fast report alone: it is the one sure to
+  // be on disk before the launcher ends the job.
   void write_rank_lost(const RankSnapshot& mine, const std::vector<std::string>& lines, bool with_stacks) {
+    report::Sink& sink = *report::sink();
+    const std::string text = report::format_rank_lost(mine, lines, with_stacks);
     const std::string json = settings_.report_json.empty()
                                  ? std::string()
                                  : report::format_json(reports::rank_lost_report(mine, lines));
-    report::sink()->write_rank_report(report::format_rank_lost(mine, lines, with_stacks), json);
+    const bool wants_ci = !with_stacks && sink.wants_ci();
+    const report::CiRecord ci =
+        wants_ci ? report::ci_record(reports::rank_lost_report(mine, lines), text) : report::CiRecord{};
+    sink.write_rank_report(text, json, wants_ci ? &ci : nullptr);
   }
 
   // What this host's /proc says of the lost rank's process, when it ran here.
@@ -899,9 +916,13 @@ class Monitor {
   void write_report(const report::Report& report) {
     const std::string json =
         settings_.report_json.empty() && settings_.report_html.empty() ? std::string() : report::format_json(report);
+    const std::string text = report::format_text(report);
+    // A dump on request is the job's state, not a finding.
+    const bool wants_ci = report.check != report::Check::Dump && report::sink()->wants_ci();
+    const report::CiRecord ci = wants_ci ? report::ci_record(report, text) : report::CiRecord{};
     const bool on_file = report::sink()->write(
-        report::format_text(report), settings_.report_json.empty() ? std::string() : json,
-        settings_.report_dot.empty() ? std::string() : report::format_dot(report));
+        text, settings_.report_json.empty() ? std::string() : json,
+        settings_.report_dot.empty() ? std::string() : report::format_dot(report), wants_ci ? &ci : nullptr);
     if (on_file) log::info("report written to {}", report_paths_.text);
     if (settings_.report_html.empty()) return;
     try {

@@ -31,8 +31,8 @@ ReportPaths resolve_report_paths(const ReportPaths& asked, const char* launch_di
     base = launch_directory;
     why = fmt::format("the directory mpisentry started in, {}", base);
   }
-  return {resolve(asked.text, base), resolve(asked.json, base), resolve(asked.dot, base), resolve(asked.html, base),
-          std::move(why)};
+  return {resolve(asked.text, base),  resolve(asked.json, base),  resolve(asked.dot, base), resolve(asked.html, base),
+          resolve(asked.junit, base), resolve(asked.sarif, base), std::move(why)};
 }
 
 }  // namespace mpisentry::monitor

@@ -1,5 +1,5 @@
-// Where the reports land: a relative REPORT-FILE, REPORT-JSON, REPORT-DOT or
-// REPORT-HTML (and the default report name) is taken relative to the directory the user
+// Where the reports land: a relative REPORT-FILE, REPORT-JSON, REPORT-DOT,
+// REPORT-HTML, REPORT-JUNIT or REPORT-SARIF (and the default report name) is taken relative to the directory the user
 // started mpisentry in, which the ranks may not share (mpiexec -wdir, MPMD
 // lines), else to rank 0's working directory.
 #pragma once
@@ -13,6 +13,8 @@ struct ReportPaths {
   std::string json;  // REPORT-JSON, absolute; empty: none
   std::string dot;   // REPORT-DOT, absolute; empty: none
   std::string html;  // REPORT-HTML, absolute; empty: none
+  std::string junit;  // REPORT-JUNIT, absolute; empty: none
+  std::string sarif;  // REPORT-SARIF, absolute; empty: none
   // Which directory relative paths were resolved against, and why, for the
   // start-up log: "the directory mpisentry started in, /home/u/run".
   std::string base;

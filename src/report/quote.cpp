@@ -37,7 +37,7 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
 // not UTF-8 go to `invalid`.
 template <typename Escape, typename Invalid>
 std::string quote(std::string_view text, Escape escape, Invalid invalid) {
-  std::string out = "\"";
+  std::string out;
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t length = utf8_sequence_length(text, at);
     if (length == 0) {
@@ -48,7 +48,6 @@ std::string quote(std::string_view text, Escape escape, Invalid invalid) {
     if (length > 1 || !escape(out, text[at])) out.append(text.substr(at, length));
     at += length;
   }
-  out += '"';
   return out;
 }
 
@@ -66,7 +65,36 @@ std::string dot_quote(std::string_view text) {
         return true;
     }
   };
-  return quote(text, escape, [](std::string& out, unsigned char) { out += '?'; });
+  return '"' + quote(text, escape, [](std::string& out, unsigned char) { out += '?'; }) + '"';
+}
+
+std::string xml_escape(std::string_view text, bool attribute) {
+  constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  const auto escape = [&](std::string& out, char c) {
+    switch (c) {
+      case '&': out += "&amp;"; return true;
+      case '<': out += "&lt;"; return true;
+      case '>': out += "&gt;"; return true;
+      case '"': out += "&quot;"; return true;
+      // In an attribute as references, which a parser keeps (it turns a
+      // literal one there into a space); a parser turns every literal
+      // carriage return into a newline.
+      case '\n':
+        if (!attribute) return false;
+        out += "&#10;";
+        return true;
+      case '\t':
+        if (!attribute) return false;
+        out += "&#9;";
+        return true;
+      case '\r': out += "&#13;"; return true;
+      default:
+        if (static_cast<unsigned char>(c) >= 0x20) return false;
+        out += kReplacement;  // XML 1.0 has no form for the other control characters
+        return true;
+    }
+  };
+  return quote(text, escape, [&](std::string& out, unsigned char) { out += kReplacement; });
 }
 
 }  // namespace mpisentry::report

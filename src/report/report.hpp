@@ -112,6 +112,43 @@ struct Finding {
 // summary, then each party's ranks, call and stack.
 std::string format_finding(const Finding& finding);
 
+// One report as a CI system reads it (REPORT-JUNIT, REPORT-SARIF): the
+// check, the rank that reported it, what is wrong, the whole text, and where
+// in the program each call involved was made.
+struct CiRecord {
+  Check check = Check::DeadlockHard;
+  int rank = 0;          // MPI_COMM_WORLD rank that reported it
+  std::string message;   // what is wrong: the rule, or the finding's summary (a line each)
+  std::string text;      // the report as the report file has it
+  // Ranks whose call was made at the same place of the program.
+  struct Place {
+    std::vector<int> ranks;  // sorted
+    std::string call;        // "MPI_Ssend", or the call with its arguments; empty: outside MPI
+    Frame frame;             // the program's innermost frame (its file is empty without debug info)
+  };
+  std::vector<Place> places;  // in the order of their lowest rank
+};
+
+// A report's record: a place for each thread with a stack, of every rank in
+// it. `text` is the report's text.
+CiRecord ci_record(const Report& report, std::string text);
+// A finding's record: a place for each party with a stack.
+CiRecord ci_record(const Finding& finding, std::string text);
+
+// The records of one run live in a file of JSON lines beside the CI reports,
+// which every rank appends to and the reports are made from.
+std::string ci_record_line(const CiRecord& record);  // one line, '\n' included
+// Every record of `lines`; a line that is no record (cut short by a crash)
+// is skipped.
+std::vector<CiRecord> read_ci_records(std::string_view lines);
+
+// JUnit XML (the Jenkins/Ant junit schema): one test case per record, a
+// failure for an error; one passing test case when there is no record.
+std::string format_junit(const std::vector<CiRecord>& records);
+// SARIF 2.1.0: one result per record, the check as its rule; no results when
+// there is no record.
+std::string format_sarif(const std::vector<CiRecord>& records);
+
 // Per check, over all ranks, for the summary at the end of the run.
 struct CheckCounts {
   std::int64_t found = 0;       // every finding, printed or not

@@ -5,12 +5,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "log/log.hpp"
 #include "report/report.hpp"
@@ -118,7 +121,7 @@ bool Sink::put_file(const std::string& path, std::string_view contents, bool app
 }
 
 bool Sink::write_locked(std::string_view text, std::string_view json, const std::string& json_path,
-                        std::string_view dot) {
+                        std::string_view dot, const CiRecord* ci) {
   bool on_file = true;
   if (!setup_.report_file.empty()) {
     on_file = put_file(setup_.report_file, text, /*append=*/true);
@@ -134,12 +137,51 @@ bool Sink::write_locked(std::string_view text, std::string_view json, const std:
     put_file(setup_.dot, dot, /*append=*/false);
     step("dot");
   }
+  if (ci != nullptr && wants_ci()) {
+    put_ci(*ci);
+    step("ci");
+  }
   return on_file;
 }
 
-bool Sink::write(std::string_view text, std::string_view json, std::string_view dot) {
+// The record joins the run's records, and both CI reports are made again
+// from all of them, under the records' file lock: another rank's record
+// appended between the two would be missing from the reports it renames
+// over this rank's.
+void Sink::put_ci(const CiRecord& record) {
+  const std::string records = ci_records_path(setup_.junit, setup_.sarif);
+  int fd;
+  do {
+    fd = ::open(records.c_str(), O_CREAT | O_RDWR | O_APPEND | O_CLOEXEC, 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    log::error("cannot write the CI reports' records \"{}\": {}", records, strerror(errno));
+    return;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EINTR) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  std::string all;
+  if (put_file(records, ci_record_line(record), /*append=*/true)) {
+    char buffer[1 << 16];
+    for (off_t at = 0;;) {
+      const ssize_t count = ::pread(fd, buffer, sizeof buffer, at);
+      if (count < 0 && errno == EINTR) continue;
+      if (count <= 0) break;
+      all.append(buffer, static_cast<std::size_t>(count));
+      at += count;
+    }
+    const std::vector<CiRecord> run = read_ci_records(all);
+    if (!setup_.junit.empty()) put_file(setup_.junit, format_junit(run), /*append=*/false);
+    if (!setup_.sarif.empty()) put_file(setup_.sarif, format_sarif(run), /*append=*/false);
+  }
+  ::close(fd);  // and the lock with it
+}
+
+bool Sink::write(std::string_view text, std::string_view json, std::string_view dot, const CiRecord* ci) {
   const Hold hold(*this);
-  return write_locked(text, json, setup_.json, dot);
+  return write_locked(text, json, setup_.json, dot, ci);
 }
 
 void Sink::write_page(std::string_view html) {
@@ -149,13 +191,14 @@ void Sink::write_page(std::string_view html) {
   step("html");
 }
 
-bool Sink::write_rank_report(std::string_view text, std::string_view json) {
+bool Sink::write_rank_report(std::string_view text, std::string_view json, const CiRecord* ci) {
   const Hold hold(*this);
-  return write_locked(text, json, setup_.json.empty() ? std::string() : per_rank_path(setup_.json, setup_.rank), {});
+  return write_locked(text, json, setup_.json.empty() ? std::string() : per_rank_path(setup_.json, setup_.rank), {},
+                      ci);
 }
 
-bool Sink::write_rank_dump(std::string_view text, std::string_view json, bool will_wait) {
-  const bool on_file = write_rank_report(text, json);
+bool Sink::write_rank_dump(std::string_view text, std::string_view json, bool will_wait, const CiRecord* ci) {
+  const bool on_file = write_rank_report(text, json, ci);
   if (!will_wait) {
     if (mark(kDoneMark, /*create_folder=*/false)) leave_handshake();
   } else if (!mark(kDoneMark)) {
@@ -209,6 +252,24 @@ std::size_t Sink::wait_for_dumps(std::chrono::steady_clock::time_point deadline)
 void Sink::leave_handshake() {
   if (!mark(kLeftMark)) return;
   if (count_marks(kLeftMark) >= static_cast<std::size_t>(setup_.ranks)) remove_handshake_folder(handshake_);
+}
+
+std::string ci_records_path(const std::string& junit, const std::string& sarif) {
+  const std::string& beside = junit.empty() ? sarif : junit;
+  const std::size_t slash = beside.find_last_of('/');
+  const std::size_t name = slash == std::string::npos ? 0 : slash + 1;
+  return beside.substr(0, name) + "." + beside.substr(name) + ".records";
+}
+
+void start_ci_reports(const std::string& junit, const std::string& sarif) {
+  if (junit.empty() && sarif.empty()) return;
+  const std::string records = ci_records_path(junit, sarif);
+  if (::unlink(records.c_str()) != 0 && errno != ENOENT)
+    log::error("cannot remove the CI reports' records \"{}\" of an earlier run: {}", records, strerror(errno));
+  for (const auto& [path, text] : {std::pair{&junit, format_junit({})}, std::pair{&sarif, format_sarif({})}})
+    if (!path->empty())
+      if (const std::string problem = write_file(*path, text, /*append=*/false); !problem.empty())
+        log::error("{}", problem);
 }
 
 namespace {

@@ -35,11 +35,16 @@ ReportPaths asked(std::string text, std::string json = "", std::string dot = "",
 TEST_CASE("relative report paths lead to the directory mpisentry started in", "[report_paths]") {
   const TempDirectory launch;
   const std::string started = launch.path.string();
-  const ReportPaths paths = resolve_report_paths(asked("sub/../r.txt", "r.json", "/abs/r.dot", "r.html"), started.c_str(), "/rank0");
+  ReportPaths all = asked("sub/../r.txt", "r.json", "/abs/r.dot", "r.html");
+  all.junit = "ci/r.xml";
+  all.sarif = "/abs/r.sarif";
+  const ReportPaths paths = resolve_report_paths(all, started.c_str(), "/rank0");
   CHECK(paths.text == started + "/r.txt");
   CHECK(paths.json == started + "/r.json");
   CHECK(paths.dot == "/abs/r.dot");
   CHECK(paths.html == started + "/r.html");
+  CHECK(paths.junit == started + "/ci/r.xml");
+  CHECK(paths.sarif == "/abs/r.sarif");
   CHECK(paths.base == "the directory mpisentry started in, " + started);
   CHECK(resolve_report_paths(asked("r.txt"), started.c_str(), "/rank0").json.empty());
 }
