@@ -1,6 +1,7 @@
 #include "log/log.hpp"
 
 #include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -17,7 +18,15 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kStderrDrainLimit = 2s;
 constexpr auto kStderrForwarding = 100ms;  // from the launcher's proxy on to mpiexec
 
-}  // namespace
+spdlog::level::level_enum spdlog_level(Level level) {
+  switch (level) {
+    case Level::debug: return spdlog::level::debug;
+    case Level::info: return spdlog::level::info;
+    case Level::warn: return spdlog::level::warn;
+    case Level::error: return spdlog::level::err;
+  }
+  return spdlog::level::err;
+}
 
 spdlog::logger& logger() {
   // Not registered in spdlog's registry: the program may use spdlog itself.
@@ -29,6 +38,14 @@ spdlog::logger& logger() {
     return created;
   }();
   return *instance;
+}
+
+}  // namespace
+
+bool shown(Level level) { return logger().should_log(spdlog_level(level)); }
+
+void write(Level level, std::string_view message) {
+  logger().log(spdlog_level(level), spdlog::string_view_t(message.data(), message.size()));
 }
 
 void set_rank(int world_rank) {

@@ -1,5 +1,5 @@
 // The run's reports as JUnit XML, in the shape of the Jenkins/Ant junit
-// schema (tests/ci_reports/junit-10.xsd): one suite, "mpisentry", with a test case per
+// schema (read by tests/ci_reports with python3-junitparser): one suite, "mpisentry", with a test case per
 // report. A test case per report rather than per class of ranks: a report's
 // classes are its own (another report of the same run groups the ranks
 // otherwise), while the report is what a CI system shows, counts and tracks

@@ -1,5 +1,5 @@
-// The run's reports as a SARIF 2.1.0 log (validated against the OASIS
-// schema, tests/ci_reports/sarif-schema-2.1.0.json): one run of the tool
+// The run's reports as a SARIF 2.1.0 log (read by tests/ci_reports into the
+// SARIF object model of Debian's python3-sarif-python-om): one run of the tool
 // "mpisentry", one result per report:
 //
 //  - ruleId: the check, "GLOBAL:DEADLOCK:HARD"; the rules list the checks

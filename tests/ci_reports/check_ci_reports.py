@@ -2,11 +2,12 @@
 """Checks a run's CI reports (REPORT-JUNIT, REPORT-SARIF) the way CI systems
 read them, and what they say:
 
-- the SARIF log against the published SARIF 2.1.0 schema (Debian's
-  python3-jsonschema);
-- the JUnit file against Jenkins' junit-10.xsd (xmllint, Debian's
-  libxml2-utils), and read by Debian's python3-junitparser, the parser of a
-  real consumer;
+- the SARIF log read into the SARIF 2.1.0 object model of Debian's
+  python3-sarif-python-om (Microsoft's classes generated from the published
+  schema): every object's properties known to its class, its required ones
+  present, the version 2.1.0 and each level one SARIF defines;
+- the JUnit file well-formed XML (xmllint, Debian's libxml2-utils) and read
+  by Debian's python3-junitparser, the parser of a real consumer;
 - each --expect RULE LEVEL FILE:LINE RANKS: a SARIF result of that rule and
   level with a location at that line of that file ("-" as RANKS: any ranks,
   else the location's message starts with "rank 1:" or "ranks 0-1:"), and
@@ -21,14 +22,70 @@ import json
 import subprocess
 import sys
 
-import jsonschema
+import attr
+import sarif_om
 from junitparser import Failure, JUnitXml
+
+# The class of each object-valued property this checker follows: (class,
+# property) -> (class, "one", "list" or "map"). An object-valued property not
+# listed is a problem, so that the writer cannot grow unchecked.
+SARIF_PROPERTIES = {
+    (sarif_om.SarifLog, "runs"): (sarif_om.Run, "list"),
+    (sarif_om.Run, "tool"): (sarif_om.Tool, "one"),
+    (sarif_om.Run, "results"): (sarif_om.Result, "list"),
+    (sarif_om.Run, "originalUriBaseIds"): (sarif_om.ArtifactLocation, "map"),
+    (sarif_om.Tool, "driver"): (sarif_om.ToolComponent, "one"),
+    (sarif_om.ToolComponent, "rules"): (sarif_om.ReportingDescriptor, "list"),
+    (sarif_om.ReportingDescriptor, "shortDescription"): (sarif_om.MultiformatMessageString, "one"),
+    (sarif_om.ReportingDescriptor, "defaultConfiguration"): (sarif_om.ReportingConfiguration, "one"),
+    (sarif_om.Result, "message"): (sarif_om.Message, "one"),
+    (sarif_om.Result, "locations"): (sarif_om.Location, "list"),
+    (sarif_om.Result, "properties"): (sarif_om.PropertyBag, "one"),
+    (sarif_om.Location, "message"): (sarif_om.Message, "one"),
+    (sarif_om.Location, "physicalLocation"): (sarif_om.PhysicalLocation, "one"),
+    (sarif_om.Location, "logicalLocations"): (sarif_om.LogicalLocation, "list"),
+    (sarif_om.PhysicalLocation, "artifactLocation"): (sarif_om.ArtifactLocation, "one"),
+    (sarif_om.PhysicalLocation, "region"): (sarif_om.Region, "one"),
+    (sarif_om.ArtifactLocation, "description"): (sarif_om.Message, "one"),
+}
+LEVELS = {"none", "note", "warning", "error"}
+
+
+def read_sarif(value, cls, path, problems):
+    """Reads value as an object of sarif_om class cls, appending each problem
+    with its JSON path."""
+    if not isinstance(value, dict):
+        problems.append(f"{path}: a {cls.__name__} must be an object, is {value!r}")
+        return
+    if cls is sarif_om.PropertyBag:
+        return  # a property bag holds any properties
+    fields = {field.metadata["schema_property_name"]: field for field in attr.fields(cls)}
+    for name, field in fields.items():
+        if field.default is attr.NOTHING and name not in value:
+            problems.append(f"{path}: {cls.__name__} lacks its required property {name}")
+    for name, item in value.items():
+        if name not in fields:
+            problems.append(f"{path}: {name} is no property of a SARIF {cls.__name__}")
+        elif (cls, name) in SARIF_PROPERTIES:
+            inner, shape = SARIF_PROPERTIES[(cls, name)]
+            if shape == "one":
+                read_sarif(item, inner, f"{path}.{name}", problems)
+            elif shape == "list" and isinstance(item, list):
+                for index, element in enumerate(item):
+                    read_sarif(element, inner, f"{path}.{name}[{index}]", problems)
+            elif shape == "map" and isinstance(item, dict):
+                for key, element in item.items():
+                    read_sarif(element, inner, f"{path}.{name}.{key}", problems)
+            else:
+                problems.append(f"{path}.{name}: must be a{'n array' if shape == 'list' else 'n object'}")
+        elif isinstance(item, (dict, list)):
+            problems.append(f"{path}.{name}: an object this checker does not follow (add it to SARIF_PROPERTIES)")
+        if name == "level" and item not in LEVELS:
+            problems.append(f"{path}.level: {item!r} is no SARIF level")
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sarif-schema", required=True)
-    parser.add_argument("--junit-xsd", required=True)
     parser.add_argument("--junit", required=True)
     parser.add_argument("--sarif", required=True)
     parser.add_argument("--expect", nargs=4, action="append", default=[],
@@ -36,17 +93,15 @@ def main():
     args = parser.parse_args()
     problems = []
 
-    with open(args.sarif_schema, encoding="utf-8") as file:
-        schema = json.load(file)
     with open(args.sarif, encoding="utf-8") as file:
         sarif = json.load(file)
-    for error in jsonschema.Draft4Validator(schema).iter_errors(sarif):
-        problems.append(f"{args.sarif}: not SARIF 2.1.0 at {list(error.absolute_path)}: {error.message}")
+    read_sarif(sarif, sarif_om.SarifLog, args.sarif, problems)
+    if sarif.get("version") != "2.1.0":
+        problems.append(f"{args.sarif}: version {sarif.get('version')!r}, not 2.1.0")
 
-    lint = subprocess.run(["xmllint", "--noout", "--schema", args.junit_xsd, args.junit],
-                          capture_output=True, text=True, check=False)
+    lint = subprocess.run(["xmllint", "--noout", args.junit], capture_output=True, text=True, check=False)
     if lint.returncode != 0:
-        problems.append(f"{args.junit}: not valid against {args.junit_xsd}: {lint.stderr.strip()}")
+        problems.append(f"{args.junit}: not well-formed XML: {lint.stderr.strip()}")
 
     cases = [case for suite in JUnitXml.fromfile(args.junit) for case in suite]
     run = sarif["runs"][0]
