@@ -39,7 +39,7 @@ struct LibrarySearch {
 };
 
 // Where an MPI's library installs: relative to the launcher's directory
-// (../lib, ../lib/openmpi under a default prefix), and the configured
+// (../lib/<triplet>/mpisentry and its openmpi/), and the configured
 // directory.
 struct InstalledLibraryDir {
   std::string from_launcher;

@@ -2,12 +2,13 @@
 // command finds its library there, also once the prefix has moved; the man
 // pages render; and the example, linked against the library found with
 // find_package(mpisentry) or with pkg-config, is checked without preloading;
-// the Debian package names its dependencies, and its command checks the
-// bundled example from the package's files alone.
+// the Debian package names its dependencies, its command checks the bundled
+// example from the package's files alone, and lintian finds no error in it.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include "scenario.hpp"
 
@@ -60,11 +61,12 @@ TEST_CASE("install: the installed command finds its library, also in a prefix mo
   const fs::path prefix = install(workspace);
   CHECK(fs::is_regular_file(prefix / INSTALLED_LIBRARY_DIR / "libmpisentry.so"));
   CHECK(fs::is_regular_file(prefix / "share/mpisentry/mpisentry.conf"));
-  for (const std::string page : {"man1/mpisentry.1", "man5/mpisentry.conf.5"}) {
+  for (const std::string page : {"man1/mpisentry.1.gz", "man5/mpisentry.conf.5.gz"}) {
     INFO(page);
     const fs::path path = prefix / INSTALLED_MAN_DIR / page;
     REQUIRE(fs::is_regular_file(path));
-    const JobResult rendered = run_job(workspace, {"groff", "-man", "-Tutf8", "-ww", "-z", path.string()});
+    const JobResult rendered =
+        run_job(workspace, {"sh", "-c", "gzip -dc \"$0\" | groff -man -Tutf8 -ww -z", path.string()});
     INFO(describe(rendered));
     CHECK(rendered.succeeded());
     CHECK(rendered.err.empty());  // -ww: every warning
@@ -76,6 +78,26 @@ TEST_CASE("install: the installed command finds its library, also in a prefix mo
                                {(moved / "bin/mpisentry").string(), "--report-file", workspace.report_path().string(),
                                 "-n", "4", BUILD_DIR "/examples/deadlock"},
                                with_settings({})));
+}
+
+TEST_CASE("install: a build with -DBUILD_TESTING=OFF needs neither Catch2 nor a Fortran compiler, and makes only "
+          "the library, the command, the man pages and the example",
+          "[install]") {
+  Workspace workspace;
+  const fs::path build = workspace.dir() / "users-build";
+  const JobResult configured =
+      run_job(workspace, {CMAKE_COMMAND, "-G", "Unix Makefiles", "-S", SOURCE_DIR, "-B", build.string(),
+                          "-DBUILD_TESTING=OFF", "-DCMAKE_DISABLE_FIND_PACKAGE_Catch2=ON",
+                          "-DCMAKE_Fortran_COMPILER=" + (workspace.dir() / "no-fortran-compiler").string()});
+  INFO(describe(configured));
+  REQUIRE(configured.succeeded());
+  const JobResult targets = run_job(workspace, {CMAKE_COMMAND, "--build", build.string(), "--target", "help"});
+  INFO(describe(targets));
+  REQUIRE(targets.succeeded());
+  for (const std::string target : {"mpisentry", "mpisentry_cli", "mpisentry_man", "example_deadlock"})
+    CHECK(targets.out.find("... " + target + "\n") != std::string::npos);
+  for (const std::string target : {"integration_tests", "bench_", "mpiprog_"})
+    CHECK(targets.out.find("... " + target) == std::string::npos);
 }
 
 TEST_CASE("install: a program built with find_package(mpisentry) is checked without preloading", "[install]") {
@@ -116,30 +138,44 @@ TEST_CASE("install: a program built with pkg-config's flags is checked without p
   check_linked_example(workspace, program);
 }
 
-TEST_CASE("install: the Debian package names the MPI it needs, and its files alone check the bundled example",
-          "[install]") {
-  Workspace workspace;
-  const fs::path packages = workspace.dir() / "packages";
-  const JobResult packed = run_job(workspace, {CPACK_COMMAND, "--config", BUILD_DIR "/CPackConfig.cmake", "-B",
-                                               packages.string()});
+namespace {
+
+// The Debian package that cpack makes of the build, in <workspace>/packages.
+fs::path make_package(const Workspace& workspace) {
+  const fs::path dir = workspace.dir() / "packages";
+  const JobResult packed =
+      run_job(workspace, {CPACK_COMMAND, "--config", BUILD_DIR "/CPackConfig.cmake", "-B", dir.string()});
   INFO(describe(packed));
   REQUIRE(packed.succeeded());
   fs::path package;
-  for (const fs::directory_entry& entry : fs::directory_iterator(packages))
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir))
     if (entry.path().extension() == ".deb") package = entry.path();
   REQUIRE(!package.empty());
+  return package;
+}
 
+// Unpacks a package into <workspace>/<name>, as dpkg would install it under /.
+fs::path unpack(const Workspace& workspace, const fs::path& package, const std::string& name) {
+  const fs::path root = workspace.dir() / name;
+  const JobResult unpacked = run_job(workspace, {"dpkg-deb", "--extract", package.string(), root.string()});
+  INFO(describe(unpacked));
+  REQUIRE(unpacked.succeeded());
+  return root;
+}
+
+}  // namespace
+
+TEST_CASE("install: the Debian package names the MPI it needs, and its files alone check the bundled example",
+          "[install]") {
+  Workspace workspace;
+  const fs::path package = make_package(workspace);
   const JobResult depends = run_job(workspace, {"dpkg-deb", "--field", package.string(), "Depends"});
   INFO(describe(depends));
   CHECK(depends.out.find(MPI_PACKAGE) != std::string::npos);  // found by dpkg-shlibdeps, not listed by hand
   CHECK(depends.out.find("libunwind8") != std::string::npos);
   CHECK(depends.out.find("libxxhash0") != std::string::npos);
 
-  // Unpacked into an empty root, as dpkg would install it under /.
-  const fs::path root = workspace.dir() / "root";
-  const JobResult unpacked = run_job(workspace, {"dpkg-deb", "--extract", package.string(), root.string()});
-  INFO(describe(unpacked));
-  REQUIRE(unpacked.succeeded());
+  const fs::path root = unpack(workspace, package, "root");
   const fs::path program = workspace.dir() / "deadlock";
   const JobResult built = run_job(workspace, {MPI_C_COMPILER, "-g", "-O0", "-o", program.string(),
                                               (root / "usr/share/doc/mpisentry/examples/deadlock.c").string()});
@@ -149,4 +185,28 @@ TEST_CASE("install: the Debian package names the MPI it needs, and its files alo
                                {(root / "usr/bin/mpisentry").string(), "--report-file", workspace.report_path().string(),
                                 "-n", "4", program.string()},
                                with_settings({})));
+}
+
+TEST_CASE("install: lintian finds no error in the Debian package, whose library is private and binaries stripped",
+          "[install]") {
+  Workspace workspace;
+  const fs::path package = make_package(workspace);
+  const JobResult lint = run_job(workspace, {"lintian", "--fail-on", "error", package.string()});
+  INFO(describe(lint));
+  CHECK(lint.succeeded());
+  CHECK(lint.out.find("E: ") == std::string::npos);
+
+  // Off the linker's path, in the multiarch directory: preloaded, or linked
+  // by the rpath of the CMake package and the pkg-config file.
+  const fs::path root = unpack(workspace, package, "root");
+  CHECK(std::string_view(INSTALLED_LIBRARY_DIR).starts_with("lib/" LIBRARY_ARCHITECTURE "/mpisentry"));
+  const fs::path library = root / "usr" / INSTALLED_LIBRARY_DIR / "libmpisentry.so";
+  CHECK(fs::is_regular_file(library));
+  for (const fs::path& binary : {library, root / "usr/bin/mpisentry"}) {
+    const JobResult described = run_job(workspace, {"file", "--brief", binary.string()});
+    INFO(describe(described));
+    CHECK(described.out.find(", stripped") != std::string::npos);
+  }
+  for (const std::string document : {"copyright", "changelog.Debian.gz"})
+    CHECK(fs::is_regular_file(root / "usr/share/doc" / PACKAGE_NAME / document));
 }
