@@ -13,6 +13,7 @@ demo_packages=(cmake make g++ pkg-config python3 mpich libmpich-dev libunwind-de
 test_packages=(gfortran catch2  # the tests' Fortran programs; the unit and integration tests
                dpkg-dev file lintian groff-base  # the Debian package (cpack) and its checks; the man pages' test
                python3-jsonschema  # the JSON reports' test against docs/report-schema.json
+               python3-sarif-python-om python3-junitparser libxml2-utils  # the CI reports' test (tests/ci_reports)
                chromium python3-pil fonts-dejavu-core  # the report page's test in a headless browser
                clang libclang-rt-14-dev  # scripts/fuzz: clang and its libFuzzer
                libasan8 libubsan1 libtsan2)  # scripts/sanitize: g++ brings them; its builds need them
