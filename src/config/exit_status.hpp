@@ -59,9 +59,9 @@ inline constexpr ExitStatus kExitStatuses[] = {
      "a deadlock: GLOBAL:DEADLOCK:HARD or POTENTIAL was reported and the job ended with MPI_Abort, whatever "
      "ERROR-EXITCODE says"},
     {"mpisentry", "127", "the launcher line's command cannot be run"},
-    {"mpisentry", "128+N",
-     "a rank or the launcher ended by signal N (LOCAL:EXIT:SIGNAL reports a crash; the status stays the "
-     "signal's)"},
+    {"mpisentry", "the signal's",
+     "a rank ended by signal N, which LOCAL:EXIT:SIGNAL reports, whatever ERROR-EXITCODE says: mpiexec (Hydra) "
+     "ends with N (11 for SIGSEGV); a shell shows 128+N when the launcher itself is killed by N"},
     {"mpisentry --explore", "0", "no run failed"},
     {"mpisentry --explore", "1", "some run failed: a hang, a crash, a report or another exit status than the first run's"},
     {"mpisentry --explore", "2", "the exploration could not run (EXPLORE-DIR, the first run)"},

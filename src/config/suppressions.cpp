@@ -26,21 +26,22 @@ std::vector<const CheckInfo*> all_checks() {
 // What is wrong with the check part of a line; empty when it names a check
 // that can be suppressed.
 std::string check_problem(std::string_view pattern) {
-  std::vector<std::string_view> names, unsuppressible;
+  std::vector<std::string_view> names;
+  const CheckInfo* unsuppressible = nullptr;
   bool suppressible = false;
   for (const CheckInfo* check : all_checks()) {
     names.push_back(check->name);
     if (!matches_check_pattern(pattern, check->name)) continue;
     if (can_be_suppressed(*check))
       suppressible = true;
-    else
-      unsuppressible.push_back(check->name);
+    else if (!unsuppressible)
+      unsuppressible = check;
   }
   if (suppressible) return {};
-  if (!unsuppressible.empty())
-    return std::string(unsuppressible.front()) +
-           " cannot be suppressed: a deadlock verdict ends the job, which would otherwise hang with nothing said; "
-           "the reports of a rank that ends or loses a peer, and dumps, are never counted as findings";
+  if (unsuppressible)
+    return std::string(unsuppressible->name) + " cannot be suppressed: " +
+           (unsuppressible->ends_job ? "a deadlock verdict ends the job, which would otherwise hang with nothing said"
+                                     : "it tells how a rank ended or what it saw end, and is no finding");
   std::string message = quoted(pattern) + " matches no check";
   const bool has_stars = pattern.find('*') != std::string_view::npos;
   if (const auto guess = has_stars ? std::string_view{} : nearest(pattern, names); !guess.empty())
