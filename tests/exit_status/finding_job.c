@@ -8,6 +8,8 @@
  *             MPI_ERRORS_RETURN in send_to_missing_rank
  *             (LOCAL:MPI:CALL_FAILED, an error, when switched on)
  *   deadlock  both ranks receive first (GLOBAL:DEADLOCK:HARD)
+ *   sends     both ranks send first, a message MPI buffers
+ *             (GLOBAL:DEADLOCK:POTENTIAL in the potential-deadlock mode)
  *   crash     rank 1 dereferences a null pointer (SIGSEGV) */
 #include <mpi.h>
 #include <stdlib.h>
@@ -25,6 +27,12 @@ static void send_to_missing_rank(void) {
   MPI_Send(&value, 1, MPI_INT, 5, 0, MPI_COMM_WORLD); /* rank 5 does not exist */
 }
 
+static void send_first(int rank) {
+  int value = 0;
+  MPI_Send(&value, 1, MPI_INT, 1 - rank, 0, MPI_COMM_WORLD);
+  MPI_Recv(&value, 1, MPI_INT, 1 - rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
 static void receive_first(int rank) {
   int value = 0;
   MPI_Recv(&value, 1, MPI_INT, 1 - rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* mpisentry: blocks */
@@ -32,9 +40,9 @@ static void receive_first(int rank) {
 }
 
 int main(int argc, char** argv) {
-  static const char* const kVariants[] = {"clean", "warning", "library", "error", "deadlock", "crash"};
+  static const char* const kVariants[] = {"clean", "warning", "library", "error", "deadlock", "crash", "sends"};
   MPI_Init(&argc, &argv);
-  const int variant = variant_argument(argc, argv, 1, "what the job finds", kVariants, 6);
+  const int variant = variant_argument(argc, argv, 1, "what the job finds", kVariants, 7);
   const int status = argc > 2 ? atoi(argv[2]) : 0;
   const int rank = world_rank_checked(2, 2);
   if (rank == 1) {
@@ -47,6 +55,7 @@ int main(int argc, char** argv) {
     }
   }
   if (variant == 4) receive_first(rank);
+  if (variant == 6) send_first(rank);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return status;

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <regex>
 
 #include "report_text.hpp"
 #include "scenario.hpp"
@@ -85,6 +86,41 @@ TEST_CASE("exit status: a deadlock ends the job with 86, whatever ERROR-EXITCODE
     CHECK(result.exit_status == 86);
     CHECK(result.err.find("] ERROR: GLOBAL:DEADLOCK:HARD: fatal error") != std::string::npos);
   }
+}
+
+TEST_CASE("exit status: a potential deadlock ends the job with 86 too", "[exit_status]") {
+  Workspace workspace;
+  const JobResult result = run_finding_job(workspace, with(kErrorExitcodeOptions, {"--potential"}), "sends");
+  CHECK(result.exit_status == 86);
+  CHECK(result.err.find("] ERROR: GLOBAL:DEADLOCK:POTENTIAL: fatal error") != std::string::npos);
+}
+
+TEST_CASE("exit status and suppressions: the monitor's warnings, found on rank 0, count with --warnings-are-errors "
+          "and are left out by a matching line",
+          "[exit_status][suppressions]") {
+  // Rank 0 polls while rank 1 computes 5 s: GLOBAL:DEADLOCK:NO_PROGRESS after 2 x 1 s, with room for a
+  // loaded machine.
+  const Program program = TEST_PROGRAM(poll_then_receive);
+  const std::vector<std::string> options =
+      with(kErrorExitcodeOptions, {"--warnings-are-errors", "--deadlock-warning", "1s"});
+  const std::string warning = "[0] WARNING: GLOBAL:DEADLOCK:NO_PROGRESS: warning";
+  Workspace workspace;
+  const JobResult counted = run_checked(workspace, 2, program, options, {"5"});
+  INFO(describe(counted));
+  CHECK(counted.exit_status == kErrorExitcode);
+  CHECK(counted.err.find(warning) != std::string::npos);
+  const JobResult twin =
+      run_checked(workspace, 2, program, with(options, suppressions(workspace, "GLOBAL:DEADLOCK:*:fun:other")), {"5"});
+  INFO(describe(twin));
+  CHECK(twin.exit_status == kErrorExitcode);
+  const JobResult suppressed =
+      run_checked(workspace, 2, program, with(options, suppressions(workspace, "GLOBAL:DEADLOCK:*:fun:main")), {"5"});
+  INFO(describe(suppressed));
+  CHECK(suppressed.exit_status == 0);
+  CHECK(suppressed.err.find(warning) == std::string::npos);
+  // How many warnings the monitor gives in those 5 s varies with the machine's load.
+  CHECK(std::regex_search(suppressed.err, std::regex(R"(\[0\] INFO: GLOBAL:DEADLOCK:NO_PROGRESS: found 0 times )"
+                                                     R"(\(0 errors \+ 0 warnings\), [1-9]\d* reports? (was|were) suppressed\n)")));
 }
 
 TEST_CASE("exit status: CHECK-MAX-ERRORS aborts with 1, or with ERROR-EXITCODE when set", "[exit_status]") {
