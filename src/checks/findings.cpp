@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "config/checks.hpp"
+#include "config/exit_status.hpp"
 #include "checks/buffers.hpp"
 #include "checks/collectives.hpp"
 #include "checks/handles.hpp"
@@ -22,6 +23,7 @@
 #include "records/call_text.hpp"
 #include "records/lifecycle.hpp"
 #include "report/sink.hpp"
+#include "report/suppressions.hpp"
 #include "stacks/stacks.hpp"
 
 namespace mpisentry::checks {
@@ -36,6 +38,9 @@ struct State {
   bool any = false;
   int rank = 0;
   MPI_Comm summary_comm = MPI_COMM_NULL;
+
+  int error_exitcode = 0;
+  bool warnings_are_errors = false;
 
   std::mutex mutex;  // guards limits
   Limits limits{1, 0, 10};
@@ -74,8 +79,11 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
   }
   s.rank = world_rank;
   s.limits = Limits(settings.max_errors, settings.max_reports, settings.suppression_limit);
+  s.error_exitcode = settings.error_exitcode;
+  s.warnings_are_errors = settings.warnings_are_errors;
+  // The monitor's warnings count for ERROR-EXITCODE too: summed in finish().
+  if (s.any || s.error_exitcode != 0) PMPI_Comm_dup(MPI_COMM_WORLD, &s.summary_comm);
   if (!s.any) return;
-  PMPI_Comm_dup(MPI_COMM_WORLD, &s.summary_comm);
   start_messages({.datatype = on(report::Check::MessageDatatype),
                   .pending = on(report::Check::MessagePending),
                   .race = on(report::Check::MessageRace),
@@ -125,6 +133,21 @@ std::string call_text(const CallRecord& call) {
 
 void report(report::Finding finding, bool own_stack) {
   State& s = state();
+  finding.rank = s.rank;
+  const auto take_stack = [&] {
+    if (own_stack && !finding.parties.empty() && finding.parties.front().stack.empty())
+      finding.parties.front().stack = caller_stack();
+  };
+  // The stack is taken before the decision only when a SUPPRESSIONS line
+  // may need it: it costs more than the check.
+  if (report::may_be_suppressed(finding.check)) {
+    take_stack();
+    if (report::suppression_for(finding)) {
+      const std::lock_guard lock(s.mutex);
+      s.limits.suppress(finding.check);
+      return;
+    }
+  }
   Limits::Decision decision;
   {
     const std::lock_guard lock(s.mutex);
@@ -132,8 +155,7 @@ void report(report::Finding finding, bool own_stack) {
   }
   if (decision.error_limit_reached) detail::error_limit_reached.store(true, std::memory_order_relaxed);
   if (!decision.print) return;
-  finding.rank = s.rank;
-  if (own_stack && !finding.parties.empty()) finding.parties.front().stack = caller_stack();
+  take_stack();
   print(report::format_finding(finding), &finding);
 }
 
@@ -148,31 +170,38 @@ void detail::abort_at_error_limit() {
            report::format_summary(s.rank, s.limits.counts());
   }
   print(text);
-  lifecycle::abort_job(1);
+  lifecycle::abort_job(s.error_exitcode != 0 ? s.error_exitcode : config::kErrorLimitStatus);
 }
 
-void finish() {
+bool finish() {
   State& s = state();
   finish_collectives();
   finish_rma_epochs();
   finish_messages();
   finish_requests();
   finish_handles();
-  if (s.summary_comm == MPI_COMM_NULL) return;
-  std::int64_t mine[2 * report::kCheckCount], all[2 * report::kCheckCount];
+  if (s.summary_comm == MPI_COMM_NULL) return false;
+  // Per check found and suppressed, then what ERROR-EXITCODE counts.
+  constexpr int kCounted = 2 * report::kCheckCount;
+  std::int64_t mine[kCounted + 1] = {}, all[kCounted + 1] = {};
   {
     const std::lock_guard lock(s.mutex);
     for (int i = 0; i < report::kCheckCount; ++i) {
-      mine[2 * i] = s.limits.counts()[i].found;
-      mine[2 * i + 1] = s.limits.counts()[i].suppressed;
+      const auto check = static_cast<report::Check>(i);
+      const report::CheckCounts monitor = report::monitor_counts(check);
+      mine[2 * i] = s.limits.counts()[i].found + monitor.found;
+      mine[2 * i + 1] = s.limits.counts()[i].suppressed + monitor.suppressed;
+      if (config::counts_for_exit_status(report::severity(check), s.warnings_are_errors)) mine[kCounted] += mine[2 * i];
     }
   }
-  PMPI_Reduce(mine, all, 2 * report::kCheckCount, MPI_INT64_T, MPI_SUM, 0, s.summary_comm);
+  PMPI_Allreduce(mine, all, kCounted + 1, MPI_INT64_T, MPI_SUM, s.summary_comm);
   PMPI_Comm_free(&s.summary_comm);
-  if (s.rank != 0) return;
-  report::CheckCounts total[report::kCheckCount];
-  for (int i = 0; i < report::kCheckCount; ++i) total[i] = {all[2 * i], all[2 * i + 1]};
-  if (const std::string text = report::format_summary(0, total); !text.empty()) print(text);
+  if (s.rank == 0) {
+    report::CheckCounts total[report::kCheckCount];
+    for (int i = 0; i < report::kCheckCount; ++i) total[i] = {all[2 * i], all[2 * i + 1]};
+    if (const std::string text = report::format_summary(0, total); !text.empty()) print(text);
+  }
+  return all[kCounted] > 0;
 }
 
 }  // namespace mpisentry::checks

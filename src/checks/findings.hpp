@@ -1,7 +1,8 @@
 // Where the consistency checks' findings go: each rank counts its findings
 // per check, prints them (report file first, then stderr) unless they repeat
-// past CHECK-SUPPRESSION-LIMIT or pass CHECK-MAX-REPORTS, and aborts the job
-// once its errors reach CHECK-MAX-ERRORS. Warnings never end the program.
+// past CHECK-SUPPRESSION-LIMIT or pass CHECK-MAX-REPORTS or a SUPPRESSIONS
+// line leaves them out, and aborts the job once its errors reach
+// CHECK-MAX-ERRORS. Warnings never end the program.
 #pragma once
 
 #include <mpi.h>
@@ -58,7 +59,10 @@ inline void stop_at_error_limit() {
 }
 
 // In MPI_Finalize, once every rank is there: world rank 0 prints the summary
-// of every rank's findings.
-void finish();
+// of every rank's findings and of rank 0's monitor reports. Returns, on
+// every rank, whether some rank found what ERROR-EXITCODE counts: an error
+// (a warning too, with WARNINGS-ARE-ERRORS) that no SUPPRESSIONS line left
+// out.
+bool finish();
 
 }  // namespace mpisentry::checks

@@ -2,7 +2,8 @@
 // CHECK-SUPPRESSION-LIMIT prints the same report (same key) at most so
 // often, CHECK-MAX-REPORTS prints at most so many reports in all, and
 // CHECK-MAX-ERRORS errors (warnings never count) end the run. Everything
-// found is counted, printed or not, for the summary.
+// found is counted, printed or not, for the summary; what SUPPRESSIONS
+// leaves out is counted as suppressed only.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,9 @@ class Limits {
     bool error_limit_reached = false;  // this rank's errors reached CHECK-MAX-ERRORS
   };
   Decision count(report::Check check, const std::string& key);
+  // A finding that a SUPPRESSIONS line leaves out: counted as suppressed,
+  // never as found, and never towards CHECK-MAX-ERRORS.
+  void suppress(report::Check check) { ++counts_[static_cast<int>(check)].suppressed; }
 
   const report::CheckCounts (&counts() const)[report::kCheckCount] { return counts_; }
   std::int64_t errors() const { return errors_; }

@@ -27,6 +27,7 @@ constexpr Key key_table[] = {
 #define MPISENTRY_SIGNAL(name, member, unset_word, help) {name, SignalMember{&Settings::member, unset_word}, help},
 #define MPISENTRY_PORTS(name, member, help) {name, &Settings::member, help},
 #define MPISENTRY_INTERFACES(name, member, help) {name, &Settings::member, help},
+#define MPISENTRY_SWITCH(name, member, default_value, help) {name, &Settings::member, help},
 #include "config/flags.def"
 };
 
@@ -84,6 +85,22 @@ std::string quoted_if_needed(const std::string& text) {
 
 std::span<const Key> keys() { return key_table; }
 
+bool parse_switch(std::string_view word, bool& on) {
+  for (const std::string_view yes : {"on", "true", "yes", "1"}) {
+    if (equals_ignoring_case(word, yes)) {
+      on = true;
+      return true;
+    }
+  }
+  for (const std::string_view no : {"off", "false", "no", "0"}) {
+    if (equals_ignoring_case(word, no)) {
+      on = false;
+      return true;
+    }
+  }
+  return false;
+}
+
 const Key* find_key(std::string_view name) {
   const auto found = std::ranges::find_if(key_table, [&](const Key& key) { return equals_ignoring_case(key.name, name); });
   return found == std::end(key_table) ? nullptr : found;
@@ -121,6 +138,11 @@ bool parse_value(const Key& key, std::string_view value, Settings& settings, std
                         [&](InterfaceList Settings::*member) {
                           return parse_interface_list(value, settings.*member, error);
                         },
+                        [&](bool Settings::*member) {
+                          if (parse_switch(value, settings.*member)) return true;
+                          error = quoted(value) + ": not on or off (on, true, yes, 1 or off, false, no, 0)";
+                          return false;
+                        },
                     },
                     key.member);
 }
@@ -136,6 +158,7 @@ std::string value_text(const Key& key, const Settings& settings) {
                         [&](SignalMember signal) { return format_signal(settings.*signal.member, signal.unset_word); },
                         [&](PortRange Settings::*member) { return format_port_range(settings.*member); },
                         [&](InterfaceList Settings::*member) { return format_interface_list(settings.*member); },
+                        [&](bool Settings::*member) { return std::string(settings.*member ? "on" : "off"); },
                     },
                     key.member);
 }
@@ -151,6 +174,7 @@ std::string value_syntax(const Key& key) {
                         [](SignalMember signal) { return std::string(signal.unset_word) + "|SIGRTMIN+N|SIGUSR1|SIGUSR2"; },
                         [](PortRange Settings::*) -> std::string { return "any|PORT|FIRST-LAST"; },
                         [](InterfaceList Settings::*) -> std::string { return "any|NAME,NAME..."; },
+                        [](bool Settings::*) -> std::string { return "on|off"; },
                     },
                     key.member);
 }

@@ -30,7 +30,7 @@ struct SignalMember {
 // The Settings member a key sets; its type is the key's kind.
 using Member = std::variant<Timeout Settings::*, Duration Settings::*, IntegerMember, std::string Settings::*,
                             AutoSwitch Settings::*, DelayInjection Settings::*, SignalMember, PortRange Settings::*,
-                            InterfaceList Settings::*>;
+                            InterfaceList Settings::*, bool Settings::*>;
 
 // A key that takes one value: "DEADLOCK-TIMEOUT 1m".
 struct Key {
@@ -65,6 +65,10 @@ std::string_view name_of(T Settings::*member) {
   }
   return {};
 }
+
+// A switch's value, case-insensitive: on, true, yes, 1 or off, false, no, 0.
+// False, `on` unchanged, for any other word.
+bool parse_switch(std::string_view word, bool& on);
 
 // Case-insensitive; nullptr when `name` is not a key of the table.
 const Key* find_key(std::string_view name);

@@ -5,12 +5,7 @@
 #include "config/text.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <memory>
 
 #include <unistd.h>
 
@@ -21,22 +16,6 @@ constexpr std::string_view line_whitespace = " \t\r\f\v";
 
 void add_error(LoadResult& into, std::string_view where, std::string message) {
   into.errors.push_back({std::string(where), std::move(message)});
-}
-
-bool parse_switch(std::string_view word, bool& on) {
-  for (const std::string_view yes : {"on", "true", "yes", "1"}) {
-    if (equals_ignoring_case(word, yes)) {
-      on = true;
-      return true;
-    }
-  }
-  for (const std::string_view no : {"off", "false", "no", "0"}) {
-    if (equals_ignoring_case(word, no)) {
-      on = false;
-      return true;
-    }
-  }
-  return false;
 }
 
 // "CHECK <pattern> [ON|OFF]" without the CHECK; the pattern alone means ON, as
@@ -172,16 +151,9 @@ void apply_text(std::string_view text, std::string_view source_name, LoadResult&
 }
 
 void apply_file(std::string_view path, LoadResult& into) {
-  const std::string name(path);
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(name.c_str(), "r"), std::fclose);
   std::string text;
-  if (file) {
-    std::array<char, 4096> buffer;
-    while (const std::size_t count = std::fread(buffer.data(), 1, buffer.size(), file.get())) text.append(buffer.data(), count);
-  }
-  // fopen succeeds on a directory; the read then fails with EISDIR.
-  if (!file || std::ferror(file.get())) {
-    add_error(into, path, std::string("cannot read config file: ") + std::strerror(errno));
+  if (const std::string problem = read_text_file(std::string(path), text); !problem.empty()) {
+    add_error(into, path, "cannot read config file: " + problem);
     return;
   }
   apply_text(text, path, into);

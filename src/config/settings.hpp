@@ -82,6 +82,7 @@ struct Settings {
 #define MPISENTRY_SIGNAL(name, member, unset_word, help) int member = kUnsetSignal;
 #define MPISENTRY_PORTS(name, member, help) PortRange member;
 #define MPISENTRY_INTERFACES(name, member, help) InterfaceList member;
+#define MPISENTRY_SWITCH(name, member, default_value, help) bool member = default_value;
 #include "config/flags.def"
 #define MPISENTRY_CHECK(id, name, member, severity, default_on, ends_job, itc, help) bool member = default_on;
 #define MPISENTRY_REPORT(id, name, severity, help)

@@ -1,7 +1,12 @@
 #include "config/text.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 #include <numeric>
 
 namespace mpisentry::config {
@@ -52,6 +57,17 @@ std::string_view trim(std::string_view text) {
 std::string quoted(std::string_view text) { return '"' + std::string(text) + '"'; }
 
 const char* non_empty(const char* value) { return value != nullptr && *value != '\0' ? value : nullptr; }
+
+std::string read_text_file(const std::string& path, std::string& text) {
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "r"), std::fclose);
+  if (file) {
+    std::array<char, 4096> buffer;
+    while (const std::size_t count = std::fread(buffer.data(), 1, buffer.size(), file.get())) text.append(buffer.data(), count);
+  }
+  // fopen succeeds on a directory; the read then fails with EISDIR.
+  if (!file || std::ferror(file.get())) return std::strerror(errno);
+  return {};
+}
 
 std::vector<std::string_view> split(std::string_view text, std::string_view separators) {
   std::vector<std::string_view> pieces;

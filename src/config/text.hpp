@@ -17,6 +17,10 @@ std::string quoted(std::string_view text);
 // `value` unless it is empty: an empty environment variable counts as unset.
 const char* non_empty(const char* value);
 
+// The whole file at `path` into `text`; empty when read, else why not
+// (strerror's words: "No such file or directory").
+std::string read_text_file(const std::string& path, std::string& text);
+
 // Pieces of `text` between any of `separators`, trimmed, empty ones dropped.
 std::vector<std::string_view> split(std::string_view text, std::string_view separators);
 

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/exit_status.hpp"
 #include "config/keys.hpp"
 #include "launcher/analyze.hpp"
 #include "launcher/arguments.hpp"
@@ -437,8 +438,8 @@ std::string analyze_usage() {
   for (const AnalyzeOption& option : kAnalyzeOptions)
     text += wrapped(option.help, width, "  " + std::string(option.option), 28);
   text += "\nexit status:\n";
-  for (const AnalyzeExitStatus& status : kAnalyzeExitStatuses)
-    text += wrapped(status.meaning, width, "  " + std::string(status.status), 9);
+  for (const config::ExitStatus& status : config::kExitStatuses)
+    if (status.command == kAnalyzeCommandName) text += wrapped(status.meaning, width, "  " + std::string(status.status), 9);
   return text;
 }
 

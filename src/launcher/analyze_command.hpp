@@ -3,7 +3,7 @@
 // standard sends buffered and with zero buffering, confirms each deadlock
 // found by a run of the program forced to its matching (from the recording
 // beside the logs, DIR/rank-R.record), and prints what deadlocks and why.
-// The exit statuses are in kAnalyzeExitStatuses.
+// The exit statuses are kExitStatuses' rows for kAnalyzeCommandName.
 #pragma once
 
 #include <span>
@@ -42,18 +42,8 @@ inline constexpr AnalyzeOption kAnalyzeOptions[] = {
     {"--help", "show this text"},
 };
 
-struct AnalyzeExitStatus {
-  std::string_view status;
-  std::string_view meaning;
-};
-inline constexpr AnalyzeExitStatus kAnalyzeExitStatuses[] = {
-    {"0", "no deadlock found"},
-    {"1", "a deadlock found and confirmed: a run forced to its matching hung with a deadlock verdict"},
-    {"2", "the logs could not be read or analyzed (the message names the file, line and problem), or a bad option"},
-    {"3", "deadlocks found, none confirmed: each run forced to a matching passed, ended otherwise or could not follow "
-          "it, or none could be made (no recording beside the logs, --no-confirm)"},
-    {"128+N", "stopped by signal N (Ctrl-C) during a confirming run"},
-};
+// The command kExitStatuses (config/exit_status.hpp) lists analyze's statuses under.
+inline constexpr std::string_view kAnalyzeCommandName = "mpisentry analyze";
 
 // --help: the form, the paragraph, the options and the exit statuses.
 std::string analyze_usage();

@@ -32,6 +32,11 @@ std::string key_of(std::string_view option) {
   return {};
 }
 
+bool is_switch(const std::string& key) {
+  const config::Key* found = config::find_key(key);
+  return found && std::holds_alternative<bool config::Settings::*>(found->member);
+}
+
 std::vector<std::string> option_names() {
   std::vector<std::string> names = {std::string(config_option), std::string(check_option),
                                     std::string(potential_option), std::string(check_all_option),
@@ -126,7 +131,10 @@ Arguments parse_arguments(std::span<const std::string> words) {
       continue;
     }
     std::string value;
-    if (equals != std::string::npos) {
+    if (bool on = true; equals == std::string::npos && is_switch(key) &&
+                        (i + 1 == words.size() || !config::parse_switch(words[i + 1], on))) {
+      value = "on";  // a switch alone is on
+    } else if (equals != std::string::npos) {
       value = word.substr(equals + 1);
     } else if (i + 1 < words.size()) {
       value = words[++i];

@@ -1,6 +1,7 @@
 #include "launcher/job.hpp"
 
 #include "config/keys.hpp"
+#include "config/suppressions.hpp"
 #include "config/text.hpp"
 #include "signals/signals.hpp"
 
@@ -107,6 +108,9 @@ config::LoadResult resolve_settings(const Arguments& args, const config::EnvLook
   config::apply_environment(job_env, result);
   for (const OptionSetting& setting : args.settings) config::apply_setting(setting.key, setting.value, setting.option, result);
   config::check_consistency(result);
+  // Each rank reads the file again in MPI_Init; a bad line stops the job here, before it starts.
+  if (result.ok() && !result.settings.suppressions_file.empty())
+    config::read_suppressions(result.settings.suppressions_file, result.errors);
   // The ranks of an exploration's runs see EXPLORE with RECORD and REPLAY,
   // which the explorer sets for each run: the rule is the launcher's.
   const config::Settings& settings = result.settings;

@@ -1,9 +1,10 @@
 // The mpisentry command: checks the whole configuration, then replaces itself
 // with the MPI launcher, so that signals and the exit status pass straight
-// through. Exit status 2: a problem found before starting; 127: cannot start.
+// through. Its statuses, and the job's, are config::kExitStatuses.
 // `mpisentry dump PID` asks a running job for a report instead (dump.hpp);
 // `mpisentry analyze DIR` reads a run's communication logs (analyze_command.hpp);
 // `mpisentry report FILE.json` makes a report's page (report_command.hpp).
+#include "config/exit_status.hpp"
 #include "launcher/analyze_command.hpp"
 #include "launcher/arguments.hpp"
 #include "launcher/dump.hpp"
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
     print(args.errors);
     print(settings.errors);
     std::cerr << "mpisentry: nothing was started; see mpisentry --help\n";
-    return 2;
+    return config::kStoppedStatus;
   }
 
   std::error_code error;
@@ -72,12 +73,12 @@ int main(int argc, char** argv) {
     for (const std::string& path : library.tried) std::cerr << "mpisentry:   " << path << '\n';
     std::cerr << "mpisentry: install the library built for the program's MPI (docs/openmpi.md), or set "
                  "MPISENTRY_LIBRARY to its path\n";
-    return 2;
+    return config::kStoppedStatus;
   }
   for (const auto& [name, value] : launcher::job_environment(args, env, library.found, program.family)) {
     if (::setenv(name.c_str(), value.c_str(), 1) != 0) {
       std::cerr << "mpisentry: cannot set " << name << ": " << std::strerror(errno) << '\n';
-      return 2;
+      return config::kStoppedStatus;
     }
   }
 
@@ -99,5 +100,5 @@ int main(int argc, char** argv) {
   command_argv.push_back(nullptr);
   ::execvp(command_argv[0], command_argv.data());
   std::cerr << "mpisentry: cannot run " << command[0] << ": " << std::strerror(errno) << '\n';
-  return 127;
+  return config::kCannotRunStatus;
 }

@@ -1,5 +1,6 @@
 #include "launcher/man_pages.hpp"
 
+#include "config/exit_status.hpp"
 #include "config/keys.hpp"
 #include "config/text.hpp"
 #include "launcher/analyze_command.hpp"
@@ -34,6 +35,44 @@ std::string item(std::string_view tag, std::string_view text) {
   return ".TP\n.B " + escaped(tag) + '\n' + escaped(text) + '\n';
 }
 
+struct ManItem {
+  std::string_view tag;
+  std::string_view text;
+};
+
+constexpr std::string_view kExitStatusHelp =
+    "A job's status is the program's own unless the checker ended the job or found what ERROR-EXITCODE counts. "
+    "ERROR-EXITCODE wins over the program's own status, as Valgrind's --error-exitcode and LeakSanitizer's exitcode "
+    "do: mpiexec (Hydra) gives the bitwise OR of the ranks' statuses, so only every rank ending with the same "
+    "status gives a script that status exactly.";
+
+constexpr ManItem kEnvironmentVariables[] = {
+    {"MPISENTRY_<KEY>, VT_<KEY>", "a key of mpisentry.conf(5), dashes as underscores: MPISENTRY_DEADLOCK_TIMEOUT=10s"},
+    {"MPISENTRY_CONFIG, VT_CONFIG", "the config file, when --config does not name one"},
+};
+
+constexpr ManItem kFiles[] = {
+    {"mpisentry_PROGRAM_ID.txt",
+     "the report, in the directory mpisentry started in, unless REPORT-FILE names another; ID is the batch job's "
+     "id, else the time and rank 0's process id"},
+    {"PREFIX/share/mpisentry/mpisentry.conf", "every key with its default, a config file to start from"},
+    {"SUPPRESSIONS", "the suppressions file, when the key names one: lines CHECK:fun:PATTERN, CHECK:src:PATTERN, "
+                     "CHECK:lib:PATTERN, and # comments"},
+    {"PREFIX/lib/libmpisentry.so", "the checker, preloaded into every rank"},
+};
+
+constexpr ManItem kExamples[] = {
+    {"mpisentry -n 4 ./app", "runs mpiexec -n 4 ./app with the checker in every rank"},
+    {"mpisentry --deadlock-timeout 10s -- srun -n 64 ./app", "any launcher line, after --"},
+    {"mpisentry --check-all --error-exitcode 42 -n 4 ./app",
+     "a test run: every consistency check, and status 42 when any rank found an error"},
+    {"mpisentry --error-exitcode 42 --warnings-are-errors --suppressions known.supp -n 4 ./app",
+     "warnings count too, but not the reports that a line of known.supp matches, such as "
+     "LOCAL:COMM:NOT_FREED:fun:make_halo_comm"},
+    {"mpisentry --dump-signal SIGUSR1 -n 4 ./app & mpisentry dump $!",
+     "every rank's call and stack in one report while the job goes on"},
+};
+
 }  // namespace
 
 std::string command_man_page() {
@@ -50,11 +89,22 @@ std::string command_man_page() {
     page += item(option.option, option.help);
   }
   if (in_checks) page += ".RE\n";
-  page += ".SH TIME\n" + escaped(kTimeSyntax) + "\n.SH ENVIRONMENT\n" + escaped(kEnvironmentHelp) + '\n';
+  page += ".SH TIME\n" + escaped(kTimeSyntax) + '\n';
   page += ".SH ANALYZE\n.B mpisentry analyze [options] DIR\n.PP\n" + escaped(kAnalyzeDescription) + '\n';
   for (const AnalyzeOption& option : kAnalyzeOptions) page += item(option.option, option.help);
-  page += ".SS Exit status of mpisentry analyze\n";
-  for (const AnalyzeExitStatus& status : kAnalyzeExitStatuses) page += item(status.status, status.meaning);
+  page += ".SH EXIT STATUS\n" + escaped(kExitStatusHelp) + '\n';
+  std::string_view command;
+  for (const config::ExitStatus& status : config::kExitStatuses) {
+    if (status.command != command) page += ".SS " + escaped(status.command) + '\n';
+    command = status.command;
+    page += item(status.status, status.meaning);
+  }
+  page += ".SH ENVIRONMENT\n" + escaped(kEnvironmentHelp) + '\n';
+  for (const ManItem& variable : kEnvironmentVariables) page += item(variable.tag, variable.text);
+  page += ".SH FILES\n";
+  for (const ManItem& file : kFiles) page += item(file.tag, file.text);
+  page += ".SH EXAMPLES\n";
+  for (const ManItem& example : kExamples) page += item(example.tag, example.text);
   page += ".SH SEE ALSO\n.BR mpisentry.conf (5)\n";
   return page;
 }

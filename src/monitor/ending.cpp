@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "config/exit_status.hpp"
 #include "log/log.hpp"
 #include "records/lifecycle.hpp"
 
@@ -11,8 +12,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-constexpr int kAbortExitCode = 1;
 
 }  // namespace
 
@@ -23,7 +22,7 @@ void ExitNotice::wait_for_report() const {
 
 void abort_job(report::Check check) {
   log::error("{}: aborting the job", report::check_name(check));
-  lifecycle::abort_job(kAbortExitCode);
+  lifecycle::abort_job(config::kDeadlockStatus);
 }
 
 }  // namespace mpisentry::monitor

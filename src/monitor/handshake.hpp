@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "config/exit_status.hpp"
 #include "config/settings.hpp"
 
 namespace mpisentry::monitor::handshake {
@@ -58,7 +59,7 @@ std::vector<std::string> unanswered(const Place& me, config::Duration bound);
 
 // The status every rank ends with when the handshake fails: that of a bad
 // configuration, which stops the job before the program starts.
-inline constexpr int kStoppedStatus = 2;
+inline constexpr int kStoppedStatus = config::kStoppedStatus;
 
 enum class Outcome {
   Agreed,      // go on: the monitors' communicator is ready

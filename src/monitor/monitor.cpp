@@ -42,6 +42,7 @@
 #include "comm_log/comm_log.hpp"
 #include "races/races.hpp"
 #include "report/html.hpp"
+#include "report/suppressions.hpp"
 #include "report/report.hpp"
 #include "report/sink.hpp"
 #include "stacks/stacks.hpp"
@@ -914,6 +915,16 @@ class Monitor {
   // Through the report sink: the report file first, then stderr, JSON, DOT;
   // then the page, made from the JSON.
   void write_report(const report::Report& report) {
+    // A report that leaves the program running is counted for the summary
+    // and ERROR-EXITCODE, or left out by SUPPRESSIONS.
+    if (config::can_be_suppressed(config::check_info(report.check))) {
+      const config::Suppression* suppression = report::suppression_for(report);
+      report::count_monitor_report(report.check, suppression != nullptr);
+      if (suppression) {
+        log::info("{} left out, as SUPPRESSIONS {} says", report::check_name(report.check), suppression->where);
+        return;
+      }
+    }
     const std::string json =
         settings_.report_json.empty() && settings_.report_html.empty() ? std::string() : report::format_json(report);
     const std::string text = report::format_text(report);

@@ -152,9 +152,11 @@ std::string format_sarif(const std::vector<CiRecord>& records);
 // Per check, over all ranks, for the summary at the end of the run.
 struct CheckCounts {
   std::int64_t found = 0;       // every finding, printed or not
-  std::int64_t suppressed = 0;  // found but not printed (CHECK-SUPPRESSION-LIMIT, CHECK-MAX-REPORTS)
+  // Not printed: found and repeated past CHECK-SUPPRESSION-LIMIT or past
+  // CHECK-MAX-REPORTS, or left out by a SUPPRESSIONS line (then not found).
+  std::int64_t suppressed = 0;
 };
-// ITC's summary lines, by `rank`: one per check found at least once, then
+// ITC's summary lines, by `rank`: one per check found or suppressed, then
 // the total ("[0] INFO: Found 3 problems (2 errors + 1 warning), 0 reports
 // were suppressed."). Empty when nothing was found.
 std::string format_summary(int rank, const CheckCounts (&counts)[kCheckCount]);

@@ -621,7 +621,7 @@ std::string format_summary(int rank, const CheckCounts (&counts)[kCheckCount]) {
   std::int64_t errors = 0, warnings = 0, suppressed = 0;
   for (int i = 0; i < kCheckCount; ++i) {
     const CheckCounts& count = counts[i];
-    if (count.found == 0 || severity(static_cast<Check>(i)) == Severity::Info) continue;  // not a problem
+    if ((count.found == 0 && count.suppressed == 0) || severity(static_cast<Check>(i)) == Severity::Info) continue;  // not a problem
     const bool warning = severity(static_cast<Check>(i)) == Severity::Warning;
     (warning ? warnings : errors) += count.found;
     suppressed += count.suppressed;

@@ -11,13 +11,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
 
 #include "checks/findings.hpp"
 #include "comm_log/comm_log.hpp"
+#include "config/exit_status.hpp"
 #include "config/settings.hpp"
+#include "config/suppressions.hpp"
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
 #include "log/log.hpp"
@@ -33,6 +36,7 @@
 #include "records/lifecycle.hpp"
 #include "records/message_tallies.hpp"
 #include "records/thread_state.hpp"
+#include "report/suppressions.hpp"
 #include "signals/signals.hpp"
 
 #define MPISENTRY_API extern "C" __attribute__((visibility("default")))
@@ -69,7 +73,7 @@ void refuse_another_mpi() {
              "command, which preloads the library for the program's MPI, or preload the library built for {}",
              built_for, program_mpi, other, program_mpi);
   log::wait_for_stderr_to_drain();
-  _exit(127);
+  _exit(config::kCannotRunStatus);
 }
 
 // Before the other constructors (the Fortran bindings' redirection).
@@ -85,9 +89,10 @@ void write_recordings_now() {
 // Set once in MPI_Init; constant after.
 int program_thread_level = MPI_THREAD_SINGLE;
 bool checking = false;  // between MPI_Init and MPI_Finalize
+int error_exitcode = 0;  // ERROR-EXITCODE
 
 // What the process passed to exit(), once exit() began: only then may
-// report_exit_without_finalize() judge.
+// at_process_exit() judge.
 std::optional<int> exit_status;
 
 // A rank may still call MPI_Finalize while it exits: in an atexit handler it
@@ -96,8 +101,21 @@ std::optional<int> exit_status;
 // objects' destructors after every exit handler registered since the program
 // started, and ours before libmpi's (we depend on it): the verdict on the
 // exit waits for them.
-__attribute__((destructor)) void report_exit_without_finalize() {
-  if (exit_status) monitor::exit_without_finalize(*exit_status);
+//
+// Then ERROR-EXITCODE, once MPI_Finalize found that some rank's findings
+// count: the status this rank ends with instead of its own (0: its own),
+// after the program's exit handlers and its objects' destructors, as
+// LeakSanitizer's exitcode does. Only libc's stdio flush, done here, and
+// libmpi's destructors, after PMPI_Finalize, are left out.
+int status_after_findings = 0;
+
+__attribute__((destructor)) void at_process_exit() {
+  if (!exit_status) return;
+  monitor::exit_without_finalize(*exit_status);
+  if (status_after_findings == 0) return;
+  std::fflush(nullptr);
+  log::wait_for_stderr_to_drain();
+  _exit(status_after_findings);
 }
 
 // More ranks on this node than cores its ranks may run on, all together
@@ -123,6 +141,8 @@ bool more_ranks_than_cores() {
 config::LoadResult read_settings(int world_rank) {
   config::LoadResult loaded = config::load([](const char* name) { return std::getenv(name); });
   config::name_unknown_variables(config::environment_names(), loaded);
+  if (loaded.ok() && !loaded.settings.suppressions_file.empty())
+    report::set_suppressions(config::read_suppressions(loaded.settings.suppressions_file, loaded.errors));
   log::set_verbosity(loaded.settings.verbose);
   if (loaded.ok() && world_rank == 0 && !std::getenv(config::kNoticesShownVariable))
     for (const config::Problem& notice : loaded.notices) log::warn("{}", notice.str());
@@ -207,6 +227,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
       loaded.errors.push_back({loaded.settings.comm_log_dir, *problem});
   MPI_Comm monitor_comm = shake_hands(world_rank, loaded);
   const config::Settings& settings = keep(loaded.settings);
+  error_exitcode = settings.error_exitcode;
 
   const monitor::ReportPaths& report_paths = monitor::create(settings, program_thread_level, monitor_comm);
   // The dump signal first, so that an automatic stack signal keeps clear of it.
@@ -276,12 +297,13 @@ MPISENTRY_API int MPI_Finalize(void) {
   // Blocks until every rank is here: the monitors stop after the same round.
   monitor::stop();
   checking = false;
-  checks::finish();
+  const bool findings_count = checks::finish();
   // Messages compared only now (their records came with the last batches)
   // may have reached CHECK-MAX-ERRORS: the job ends before MPI does.
   checks::stop_at_error_limit();
   races::finish();
   const int result = PMPI_Finalize();
+  if (findings_count) status_after_findings = error_exitcode;
   self.leave(true);
   return result;
 }
