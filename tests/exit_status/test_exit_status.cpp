@@ -157,7 +157,7 @@ TEST_CASE("exit status: a rank's crash ends the job with the signal's status, as
   check_ending_possible_without_checker(workspace, plain_command(2, TEST_PROGRAM(finding_job), {"crash", "0"}), result);
 }
 
-TEST_CASE("suppressions: by function, file and library a warning is neither printed nor counted; the twin that "
+TEST_CASE("suppressions: by function, file and library a warning is neither printed nor counted, and the twin that "
           "does not match is both",
           "[exit_status][suppressions]") {
   struct Case {

@@ -26,7 +26,7 @@ std::vector<Suppression> parsed(const std::string& text, std::vector<config::Pro
 
 }  // namespace
 
-TEST_CASE("suppressions: lines of check, field and pattern; comments and blank lines skipped", "[suppressions]") {
+TEST_CASE("suppressions: lines of check, field and pattern, with comments and blank lines skipped", "[suppressions]") {
   std::vector<config::Problem> errors;
   const auto lines = parsed(
       "# leaks we know of\n"
@@ -96,7 +96,7 @@ TEST_CASE("suppressions: an unreadable file is an error naming it", "[suppressio
   CHECK(errors[0].str() == "/nonexistent/known.supp: cannot read the SUPPRESSIONS file: No such file or directory");
 }
 
-TEST_CASE("suppressions: globs match the whole text; '*' any text, '?' one character", "[suppressions]") {
+TEST_CASE("suppressions: globs match the whole text, with '*' any text and '?' one character", "[suppressions]") {
   CHECK(config::matches_glob("make_halo_comm", "make_halo_comm"));
   CHECK(!config::matches_glob("make_halo", "make_halo_comm"));
   CHECK(config::matches_glob("make_*", "make_halo_comm"));
@@ -172,7 +172,7 @@ TEST_CASE("exit status: the README's table says what the table in the code says,
   }
 }
 
-TEST_CASE("man page: EXIT STATUS from the table, ENVIRONMENT, FILES and EXAMPLES; groff renders it without a warning",
+TEST_CASE("man page: EXIT STATUS from the table, ENVIRONMENT, FILES and EXAMPLES, rendered by groff without a warning",
           "[exit_status]") {
   const std::string page = launcher::command_man_page();
   std::size_t at = 0;
