@@ -28,7 +28,7 @@ bool collective_checking = false;
 
 namespace {
 
-struct State {
+struct CollectivesState {
   bool exchanging = false;  // a check that needs the other members' records is on
   bool invalid_parameter = false;
   bool comm_free = false;
@@ -38,7 +38,7 @@ struct State {
 };
 
 // One collective's records, sent and received.
-struct State::Exchange {
+struct CollectivesState::Exchange {
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
   std::uint64_t comm_id = 0;
@@ -47,10 +47,10 @@ struct State::Exchange {
   std::vector<CollectiveRecord> mine;  // mine[j]: what this member tells peer j
   std::vector<CollectiveRecord> from;  // from[i]: what peer i told it
 };
-using Exchange = State::Exchange;
+using Exchange = CollectivesState::Exchange;
 
-State& state() {
-  static State* const instance = new State;  // never destroyed: wrappers may run during exit
+CollectivesState& collectives_state() {
+  static CollectivesState* const instance = new CollectivesState;  // never destroyed: wrappers may run during exit
   return *instance;
 }
 
@@ -166,7 +166,7 @@ void evaluate(const Exchange& exchange, bool own_stack) {
 // kDrainLimit, those of `comm` only when it is not MPI_COMM_NULL) leave the
 // pending list; reported by the caller, outside the lock.
 std::vector<std::unique_ptr<Exchange>> take_completed(bool drain, MPI_Comm comm) {
-  State& s = state();
+  CollectivesState& s = collectives_state();
   std::vector<std::unique_ptr<Exchange>> completed;
   const auto limit = std::chrono::steady_clock::now() + kDrainLimit;
   const std::lock_guard lock(s.mutex);
@@ -393,7 +393,7 @@ void exchange(MPI_Comm comm, std::vector<CollectiveRecord> records, bool inter, 
     if (PMPI_Wait(&e->request, MPI_STATUS_IGNORE) == MPI_SUCCESS) evaluate(*e, /*own_stack=*/true);
     return;
   }
-  State& s = state();
+  CollectivesState& s = collectives_state();
   const std::lock_guard lock(s.mutex);
   s.pending.push_back(std::move(e));
 }
@@ -420,7 +420,7 @@ Shape shape_of(MPI_Comm comm) {
 }  // namespace
 
 void start_collectives() {
-  State& s = state();
+  CollectivesState& s = collectives_state();
   s.invalid_parameter = on(report::Check::CollectiveParameter);
   s.comm_free = on(report::Check::CommFreeMismatch);
   for (const report::Check check : {report::Check::CollectiveOperation, report::Check::CollectiveRoot,
@@ -431,7 +431,7 @@ void start_collectives() {
 }
 
 void check_collective(const Collective& call) {
-  State& s = state();
+  CollectivesState& s = collectives_state();
   if (s.invalid_parameter)
     if (const std::string what = invalid_parameter(call); !what.empty()) {
       report_invalid_parameter(call, what);
@@ -454,7 +454,7 @@ void check_collective(const Collective& call) {
 }
 
 void collectives_freeing(MPI_Comm comm, FunctionId function) {
-  State& s = state();
+  CollectivesState& s = collectives_state();
   if (!s.exchanging || comm == MPI_COMM_NULL) return;
   evaluate_completed(/*drain=*/true, comm);
   if (!s.comm_free) return;
@@ -468,12 +468,12 @@ void collectives_freeing(MPI_Comm comm, FunctionId function) {
 }
 
 void finish_collectives() {
-  if (!state().exchanging) return;
+  if (!collectives_state().exchanging) return;
   evaluate_completed(/*drain=*/true, MPI_COMM_NULL);
 }
 
 void compare_arrived_collectives() {
-  if (!state().exchanging) return;
+  if (!collectives_state().exchanging) return;
   evaluate_completed(/*drain=*/false, MPI_COMM_NULL);
 }
 

@@ -33,7 +33,7 @@ std::atomic<bool> error_limit_reached{false};
 
 namespace {
 
-struct State {
+struct FindingsState {
   bool enabled[report::kCheckCount] = {};
   bool any = false;
   int rank = 0;
@@ -46,8 +46,8 @@ struct State {
   Limits limits{1, 0, 10};
 };
 
-State& state() {
-  static State* const instance = new State;  // never destroyed: findings may come during exit
+FindingsState& findings_state() {
+  static FindingsState* const instance = new FindingsState;  // never destroyed: findings may come during exit
   return *instance;
 }
 
@@ -71,7 +71,7 @@ std::vector<Frame> caller_stack() {
 }  // namespace
 
 void start(const config::Settings& settings, int world_rank, bool multiple_threads) {
-  State& s = state();
+  FindingsState& s = findings_state();
   for (const config::CheckInfo& check : config::switchable_checks()) {
     const int i = static_cast<int>(check.id);
     s.enabled[i] = settings.*check.member;
@@ -118,9 +118,9 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
   log::debug("consistency checks on: {}", fmt::join(names, ", "));
 }
 
-bool on(report::Check check) noexcept { return state().enabled[static_cast<int>(check)]; }
+bool on(report::Check check) noexcept { return findings_state().enabled[static_cast<int>(check)]; }
 
-int world_rank() noexcept { return state().rank; }
+int world_rank() noexcept { return findings_state().rank; }
 
 int world_rank_of(const std::vector<int>& peers, int rank) {
   return rank >= 0 && rank < static_cast<int>(peers.size()) ? peers[static_cast<std::size_t>(rank)] : rank;
@@ -132,7 +132,7 @@ std::string call_text(const CallRecord& call) {
 }
 
 void report(report::Finding finding, bool own_stack) {
-  State& s = state();
+  FindingsState& s = findings_state();
   finding.rank = s.rank;
   const auto take_stack = [&] {
     if (own_stack && !finding.parties.empty() && finding.parties.front().stack.empty())
@@ -160,7 +160,7 @@ void report(report::Finding finding, bool own_stack) {
 }
 
 void detail::abort_at_error_limit() {
-  State& s = state();
+  FindingsState& s = findings_state();
   std::string text;
   {
     const std::lock_guard lock(s.mutex);
@@ -174,7 +174,7 @@ void detail::abort_at_error_limit() {
 }
 
 bool finish() {
-  State& s = state();
+  FindingsState& s = findings_state();
   finish_collectives();
   finish_rma_epochs();
   finish_messages();

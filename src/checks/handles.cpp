@@ -64,22 +64,22 @@ struct Made {
   std::int64_t freed = 0;  // less than handed_out while it is in the table
 };
 
-struct State {
+struct HandlesState {
   std::mutex mutex;  // constructors and frees are rare calls: one lock for all threads
   bool on[kKinds] = {};
   std::unordered_map<std::uint64_t, Made> live[kKinds];
   std::uint64_t next_sequence = 1;
 };
 
-State& state() {
-  static State* const instance = new State;  // never destroyed: wrappers may run during exit
+HandlesState& handles_state() {
+  static HandlesState* const instance = new HandlesState;  // never destroyed: wrappers may run during exit
   return *instance;
 }
 
 }  // namespace
 
 void start_handles() {
-  State& s = state();
+  HandlesState& s = handles_state();
   for (int kind = 0; kind < kKinds; ++kind) {
     s.on[kind] = on(kKindInfo[static_cast<std::size_t>(kind)].check);
     detail::tracking_handles = detail::tracking_handles || s.on[kind];
@@ -87,7 +87,7 @@ void start_handles() {
 }
 
 void detail::handle_made(HandleKind kind, std::uint64_t key, FunctionId function, const void* call_site) {
-  State& s = state();
+  HandlesState& s = handles_state();
   if (!s.on[static_cast<int>(kind)] || never_counted(kind, key)) return;
   // Through a Fortran binding: the program's line, not the binding's.
   call_site = stacks::program_call_site(call_site);
@@ -98,7 +98,7 @@ void detail::handle_made(HandleKind kind, std::uint64_t key, FunctionId function
 }
 
 void detail::handle_freed(HandleKind kind, std::uint64_t key) {
-  State& s = state();
+  HandlesState& s = handles_state();
   if (!s.on[static_cast<int>(kind)]) return;
   const std::lock_guard lock(s.mutex);
   auto& live = s.live[static_cast<int>(kind)];
@@ -108,7 +108,7 @@ void detail::handle_freed(HandleKind kind, std::uint64_t key) {
 }
 
 void finish_handles() {
-  State& s = state();
+  HandlesState& s = handles_state();
   for (int k = 0; k < kKinds; ++k) {
     if (!s.on[k]) continue;
     const KindInfo& kind = info_of(static_cast<HandleKind>(k));

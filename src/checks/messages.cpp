@@ -140,7 +140,7 @@ struct Wildcard {
   std::int64_t at;      // when it returned (race_clock)
   int tag;              // as posted: MPI_ANY_TAG too
   int source;           // the comm rank whose message it took
-  std::uint32_t place;  // in State::race_places
+  std::uint32_t place;  // in MessagesState::race_places
   Own own = Own::Unknown;
   bool counted = false;       // its race is counted in its place
   std::vector<int> raced_with;  // world ranks, kept until `own` is known
@@ -214,7 +214,7 @@ struct Mismatch {
   std::string comm;
 };
 
-struct State {
+struct MessagesState {
   bool datatype_check = false;
   bool receive_buffers = false;
   bool pending_check = false;
@@ -222,7 +222,7 @@ struct State {
   std::atomic<bool> count_lost{false};  // lost_count_of_messages()
   int max_pending = 20;
   std::uintptr_t exe_base = 0, exe_low = 0, exe_high = 0;  // the executable's load bias and mapped range
-  SpinMutex mutex;  // guards the rest at MPI_THREAD_MULTIPLE (Guard)
+  SpinMutex mutex;  // guards the rest at MPI_THREAD_MULTIPLE (MessagesGuard)
   std::unordered_map<MPI_Comm, Shadow> shadows;
   MPI_Comm last_comm = MPI_COMM_NULL;  // the shadow found last, for the next lookup
   Shadow* last_shadow = nullptr;
@@ -237,19 +237,19 @@ struct State {
   std::map<std::pair<const void*, RacePlace::Kind>, std::uint32_t> race_place_index;
 };
 
-State& state() {
-  static State* const instance = new State;  // never destroyed: wrappers may run during exit
+MessagesState& messages_state() {
+  static MessagesState* const instance = new MessagesState;  // never destroyed: wrappers may run during exit
   return *instance;
 }
 
 // The channel's lock.
-class Guard : LockIfMultiple {
+class MessagesGuard : LockIfMultiple {
  public:
-  Guard() : LockIfMultiple(state().mutex, state().multiple_threads) {}
+  MessagesGuard() : LockIfMultiple(messages_state().mutex, messages_state().multiple_threads) {}
 };
 
 int locate_executable(dl_phdr_info* info, size_t, void* data) {
-  auto& s = *static_cast<State*>(data);
+  auto& s = *static_cast<MessagesState*>(data);
   s.exe_base = info->dlpi_addr;
   s.exe_low = UINTPTR_MAX;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -262,7 +262,7 @@ int locate_executable(dl_phdr_info* info, size_t, void* data) {
 }
 
 std::uint64_t call_site_of(const void* pc) {
-  const State& s = state();
+  const MessagesState& s = messages_state();
   const auto address = reinterpret_cast<std::uintptr_t>(pc);
   return address >= s.exe_low && address < s.exe_high ? address - s.exe_base + 1 : 0;
 }
@@ -292,7 +292,7 @@ MPI_Comm usable_dup(Shadow& shadow) {
 
 // Under the lock: the shadow of `comm`, or null.
 Shadow* find_shadow(MPI_Comm comm) {
-  State& s = state();
+  MessagesState& s = messages_state();
   if (comm == s.last_comm && s.last_shadow) return s.last_shadow;
   const auto found = s.shadows.find(comm);
   if (found == s.shadows.end()) return nullptr;
@@ -378,7 +378,7 @@ void add_rank(std::vector<int>& ranks, int rank) {
 
 // Under the lock: the index of the place of `kind` at `call_site`.
 std::uint32_t race_place(const void* call_site, RacePlace::Kind kind) {
-  State& s = state();
+  MessagesState& s = messages_state();
   const auto [index, added] =
       s.race_place_index.try_emplace({call_site, kind}, static_cast<std::uint32_t>(s.race_places.size()));
   if (added) {
@@ -400,7 +400,7 @@ struct WildcardCall {
 // Under the lock: `call` completed at `at`, after `order` receives of the
 // rank (counting itself, for a receive).
 void note_wildcard(Shadow& shadow, const WildcardCall& call, std::uint64_t order, std::int64_t at) {
-  State& s = state();
+  MessagesState& s = messages_state();
   const std::uint32_t index =
       race_place(call.call_site, call.probe ? RacePlace::Kind::Probes : RacePlace::Kind::Receives);
   RacePlace& place = s.race_places[index];
@@ -417,7 +417,7 @@ void note_wildcard(Shadow& shadow, const WildcardCall& call, std::uint64_t order
 // to be no synchronous send's.
 void count_race(Wildcard& receive) {
   if (receive.own != Wildcard::Own::Ordinary || receive.raced_with.empty()) return;
-  RacePlace& place = state().race_places[receive.place];
+  RacePlace& place = messages_state().race_places[receive.place];
   if (!receive.counted) ++place.raced;
   receive.counted = true;
   for (const int rank : receive.raced_with) add_rank(place.could_take, rank);
@@ -428,7 +428,7 @@ void count_race(Wildcard& receive) {
 // not once a receive was freed while active or failed (it may have taken a
 // message whose record the next receive then gets).
 bool pairing_holds(const Shadow& shadow) {
-  return shadow.abandoned.empty() && !state().count_lost.load(std::memory_order_relaxed);
+  return shadow.abandoned.empty() && !messages_state().count_lost.load(std::memory_order_relaxed);
 }
 
 // Under the lock: `record` is the own message of the rank's `order`-th
@@ -443,13 +443,13 @@ void own_message(Shadow& shadow, std::uint64_t order, const Record& record) {
     return;
   }
   found->own = Wildcard::Own::Ordinary;
-  ++state().race_places[found->place].judged;
+  ++messages_state().race_places[found->place].judged;
   count_race(*found);
 }
 
 // Whether comm rank `source` of `shadow` reads this rank's clock.
 bool same_clock(const Shadow& shadow, int source) {
-  const State& s = state();
+  const MessagesState& s = messages_state();
   const int sender = world_rank_of(shadow.peers, source);
   return sender >= 0 && sender < static_cast<int>(s.clock_domains.size()) &&
          s.clock_domains[static_cast<std::size_t>(sender)] == s.clock_domains[static_cast<std::size_t>(world_rank())];
@@ -481,7 +481,7 @@ void judge_races(Shadow& shadow, int source, const Record& record, std::uint64_t
 // over at `at`: had it come first, the call could have returned that
 // receive.
 void judge_passed_over(Shadow& shadow, int source, const Record& record, std::int64_t at, const void* by) {
-  State& s = state();
+  MessagesState& s = messages_state();
   if (at == 0 || record.sent_at == 0 || record.sent_at >= at || !pairing_holds(shadow) || !same_clock(shadow, source))
     return;
   RacePlace& place = s.race_places[race_place(by, RacePlace::Kind::Completions)];
@@ -507,7 +507,7 @@ void judge_unreceived(Shadow& shadow) {
 
 // One report of this rank's receives from MPI_ANY_SOURCE that raced.
 void report_races() {
-  const State& s = state();
+  const MessagesState& s = messages_state();
   std::vector<const RacePlace*> raced;
   std::int64_t calm = 0, unjudged = 0;
   for (const RacePlace& place : s.race_places) {
@@ -660,7 +660,7 @@ void send_batch(Shadow& shadow, int dest, std::vector<Mismatch>& found) {
 
 // Under the lock: every outbox that holds records goes, or those of `only`.
 void send_filled(std::vector<Mismatch>& found, const Shadow* only = nullptr) {
-  State& s = state();
+  MessagesState& s = messages_state();
   auto keep = s.filled.begin();
   for (const auto& [shadow, dest] : s.filled) {
     if (only && shadow != only) {
@@ -714,7 +714,7 @@ void take_batches(Shadow& shadow, std::vector<Mismatch>& found) {
 // Under the lock: once per tick of the monitor, every filled outbox goes and
 // every shadow takes its arrived batches.
 void on_tick(std::vector<Mismatch>& found) {
-  State& s = state();
+  MessagesState& s = messages_state();
   const std::uint32_t now = tick::now();
   if (now == s.tick) return;
   s.tick = now;
@@ -844,7 +844,7 @@ void collect_pending(Shadow& shadow, std::vector<PendingMessage>& pending) {
 // received; `missing` of them did not even arrive.
 void report_pending(std::vector<PendingMessage> pending, std::int64_t missing, const std::string& where,
                     const char* when) {
-  const State& s = state();
+  const MessagesState& s = messages_state();
   const std::int64_t count = static_cast<std::int64_t>(pending.size()) + missing;
   if (!s.pending_check || count == 0) return;
   if (s.count_lost.load(std::memory_order_relaxed)) {
@@ -930,7 +930,7 @@ Shadow make_shadow(MPI_Comm comm) {
 
 // Under the lock: `comm`'s shadow, out of the table.
 Shadow remove_shadow(std::unordered_map<MPI_Comm, Shadow>::iterator found, std::vector<Mismatch>& mismatches) {
-  State& s = state();
+  MessagesState& s = messages_state();
   send_filled(mismatches, &found->second);
   usable_dup(found->second);  // before the move: MPI may write the handle until then
   Shadow shadow = std::move(found->second);
@@ -946,10 +946,10 @@ std::vector<Frame> call_site_stack(const void* call_site) {
   return call_site ? stacks::symbolize_call_site(call_site) : std::vector<Frame>{};
 }
 
-bool summing_sends() noexcept { return state().receive_buffers; }
+bool summing_sends() noexcept { return messages_state().receive_buffers; }
 
 void start_messages(const MessageChecks& checks, bool multiple_threads) {
-  State& s = state();
+  MessagesState& s = messages_state();
   s.multiple_threads = multiple_threads;
   s.datatype_check = checks.datatype;
   s.receive_buffers = checks.receive_buffers && !multiple_threads && (checks.datatype || checks.pending || checks.race);
@@ -978,16 +978,16 @@ void start_messages(const MessageChecks& checks, bool multiple_threads) {
 void communicator_created(MPI_Comm created) {
   if (created == MPI_COMM_NULL) return;
   Shadow shadow = make_shadow(created);
-  const Guard guard;
-  state().shadows[created] = std::move(shadow);
+  const MessagesGuard guard;
+  messages_state().shadows[created] = std::move(shadow);
 }
 
 void communicator_dup_started(MPI_Comm parent, MPI_Comm created) {
   int rank = 0;
   PMPI_Comm_rank(parent, &rank);
   Shadow shadow = shadow_of(created, rank);
-  const Guard guard;
-  Shadow& kept = state().shadows[created] = std::move(shadow);
+  const MessagesGuard guard;
+  Shadow& kept = messages_state().shadows[created] = std::move(shadow);
   // Into the kept shadow, whose address lasts: MPI may write the handle
   // until the request completes.
   PMPI_Comm_idup(parent, &kept.dup, &kept.starting);
@@ -996,7 +996,7 @@ void communicator_dup_started(MPI_Comm parent, MPI_Comm created) {
 std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                    const void* call_site, const BufferChecksum& data) {
   if (dest == MPI_PROC_NULL) return 0;
-  State& s = state();
+  MessagesState& s = messages_state();
   TypeRef info = type_info(type);
   const Signature sig = type == MPI_DATATYPE_NULL ? Signature{.known = false} : signature_of(*info, count);
   const std::uint64_t site = call_site_of(call_site);
@@ -1008,7 +1008,7 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
   std::vector<Mismatch> found;
   std::uint64_t number = 0;
   {
-    const Guard guard;
+    const MessagesGuard guard;
     Shadow* shadow = find_shadow(comm);
     if (!shadow || dest < 0 || dest >= static_cast<int>(shadow->outboxes.size())) return 0;
     number = s.next_number++;
@@ -1042,8 +1042,8 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
 
 void cancelled_send(std::uint64_t number, MPI_Comm comm, int dest, int tag) {
   if (number == 0) return;
-  State& s = state();
-  const Guard guard;
+  MessagesState& s = messages_state();
+  const MessagesGuard guard;
   Shadow* shadow = find_shadow(comm);
   if (!shadow || dest < 0 || dest >= static_cast<int>(shadow->outboxes.size())) return;
   Outbox& box = shadow->outboxes[static_cast<std::size_t>(dest)];
@@ -1067,7 +1067,7 @@ void received(const Receive& receive, const MPI_Status& status) {
   int cancelled = 0;
   PMPI_Test_cancelled(&status, &cancelled);
   if (cancelled) return;
-  State& s = state();
+  MessagesState& s = messages_state();
   // Read before the wrapper returns: the program learns which message came
   // only then.
   const std::int64_t at = judging_races() && receive.source == MPI_ANY_SOURCE ? race_clock() : 0;
@@ -1102,7 +1102,7 @@ void received(const Receive& receive, const MPI_Status& status) {
   }
   std::vector<Mismatch> found;
   {
-    const Guard guard;
+    const MessagesGuard guard;
     Shadow* shadow = find_shadow(receive.comm);
     if (!shadow) return;
     if (judging_races()) {
@@ -1135,8 +1135,8 @@ void received(const Receive& receive, const MPI_Status& status) {
 
 void probed(MPI_Message message, MPI_Comm comm) {
   if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC) return;
-  const Guard guard;
-  state().probed[message] = comm;
+  const MessagesGuard guard;
+  messages_state().probed[message] = comm;
 }
 
 std::int64_t race_clock() {
@@ -1146,18 +1146,18 @@ std::int64_t race_clock() {
 }
 
 void passed_over(const void* call_site) {
-  const Guard guard;
-  ++state().race_places[race_place(call_site, RacePlace::Kind::Completions)].calls;
+  const MessagesGuard guard;
+  ++messages_state().race_places[race_place(call_site, RacePlace::Kind::Completions)].calls;
 }
 
 void probe_found(MPI_Comm comm, int tag, const MPI_Status& status, const void* call_site) {
   if (status.MPI_SOURCE < 0) return;  // MPI_PROC_NULL
   const std::int64_t at = race_clock();
   const bool after_active = receive_active_before(comm, UINT64_MAX);
-  State& s = state();
+  MessagesState& s = messages_state();
   std::vector<Mismatch> found;
   {
-    const Guard guard;
+    const MessagesGuard guard;
     Shadow* shadow = find_shadow(comm);
     if (!shadow) return;
     note_wildcard(*shadow, {call_site, true, tag, status.MPI_SOURCE, after_active}, s.receives_completed, at);
@@ -1166,16 +1166,16 @@ void probe_found(MPI_Comm comm, int tag, const MPI_Status& status, const void* c
   report_mismatches(found);
 }
 
-void lost_count_of_messages() { state().count_lost.store(true, std::memory_order_relaxed); }
+void lost_count_of_messages() { messages_state().count_lost.store(true, std::memory_order_relaxed); }
 
 void receive_abandoned(MPI_Comm comm, int source, int tag) {
-  const Guard guard;
+  const MessagesGuard guard;
   if (Shadow* shadow = find_shadow(comm)) shadow->abandoned.emplace_back(source, tag);
 }
 
 MPI_Comm take_probed(MPI_Message message) {
-  State& s = state();
-  const Guard guard;
+  MessagesState& s = messages_state();
+  const MessagesGuard guard;
   const auto found = s.probed.find(message);
   if (found == s.probed.end()) return MPI_COMM_NULL;
   const MPI_Comm comm = found->second;
@@ -1184,11 +1184,11 @@ MPI_Comm take_probed(MPI_Message message) {
 }
 
 void communicator_freeing(MPI_Comm comm) {
-  State& s = state();
+  MessagesState& s = messages_state();
   Shadow shadow;
   std::vector<Mismatch> found;
   {
-    const Guard guard;
+    const MessagesGuard guard;
     const auto kept = s.shadows.find(comm);
     if (kept == s.shadows.end()) return;
     shadow = remove_shadow(kept, found);
@@ -1213,7 +1213,7 @@ void communicator_freeing(MPI_Comm comm) {
 
 void finish_messages() {
   if (!shadowing()) return;
-  State& s = state();
+  MessagesState& s = messages_state();
   int world_size = 1;
   PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
   std::vector<std::int64_t> records_to(static_cast<std::size_t>(world_size), 0);
@@ -1221,7 +1221,7 @@ void finish_messages() {
   MPI_Comm world_dup = MPI_COMM_NULL;
   std::vector<Mismatch> found;
   {
-    const Guard guard;
+    const MessagesGuard guard;
     send_filled(found);
     for (auto& [comm, shadow] : s.shadows) {
       for (std::size_t i = 0; i < shadow.records_to.size(); ++i)

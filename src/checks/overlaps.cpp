@@ -31,42 +31,42 @@ struct Span {
 // cut into granules of 64 KiB, each granule hashed to a shard; a buffer is
 // kept in the shards of every granule it touches (all of them past 16
 // granules), so two buffers that share a byte share a shard.
-constexpr std::size_t kShards = 16;
+constexpr std::size_t kBufferShards = 16;
 constexpr unsigned kGranuleBits = 16;
 using ShardSet = std::uint16_t;
-static_assert(sizeof(ShardSet) * 8 == kShards);
+static_assert(sizeof(ShardSet) * 8 == kBufferShards);
 constexpr ShardSet kAllShards = static_cast<ShardSet>(~0u);
 
 // Reads apart from writes: a new buffer MPI reads is compared only with the
 // writes, so that many sends from one buffer cost no search among each
 // other.
-struct alignas(64) Shard {  // cache lines of its own, as the requests' shards
+struct alignas(64) BufferShard {  // cache lines of its own, as the requests' shards
   SpinMutex mutex;  // at MPI_THREAD_MULTIPLE
   PendingSpans reads, writes;
 };
 
-struct State {
+struct OverlapsState {
   bool multiple_threads = false;
-  Shard shards[kShards];
+  BufferShard shards[kBufferShards];
 };
 
-State& state() {
-  static State* const instance = new State;  // never destroyed: wrappers may run during exit
+OverlapsState& overlaps_state() {
+  static OverlapsState* const instance = new OverlapsState;  // never destroyed: wrappers may run during exit
   return *instance;
 }
 
 ShardSet shards_of(const Span& span) {
   const std::uintptr_t first = span.low >> kGranuleBits, last = (span.high - 1) >> kGranuleBits;
-  if (last - first >= kShards) return kAllShards;
+  if (last - first >= kBufferShards) return kAllShards;
   ShardSet set = 0;
   for (std::uintptr_t granule = first; granule <= last; ++granule)
-    set |= static_cast<ShardSet>(1u << handle_slots::home_of<kShards>(granule));
+    set |= static_cast<ShardSet>(1u << handle_slots::home_of<kBufferShards>(granule));
   return set;
 }
 
-// Calls visit(Shard&) for each shard of `set`, in ascending order.
+// Calls visit(BufferShard&) for each shard of `set`, in ascending order.
 template <typename Visit>
-void for_each_shard(State& s, ShardSet set, Visit&& visit) {
+void for_each_shard(OverlapsState& s, ShardSet set, Visit&& visit) {
   for (unsigned bits = set; bits != 0; bits &= bits - 1) visit(s.shards[std::countr_zero(bits)]);
 }
 
@@ -74,17 +74,17 @@ void for_each_shard(State& s, ShardSet set, Visit&& visit) {
 // sets never wait for each other in a cycle), when threads share the tables.
 class ShardLocks {
  public:
-  ShardLocks(State& s, ShardSet set) : state_(s), set_(s.multiple_threads ? set : 0) {
-    for_each_shard(state_, set_, [](Shard& shard) { shard.mutex.lock(); });
+  ShardLocks(OverlapsState& s, ShardSet set) : state_(s), set_(s.multiple_threads ? set : 0) {
+    for_each_shard(state_, set_, [](BufferShard& shard) { shard.mutex.lock(); });
   }
   ~ShardLocks() {
-    for_each_shard(state_, set_, [](Shard& shard) { shard.mutex.unlock(); });
+    for_each_shard(state_, set_, [](BufferShard& shard) { shard.mutex.unlock(); });
   }
   ShardLocks(const ShardLocks&) = delete;
   ShardLocks& operator=(const ShardLocks&) = delete;
 
  private:
-  State& state_;
+  OverlapsState& state_;
   ShardSet set_;
 };
 
@@ -150,7 +150,7 @@ void keep_lowest(const PendingBuffer* candidate, PendingBuffer& lowest, bool& fo
   found = true;
 }
 
-PendingSpans& table_of(Shard& shard, BufferUse use) { return use == BufferUse::Write ? shard.writes : shard.reads; }
+PendingSpans& table_of(BufferShard& shard, BufferUse use) { return use == BufferUse::Write ? shard.writes : shard.reads; }
 
 // Compares the buffer with the pending ones and reports one conflict, the
 // pending write that starts lowest, else (for a buffer MPI writes) the
@@ -160,7 +160,7 @@ void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Data
              FunctionId function, const void* call_site) {
   const std::optional<Span> span = span_of(buffer, count, type);
   if (!span) return;
-  State& s = state();
+  OverlapsState& s = overlaps_state();
   const ShardSet shards = shards_of(*span);
   const std::uint64_t order = kept ? next_order() : 0;
   // Copied out under the locks, to report after them (a table may move them).
@@ -168,7 +168,7 @@ void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Data
   bool write_found = false, read_found = false;
   {
     const ShardLocks locks(s, shards);
-    for_each_shard(s, shards, [&](Shard& shard) {
+    for_each_shard(s, shards, [&](BufferShard& shard) {
       keep_lowest(shard.writes.first_overlapping(span->low, span->high), write, write_found);
       if (use == BufferUse::Write) keep_lowest(shard.reads.first_overlapping(span->low, span->high), read, read_found);
       if (kept) table_of(shard, use).add(span->low, span->high, use, function, call_site, order);
@@ -190,7 +190,7 @@ void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Data
 
 void start_overlaps(bool on, bool multiple_threads) {
   detail::watching_overlaps = on;
-  state().multiple_threads = multiple_threads;
+  overlaps_state().multiple_threads = multiple_threads;
 }
 
 void buffer_taken(TakenBuffer& taken, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,
@@ -199,8 +199,8 @@ void buffer_taken(TakenBuffer& taken, const void* buffer, std::int64_t count, MP
 }
 
 void buffer_released(TakenBuffer& taken) {
-  State& s = state();
-  for_each_shard(s, taken.shards, [&](Shard& shard) {
+  OverlapsState& s = overlaps_state();
+  for_each_shard(s, taken.shards, [&](BufferShard& shard) {
     const LockIfMultiple guard(shard.mutex, s.multiple_threads);
     table_of(shard, taken.use).remove(taken.low, taken.order);
   });

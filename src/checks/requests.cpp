@@ -57,9 +57,9 @@ std::uint64_t key_of(MPI_Request request) { return handle_slots::key_of(request)
 
 // At MPI_THREAD_MULTIPLE the requests are spread over shards by handle, each
 // with its lock; below it one shard serves, without locking.
-constexpr std::size_t kShards = 16;
+constexpr std::size_t kRequestShards = 16;
 
-struct alignas(64) Shard {  // a cache line of its own: threads on other shards do not take it from each other
+struct alignas(64) RequestShard {  // a cache line of its own: threads on other shards do not take it from each other
   SpinMutex mutex;
   LiveRequests live;
 };
@@ -73,12 +73,12 @@ struct StartedReceive {
   bool operator<(const StartedReceive& other) const { return sequence < other.sequence; }
 };
 
-struct State {
+struct RequestsState {
   bool not_freed_check = false;
   bool premature_free_check = false;
   bool modification_check = false;
   bool multiple_threads = false;
-  Shard shards[kShards];
+  RequestShard shards[kRequestShards];
   std::uint64_t next_sequence = 1;  // below MPI_THREAD_MULTIPLE
   // The active receives in start order (below MPI_THREAD_MULTIPLE, where
   // the message checks compare types).
@@ -87,28 +87,28 @@ struct State {
   std::vector<StartedReceive> receives_started;  // completed()'s, reused: below that level no two calls overlap
 };
 
-State& state() {
-  static State* const instance = new State;  // never destroyed: wrappers may run during exit
+RequestsState& requests_state() {
+  static RequestsState* const instance = new RequestsState;  // never destroyed: wrappers may run during exit
   return *instance;
 }
 
-Shard& shard_of_key(std::uint64_t key) {
-  State& s = state();
-  return s.multiple_threads ? s.shards[handle_slots::home_of<kShards>(key)] : s.shards[0];
+RequestShard& shard_of_key(std::uint64_t key) {
+  RequestsState& s = requests_state();
+  return s.multiple_threads ? s.shards[handle_slots::home_of<kRequestShards>(key)] : s.shards[0];
 }
 
-Shard& shard_of(MPI_Request request) { return shard_of_key(key_of(request)); }
+RequestShard& shard_of(MPI_Request request) { return shard_of_key(key_of(request)); }
 
 // The shard's lock.
-class Guard : LockIfMultiple {
+class RequestsGuard : LockIfMultiple {
  public:
-  explicit Guard(Shard& shard) : LockIfMultiple(shard.mutex, state().multiple_threads) {}
+  explicit RequestsGuard(RequestShard& shard) : LockIfMultiple(shard.mutex, requests_state().multiple_threads) {}
 };
 
 // Start order: process-wide below MPI_THREAD_MULTIPLE, per thread at it
 // (where nothing compares the starts of two threads).
 std::uint64_t next_sequence() {
-  State& s = state();
+  RequestsState& s = requests_state();
   if (!s.multiple_threads) return s.next_sequence++;
   thread_local std::uint64_t own = 1;
   return own++;
@@ -151,7 +151,7 @@ bool takes_messages(const Entry& entry) {
 
 // Below MPI_THREAD_MULTIPLE: the active receives' list, in start order.
 void link_receive(Entry& entry) {
-  State& s = state();
+  RequestsState& s = requests_state();
   if (s.multiple_threads || !takes_messages(entry)) return;
   entry.earlier = s.last_receive;
   entry.later = nullptr;
@@ -160,7 +160,7 @@ void link_receive(Entry& entry) {
 }
 
 void unlink_receive(Entry& entry) {
-  State& s = state();
+  RequestsState& s = requests_state();
   if (entry.earlier == nullptr && s.first_receive != &entry) return;  // not linked
   (entry.earlier ? entry.earlier->later : s.first_receive) = entry.later;
   (entry.later ? entry.later->earlier : s.last_receive) = entry.earlier;
@@ -185,12 +185,12 @@ std::uint64_t send_record(const CallRecord& r, const void* call_site, const Buff
 void insert(MPI_Request request, const CallRecord& record, Kind kind, const void* call_site) {
   const bool persistent = is_persistent(record.function);
   const bool sends_record = !persistent && sends(kind) && shadowing();
-  const bool summed = state().modification_check && !persistent;
+  const bool summed = requests_state().modification_check && !persistent;
   // A record that carries the checksum is made once it is taken, below.
   std::uint64_t sent_record = 0;
   if (sends_record && !summed) sent_record = send_record(record, call_site, {});
-  Shard& shard = shard_of(request);
-  const Guard guard(shard);
+  RequestShard& shard = shard_of(request);
+  const RequestsGuard guard(shard);
   bool added = false;
   Entry& entry = shard.live.get(key_of(request), added);
   if (!added) {  // MPI handed the handle out again: its completion went unseen
@@ -233,7 +233,7 @@ std::string started_text(const Entry& entry) { return call_text(entry.record); }
 
 void start_requests(bool not_freed_check, bool premature_free_check, bool modification_check, bool overlap_check,
                     bool multiple_threads) {
-  State& s = state();
+  RequestsState& s = requests_state();
   s.not_freed_check = not_freed_check;
   s.premature_free_check = premature_free_check;
   // Not at MPI_THREAD_MULTIPLE: there the check reported a correct program
@@ -262,13 +262,13 @@ void started_matched(MPI_Request request, FunctionId function, std::int64_t coun
 
 void restarted(int count, const MPI_Request* requests, const void* call_site) {
   for (int i = 0; i < count; ++i) {
-    Shard& shard = shard_of(requests[i]);
+    RequestShard& shard = shard_of(requests[i]);
     CallRecord started;
     Kind kind = Kind::Other;
     const void* started_at = nullptr;
     bool sends_record = false;
     {
-      const Guard guard(shard);
+      const RequestsGuard guard(shard);
       Entry* entry = shard.live.find(key_of(requests[i]));
       if (!entry || !entry->persistent) continue;
       entry->active = true;
@@ -278,16 +278,16 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
       entry->passed_over_by = nullptr;
       link_receive(*entry);
       sends_record = sends(entry->kind) && shadowing();
-      if (!sends_record && !state().modification_check && !watching_overlaps()) continue;
+      if (!sends_record && !requests_state().modification_check && !watching_overlaps()) continue;
       copy_used(started, entry->record);
       kind = entry->kind;
       started_at = entry->call_site;
     }
     // Outside the lock: both may call MPI.
     BufferChecksum sent_bytes;
-    if (state().modification_check) sum_send_buffer(started, sent_bytes);
+    if (requests_state().modification_check) sum_send_buffer(started, sent_bytes);
     const std::uint64_t sent_record = sends_record ? send_record(started, call_site, sent_bytes) : 0;
-    const Guard guard(shard);
+    const RequestsGuard guard(shard);
     if (Entry* entry = shard.live.find(key_of(requests[i]))) {
       entry->sent = sent_record;
       entry->sent_bytes = sent_bytes;
@@ -299,11 +299,11 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
 }
 
 void freeing(MPI_Request request) {
-  State& s = state();
-  Shard& shard = shard_of(request);
+  RequestsState& s = requests_state();
+  RequestShard& shard = shard_of(request);
   Entry entry;
   {
-    const Guard guard(shard);
+    const RequestsGuard guard(shard);
     Entry* found = shard.live.find(key_of(request));
     if (!found) return;
     unlink_receive(*found);
@@ -355,7 +355,7 @@ bool may_match(std::pair<int, int> wanted, int source, int tag) {
 // unordered; true when there were none.
 bool taint_earlier_receives(MPI_Comm comm, int source, int tag, std::uint64_t before) {
   bool any = false;
-  for (Entry* entry = state().first_receive; entry && entry->sequence < before; entry = entry->later) {
+  for (Entry* entry = requests_state().first_receive; entry && entry->sequence < before; entry = entry->later) {
     if (entry->record.comm != comm || !may_match(wanted_by(*entry), source, tag)) continue;
     entry->unordered = true;
     any = true;
@@ -367,7 +367,7 @@ bool taint_earlier_receives(MPI_Comm comm, int source, int tag, std::uint64_t be
 // `entry` could take the messages that `entry` asks for.
 bool earlier_receive_competes(const Entry& entry) {
   const auto [source, tag] = wanted_by(entry);
-  for (const Entry* earlier = state().first_receive; earlier && earlier->sequence < entry.sequence;
+  for (const Entry* earlier = requests_state().first_receive; earlier && earlier->sequence < entry.sequence;
        earlier = earlier->later)
     if (earlier->record.comm == entry.record.comm && may_match(wanted_by(*earlier), source, tag)) return true;
   return false;
@@ -380,7 +380,7 @@ bool receive_in_order(MPI_Comm comm, int source, int tag) {
 }
 
 bool receive_active_before(MPI_Comm comm, std::uint64_t before) {
-  for (const Entry* entry = state().first_receive; entry && entry->sequence < before; entry = entry->later)
+  for (const Entry* entry = requests_state().first_receive; entry && entry->sequence < before; entry = entry->later)
     if (entry->record.comm == comm) return true;
   return false;
 }
@@ -392,7 +392,7 @@ struct HeldRequests::Held {
 };
 
 void HeldRequests::hold(const MPI_Request* requests, int count) {
-  if (!state().multiple_threads || count <= 0) return;
+  if (!requests_state().multiple_threads || count <= 0) return;
   held_ = buffer_.get<Held>(static_cast<std::size_t>(count));
   count_ = count;
   for (int i = 0; i < count; ++i) {
@@ -400,8 +400,8 @@ void HeldRequests::hold(const MPI_Request* requests, int count) {
     held.key = LiveRequests::kNoKey;
     held.released = false;
     if (requests[i] == MPI_REQUEST_NULL) continue;
-    Shard& shard = shard_of(requests[i]);
-    const Guard guard(shard);
+    RequestShard& shard = shard_of(requests[i]);
+    const RequestsGuard guard(shard);
     if (const Entry* entry = shard.live.find(key_of(requests[i]))) {
       held.key = key_of(requests[i]);
       held.entry = *entry;
@@ -419,8 +419,8 @@ void failed(const MPI_Request* requests, int count, const HeldRequests& held) {
       if (h.key != LiveRequests::kNoKey) buffer_released(h.entry.buffer);
       continue;
     }
-    Shard& shard = shard_of(requests[i]);
-    const Guard guard(shard);
+    RequestShard& shard = shard_of(requests[i]);
+    const RequestsGuard guard(shard);
     Entry* found = shard.live.find(key_of(requests[i]));
     if (!found) continue;
     receives = receives || takes_messages(*found);
@@ -470,7 +470,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
       const CallRecord& r = entry.record;
       if (shadowing() && takes_messages(entry)) {
         // Receives of this call that started earlier are not pending: they came first.
-        const bool in_order = !entry.unordered && (state().multiple_threads ||
+        const bool in_order = !entry.unordered && (requests_state().multiple_threads ||
                                                    taint_earlier_receives(r.comm, statuses[k].MPI_SOURCE,
                                                                           statuses[k].MPI_TAG, entry.sequence));
         if (receives.empty()) receives.reserve(static_cast<std::size_t>(count));  // not for a call without receives
@@ -519,8 +519,8 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
     for (int i = 0; i < held.count(); ++i) {
       HeldRequests::Held& h = all[i];
       if (h.key == LiveRequests::kNoKey || h.released) continue;
-      Shard& shard = shard_of_key(h.key);
-      const Guard guard(shard);
+      RequestShard& shard = shard_of_key(h.key);
+      const RequestsGuard guard(shard);
       bool added = false;
       Entry& entry = shard.live.get(h.key, added);
       if (added)
@@ -533,9 +533,9 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
     // Receives in start order, so that a receive of this call never counts
     // one started before it, completing here too, as still pending; the
     // rest in the order given (nothing else looks at the order).
-    std::vector<StartedReceive>& receives_started = state().receives_started;
+    std::vector<StartedReceive>& receives_started = requests_state().receives_started;
     receives_started.clear();
-    Shard& shard = state().shards[0];
+    RequestShard& shard = requests_state().shards[0];
     for (int k = 0; k < count; ++k) {
       const MPI_Request request = request_of(k);
       if (request == MPI_REQUEST_NULL) continue;
@@ -558,11 +558,11 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
 }
 
 void finish_requests() {
-  State& s = state();
+  RequestsState& s = requests_state();
   if (!s.not_freed_check) return;
   std::vector<Entry> left;
   // Every other thread is done with MPI: no lock.
-  for (Shard& shard : s.shards) shard.live.for_each([&](std::uint64_t, const Entry& entry) { left.push_back(entry); });
+  for (RequestShard& shard : s.shards) shard.live.for_each([&](std::uint64_t, const Entry& entry) { left.push_back(entry); });
   std::sort(left.begin(), left.end(), [](const Entry& a, const Entry& b) { return a.sequence < b.sequence; });
   for (const Entry& entry : left) {
     const char* started_by = function_info(entry.record.function).name;
@@ -597,7 +597,7 @@ class PassedOver {
   static constexpr int kMaxRequests = 64;
   PassedOver(const MPI_Request* requests, int count, const int* returned, int returned_count) {
     if (!judging_races() || returned_count <= 0 || count > kMaxRequests) return;
-    Shard& shard = state().shards[0];  // below MPI_THREAD_MULTIPLE
+    RequestShard& shard = requests_state().shards[0];  // below MPI_THREAD_MULTIPLE
     for (int i = 0; i < count; ++i) {
       if (requests[i] == MPI_REQUEST_NULL || std::find(returned, returned + returned_count, i) != returned + returned_count)
         continue;

@@ -26,22 +26,22 @@ struct Operation {
   const void* call_site = nullptr;
 };
 
-struct State {
+struct RmaState {
   bool modification_check = false;
   bool overlap_check = false;
   SpinMutex mutex;
   std::vector<Operation> pending;
 };
 
-State& state() {
-  static State* const instance = new State;  // never destroyed: wrappers may run during exit
+RmaState& rma_state() {
+  static RmaState* const instance = new RmaState;  // never destroyed: wrappers may run during exit
   return *instance;
 }
 
 // The operations on `win` (and `target`, unless kEveryTarget), taken out of
 // the pending ones.
 std::vector<Operation> take(MPI_Win win, int target) {
-  State& s = state();
+  RmaState& s = rma_state();
   std::vector<Operation> taken;
   const std::lock_guard guard(s.mutex);
   const auto done = [&](const Operation& op) {
@@ -62,7 +62,7 @@ void release_buffers(Operation& op) {
 }  // namespace
 
 void start_rma(bool modification_check, bool overlap_check, bool conflict_check) {
-  State& s = state();
+  RmaState& s = rma_state();
   s.modification_check = modification_check;
   s.overlap_check = overlap_check;
   start_rma_epochs(conflict_check);
@@ -77,7 +77,7 @@ int rma_issued(int result, FunctionId function, const BufferPart& read, const Bu
                const TargetAccess& access, int target, MPI_Win win, const void* call_site) {
   if (!watching_rma() || result != MPI_SUCCESS || target == MPI_PROC_NULL) return result;
   epoch_access(function, read, written, access, target, win, call_site);
-  State& s = state();
+  RmaState& s = rma_state();
   if (!s.modification_check && !s.overlap_check) return result;
   Operation op{win, target, {}, {}, function, {}, call_site};
   if (s.modification_check) sum_into(read, op.read);

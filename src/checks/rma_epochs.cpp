@@ -51,7 +51,7 @@ struct OwnAccess {
 constexpr std::size_t kKeptOwn = 64;
 
 // An epoch's accesses, as the fence that ended it sent them.
-struct Exchange {
+struct EpochExchange {
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<Sent> sent, received;
   std::vector<OwnAccess> own;
@@ -71,16 +71,16 @@ struct Window {
   std::uint64_t fences = 0;
   std::vector<Sent> to_target;  // this epoch's, by target rank
   std::vector<OwnAccess> own;
-  Exchange pending;  // the last epoch's, until the next fence or MPI_Win_free
+  EpochExchange pending;  // the last epoch's, until the next fence or MPI_Win_free
 };
 
-struct State {
+struct EpochsState {
   std::mutex mutex;
   std::unordered_map<MPI_Win, Window> windows;
 };
 
-State& state() {
-  static State* const instance = new State;  // never destroyed: wrappers may run during exit
+EpochsState& epochs_state() {
+  static EpochsState* const instance = new EpochsState;  // never destroyed: wrappers may run during exit
   return *instance;
 }
 
@@ -120,7 +120,7 @@ struct Described {
   const void* call_site = nullptr;  // this rank's calls only
 };
 
-void report_conflict(const Window& w, const Exchange& e, const Described& a, const Described& b) {
+void report_conflict(const Window& w, const EpochExchange& e, const Described& a, const Described& b) {
   const std::int64_t low = std::max(a.access.begin, b.access.begin);
   const std::int64_t high = std::min(a.access.end, b.access.end);
   const int target = world_rank();
@@ -150,7 +150,7 @@ void report_conflict(const Window& w, const Exchange& e, const Described& a, con
 }
 
 // The exchange is complete: compares what reached this rank, its target.
-void compare(const Window& w, const Exchange& e) {
+void compare(const Window& w, const EpochExchange& e) {
   std::vector<Described> described;
   std::vector<WindowAccess> accesses;
   for (std::size_t origin = 0; origin < e.received.size(); ++origin) {
@@ -183,7 +183,7 @@ void compare(const Window& w, const Exchange& e) {
 }
 
 // Waits for the last epoch's exchange, outside the lock, and compares it.
-void finish_exchange(const Window& w, Exchange& e) {
+void finish_exchange(const Window& w, EpochExchange& e) {
   if (e.request == MPI_REQUEST_NULL) return;
   if (PMPI_Wait(&e.request, MPI_STATUS_IGNORE) == MPI_SUCCESS) compare(w, e);
   e.request = MPI_REQUEST_NULL;
@@ -219,7 +219,7 @@ void epoch_window_created(MPI_Comm comm, MPI_Win win) {
     w.disp_unit = attribute_int(win, MPI_WIN_DISP_UNIT, 1);
   }
   w.to_target.resize(members.size());
-  State& s = state();
+  EpochsState& s = epochs_state();
   const std::lock_guard guard(s.mutex);
   s.windows[win] = std::move(w);
 }
@@ -228,7 +228,7 @@ void epoch_access(FunctionId function, const BufferPart& read, const BufferPart&
                   int target, MPI_Win win, const void* call_site) {
   if (!checking || windows::in_lock_or_start_epoch(win)) return;
   const std::optional<DenseBytes> dense = dense_bytes(access.count, access.type);
-  State& s = state();
+  EpochsState& s = epochs_state();
   const std::lock_guard guard(s.mutex);
   const auto found = s.windows.find(win);
   if (found == s.windows.end() || !found->second.open) return;
@@ -245,8 +245,8 @@ void epoch_access(FunctionId function, const BufferPart& read, const BufferPart&
 
 void epoch_fenced(MPI_Win win, int assertion) {
   if (!checking) return;
-  State& s = state();
-  Exchange last;
+  EpochsState& s = epochs_state();
+  EpochExchange last;
   Window* w = nullptr;
   {
     const std::lock_guard guard(s.mutex);
@@ -263,7 +263,7 @@ void epoch_fenced(MPI_Win win, int assertion) {
   // MPI_MODE_NOPRECEDE is given by every member or none (MPI 4.1, 12.5.5),
   // and the first fence ends no epoch: every member exchanges, or none.
   if (w->fences > 1 && (assertion & MPI_MODE_NOPRECEDE) == 0) {
-    Exchange next;
+    EpochExchange next;
     {
       const std::lock_guard guard(s.mutex);
       next.sent = w->to_target;
@@ -286,11 +286,11 @@ void epoch_fenced(MPI_Win win, int assertion) {
 
 void finish_rma_epochs() {
   if (!checking) return;
-  State& s = state();
+  EpochsState& s = epochs_state();
   const auto limit = std::chrono::steady_clock::now() + kDrainLimit;
   const std::lock_guard guard(s.mutex);  // the program's threads are done with MPI
   for (auto& [win, w] : s.windows) {
-    Exchange& e = w.pending;
+    EpochExchange& e = w.pending;
     int done = 0;
     while (e.request != MPI_REQUEST_NULL && PMPI_Test(&e.request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
            !done && std::chrono::steady_clock::now() < limit)
@@ -299,7 +299,7 @@ void finish_rma_epochs() {
     if (!done && e.request != MPI_REQUEST_NULL) {
       log::debug("an RMA epoch's exchange did not complete within {} s: not compared",
                  std::chrono::seconds(kDrainLimit).count());
-      (void)new Exchange(std::move(e));  // MPI may still write into its buffers: they are left allocated
+      (void)new EpochExchange(std::move(e));  // MPI may still write into its buffers: they are left allocated
     }
     e = {};
   }
@@ -307,7 +307,7 @@ void finish_rma_epochs() {
 
 void epoch_window_freed(MPI_Win win) {
   if (!checking) return;
-  State& s = state();
+  EpochsState& s = epochs_state();
   Window w;
   {
     const std::lock_guard guard(s.mutex);

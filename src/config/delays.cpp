@@ -3,19 +3,12 @@
 #include "config/text.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 namespace mpisentry::config {
 namespace {
 
 constexpr std::string_view kOff = "off";
 constexpr std::string_view kExample = "e.g. 7,5,300l (seed 7, 5 % of the calls, 300 ms), or off";
-
-template <typename Number>
-bool read_number(std::string_view text, Number& out) {
-  const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return !text.empty() && status == std::errc{} && end == text.data() + text.size();
-}
 
 }  // namespace
 
@@ -27,22 +20,22 @@ bool parse_delay_injection(std::string_view text, DelayInjection& out, std::stri
   }
   const std::vector<std::string_view> parts = split(whole, ",");
   if (parts.size() != 3 || std::ranges::count(whole, ',') != 2) {
-    error = quoted(whole) + ": expected SEED,PERCENT,DELAY, " + std::string(kExample);
+    error = in_quotes(whole) + ": expected SEED,PERCENT,DELAY, " + std::string(kExample);
     return false;
   }
   DelayInjection parsed;
   parsed.on = true;
   if (!read_number(parts[0], parsed.seed)) {
-    error = quoted(whole) + ": SEED " + quoted(parts[0]) + " is not a whole number >= 0";
+    error = in_quotes(whole) + ": SEED " + in_quotes(parts[0]) + " is not a whole number >= 0";
     return false;
   }
   if (!read_number(parts[1], parsed.percent) || !(parsed.percent >= 0 && parsed.percent <= 100)) {
-    error = quoted(whole) + ": PERCENT " + quoted(parts[1]) + " is not a number from 0 to 100";
+    error = in_quotes(whole) + ": PERCENT " + in_quotes(parts[1]) + " is not a number from 0 to 100";
     return false;
   }
   std::string duration_error;
   if (!parse_duration(parts[2], parsed.delay, duration_error)) {
-    error = quoted(whole) + ": DELAY " + duration_error;
+    error = in_quotes(whole) + ": DELAY " + duration_error;
     return false;
   }
   out = parsed;

@@ -36,7 +36,7 @@ const Unit* find_unit(char letter) {
 // One "1.5m" term, in microseconds.
 bool parse_term(std::string_view term, Duration::rep& out, std::string& error) {
   if (term.starts_with('-')) {
-    error = quoted(term) + ": negative durations are not allowed";
+    error = in_quotes(term) + ": negative durations are not allowed";
     return false;
   }
   const auto number_length = term.find_first_not_of("0123456789.");
@@ -46,19 +46,19 @@ bool parse_term(std::string_view term, Duration::rep& out, std::string& error) {
   const auto [end, status] = std::from_chars(number.data(), number.data() + number.size(), value, std::chars_format::fixed);
   const bool too_long = status == std::errc::result_out_of_range;
   if (number.empty() || (status != std::errc{} && !too_long) || end != number.data() + number.size()) {
-    error = quoted(term) + ": not a number with a time unit, e.g. 10s or 1m+30s";
+    error = in_quotes(term) + ": not a number with a time unit, e.g. 10s or 1m+30s";
     return false;
   }
   const std::string_view suffix = number_length == std::string_view::npos ? "" : term.substr(number_length);
   const Unit* unit = suffix.empty() ? find_unit('s') : suffix.size() == 1 ? find_unit(suffix[0]) : nullptr;
   if (unit == nullptr) {
-    error = quoted(term) + ": unknown time unit '" + std::string(suffix) + "' (use c, l, s, m, h, d or w)";
+    error = in_quotes(term) + ": unknown time unit '" + std::string(suffix) + "' (use c, l, s, m, h, d or w)";
     return false;
   }
   constexpr long double limit = 9223372036854775808.0L;  // 2^63
   const long double microseconds = value * static_cast<long double>(unit->microseconds);
   if (too_long || !(microseconds < limit)) {
-    error = quoted(term) + ": too long (the limit is about 292000 years)";
+    error = in_quotes(term) + ": too long (the limit is about 292000 years)";
     return false;
   }
   out = std::llroundl(microseconds);
@@ -79,13 +79,13 @@ bool parse_duration(std::string_view text, Duration& out, std::string& error) {
     const auto plus = rest.find('+');
     const std::string_view term = trim(rest.substr(0, plus));
     if (term.empty()) {
-      error = quoted(whole) + ": empty term before or after '+'";
+      error = in_quotes(whole) + ": empty term before or after '+'";
       return false;
     }
     Duration::rep microseconds = 0;
     if (!parse_term(term, microseconds, error)) return false;
     if (microseconds > std::numeric_limits<Duration::rep>::max() - total) {
-      error = quoted(whole) + ": too long (the limit is about 292000 years)";
+      error = in_quotes(whole) + ": too long (the limit is about 292000 years)";
       return false;
     }
     total += microseconds;

@@ -21,6 +21,9 @@ inline constexpr int kStoppedStatus = 2;
 inline constexpr int kDeadlockStatus = 86;
 // CHECK-MAX-ERRORS ended the job and ERROR-EXITCODE is not set: ITC's status.
 inline constexpr int kErrorLimitStatus = 1;
+// A subcommand (analyze, dump, report) or an exploration could not do its
+// work: bad input, a file it cannot read or write.
+inline constexpr int kCommandFailedStatus = 2;
 // The launcher cannot run the job's command, or the library refuses to run
 // in a program of the other MPI: the shell's "command not found".
 inline constexpr int kCannotRunStatus = 127;

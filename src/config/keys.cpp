@@ -47,11 +47,11 @@ bool parse_integer(std::string_view text, IntegerMember integer, int& out, std::
   int value = 0;
   const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || status != std::errc{} || end != text.data() + text.size()) {
-    error = quoted(text) + ": not a whole number";
+    error = in_quotes(text) + ": not a whole number";
     return false;
   }
   if (value < integer.min || value > integer.max) {
-    error = quoted(text) + ": out of range (" + std::to_string(integer.min) + " to " +
+    error = in_quotes(text) + ": out of range (" + std::to_string(integer.min) + " to " +
             std::to_string(integer.max) + ")";
     return false;
   }
@@ -69,7 +69,7 @@ bool parse_auto_switch(std::string_view text, AutoSwitch& out, std::string& erro
       return true;
     }
   }
-  error = quoted(text) + ": not one of";
+  error = in_quotes(text) + ": not one of";
   for (const std::string_view word : auto_switch_words)
     error += std::string(word == auto_switch_words[0] ? " " : ", ") + std::string(word);
   return false;
@@ -78,7 +78,7 @@ bool parse_auto_switch(std::string_view text, AutoSwitch& out, std::string& erro
 std::string quoted_if_needed(const std::string& text) {
   // Every blank that splits a config line's words, '#' and '"'.
   const bool plain = !text.empty() && text.find_first_of(" \t\r\f\v#\"") == std::string::npos;
-  return plain ? text : quoted(text);
+  return plain ? text : in_quotes(text);
 }
 
 }  // namespace
@@ -140,7 +140,7 @@ bool parse_value(const Key& key, std::string_view value, Settings& settings, std
                         },
                         [&](bool Settings::*member) {
                           if (parse_switch(value, settings.*member)) return true;
-                          error = quoted(value) + ": not on or off (on, true, yes, 1 or off, false, no, 0)";
+                          error = in_quotes(value) + ": not on or off (on, true, yes, 1 or off, false, no, 0)";
                           return false;
                         },
                     },

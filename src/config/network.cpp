@@ -28,11 +28,11 @@ bool parse_port_range(std::string_view text, PortRange& out, std::string& error)
   const std::string_view last = dash == std::string_view::npos ? first : trim(whole.substr(dash + 1));
   PortRange parsed;
   if (!read_port(first, parsed.first) || !read_port(last, parsed.last)) {
-    error = quoted(whole) + ": expected any, PORT or FIRST-LAST with ports from 1 to 65535, e.g. 40000-40100";
+    error = in_quotes(whole) + ": expected any, PORT or FIRST-LAST with ports from 1 to 65535, e.g. 40000-40100";
     return false;
   }
   if (parsed.first > parsed.last) {
-    error = quoted(whole) + ": the first port is above the last";
+    error = in_quotes(whole) + ": the first port is above the last";
     return false;
   }
   out = parsed;
@@ -55,13 +55,13 @@ bool parse_interface_list(std::string_view text, InterfaceList& out, std::string
   for (const std::string_view name : split(whole, ",")) {
     // IFNAMSIZ is 16 with its NUL; names hold no blanks or slashes.
     if (name.size() > 15 || name.find_first_of(" \t/") != std::string_view::npos) {
-      error = quoted(whole) + ": " + quoted(name) + " is not a network interface's name (e.g. eth0)";
+      error = in_quotes(whole) + ": " + in_quotes(name) + " is not a network interface's name (e.g. eth0)";
       return false;
     }
     parsed.names.emplace_back(name);
   }
   if (parsed.names.empty()) {
-    error = quoted(whole) + ": expected any, or interface names split by commas, e.g. eth0,ib0";
+    error = in_quotes(whole) + ": expected any, or interface names split by commas, e.g. eth0,ib0";
     return false;
   }
   out = std::move(parsed);

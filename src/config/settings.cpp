@@ -28,7 +28,7 @@ void apply_check(std::span<const std::string_view> words, std::string_view where
   const std::string_view pattern = words[0];
   bool on = true;
   if (words.size() == 2 && !parse_switch(words[1], on)) {
-    add_error(into, where, "CHECK " + std::string(pattern) + ": " + quoted(words[1]) +
+    add_error(into, where, "CHECK " + std::string(pattern) + ": " + in_quotes(words[1]) +
                                " is not ON or OFF (use on, true, yes, 1 or off, false, no, 0)");
     return;
   }
@@ -39,7 +39,7 @@ void apply_check(std::span<const std::string_view> words, std::string_view where
   bool matches_any = false;
   for (const std::string_view check : known) matches_any = matches_any || matches_check_pattern(pattern, check);
   if (!matches_any) {
-    std::string message = "CHECK " + quoted(pattern) + " matches no check";
+    std::string message = "CHECK " + in_quotes(pattern) + " matches no check";
     // A pattern with stars is no typo of one name.
     const bool has_stars = pattern.find('*') != std::string_view::npos;
     if (const auto guess = has_stars ? std::string_view{} : nearest(pattern, known); !guess.empty())
@@ -62,7 +62,7 @@ void report_unknown_key(std::string_view key, std::string_view where, LoadResult
   std::vector<std::string_view> known{check_key};
   for (const Key& k : keys()) known.push_back(k.name);
   known.insert(known.end(), itc_only_keys().begin(), itc_only_keys().end());
-  std::string message = "unknown key " + quoted(key);
+  std::string message = "unknown key " + in_quotes(key);
   if (const auto guess = nearest(key, known); !guess.empty()) message += " (did you mean " + std::string(guess) + "?)";
   add_error(into, where, std::move(message));
 }
@@ -102,7 +102,7 @@ void apply_line(std::span<const std::string_view> words, std::string_view where,
     add_error(into, where,
               to_upper(key) + (values.empty() ? " needs a value"
                                               : " takes one value, got " + std::to_string(values.size()) + ": " +
-                                                    config::quoted(value) + "; quote a value that contains spaces"));
+                                                    config::in_quotes(value) + "; quote a value that contains spaces"));
     return;
   }
   apply_setting(key, value, where, into);
@@ -235,7 +235,7 @@ void check_consistency(LoadResult& into) {
     const std::string_view replay = name_of(&Settings::replay_dir);
     add_error(into, where(replay),
               std::string(record) + " (" + where(record) + ") and " + std::string(replay) + " are both " +
-                  config::quoted(settings.record_dir) + ": a replay that records its run needs another directory to write");
+                  config::in_quotes(settings.record_dir) + ": a replay that records its run needs another directory to write");
   }
 }
 

@@ -1,7 +1,6 @@
 // Signal keys' values: the unset word ("auto", "off"), a real-time signal,
 // SIGUSR1 or SIGUSR2.
 #include <csignal>
-#include <charconv>
 
 #include <fmt/format.h>
 
@@ -26,12 +25,7 @@ std::string expected(std::string_view unset_word) {
 }
 
 std::string unusable(std::string_view text, std::string_view unset_word) {
-  return quoted(text) + ": not a signal the checker may use; " + expected(unset_word);
-}
-
-bool read_number(std::string_view text, int& out) {
-  const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return !text.empty() && status == std::errc{} && end == text.data() + text.size();
+  return in_quotes(text) + ": not a signal the checker may use; " + expected(unset_word);
 }
 
 }  // namespace
@@ -49,7 +43,7 @@ bool parse_signal(std::string_view text, std::string_view unset_word, int& out, 
   }
   if (equals_ignoring_case(text, "SIGKILL") || equals_ignoring_case(text, "SIGSTOP") ||
       text == std::to_string(SIGKILL) || text == std::to_string(SIGSTOP)) {
-    error = quoted(text) + ": this signal cannot be caught; " + expected(unset_word);
+    error = in_quotes(text) + ": this signal cannot be caught; " + expected(unset_word);
     return false;
   }
   int number = 0;
@@ -57,7 +51,7 @@ bool parse_signal(std::string_view text, std::string_view unset_word, int& out, 
   if (upper.starts_with(kRtMin)) {
     std::string_view offset = std::string_view(upper).substr(kRtMin.size());
     if (!offset.empty() && (offset.front() != '+' || !read_number(offset.substr(1), number) || number < 0)) {
-      error = quoted(text) + ": not a signal; " + expected(unset_word);
+      error = in_quotes(text) + ": not a signal; " + expected(unset_word);
       return false;
     }
     // Checked before adding SIGRTMIN, which would overflow on SIGRTMIN+2147483647.
@@ -67,7 +61,7 @@ bool parse_signal(std::string_view text, std::string_view unset_word, int& out, 
     }
     number += SIGRTMIN;
   } else if (!read_number(text, number)) {
-    error = quoted(text) + ": not a signal; " + expected(unset_word);
+    error = in_quotes(text) + ": not a signal; " + expected(unset_word);
     return false;
   }
   if (number < SIGRTMIN || number > SIGRTMAX) {

@@ -42,7 +42,7 @@ std::string check_problem(std::string_view pattern) {
     return std::string(unsuppressible->name) + " cannot be suppressed: " +
            (unsuppressible->ends_job ? "a deadlock verdict ends the job, which would otherwise hang with nothing said"
                                      : "it tells how a rank ended or what it saw end, and is no finding");
-  std::string message = quoted(pattern) + " matches no check";
+  std::string message = in_quotes(pattern) + " matches no check";
   const bool has_stars = pattern.find('*') != std::string_view::npos;
   if (const auto guess = has_stars ? std::string_view{} : nearest(pattern, names); !guess.empty())
     message += " (did you mean " + std::string(guess) + "?)";
@@ -76,7 +76,7 @@ std::vector<Suppression> parse_suppressions(std::string_view text, std::string_v
     start = end + 1;
     if (line.empty() || line.starts_with('#')) continue;
     const auto bad = [&](const std::string& problem) {
-      errors.push_back({where, problem + ": " + quoted(line)});
+      errors.push_back({where, problem + ": " + in_quotes(line)});
     };
     // The check's name has colons of its own: the field is the first
     // ":fun:", ":src:" or ":lib:", and the pattern all that follows it.

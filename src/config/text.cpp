@@ -54,7 +54,7 @@ std::string_view trim(std::string_view text) {
   return text.substr(first, text.find_last_not_of(whitespace) - first + 1);
 }
 
-std::string quoted(std::string_view text) { return '"' + std::string(text) + '"'; }
+std::string in_quotes(std::string_view text) { return '"' + std::string(text) + '"'; }
 
 const char* non_empty(const char* value) { return value != nullptr && *value != '\0' ? value : nullptr; }
 

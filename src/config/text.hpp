@@ -1,6 +1,7 @@
 // Small string helpers shared by the config reader and the launcher.
 #pragma once
 
+#include <charconv>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,7 +14,14 @@ std::string to_lower(std::string_view text);
 bool equals_ignoring_case(std::string_view a, std::string_view b);
 std::string_view trim(std::string_view text);
 // "text" in double quotes, for messages.
-std::string quoted(std::string_view text);
+std::string in_quotes(std::string_view text);
+// Whether the whole of `text` is a number of `Number`'s type, into `out`
+// (std::from_chars: no blanks, no '+').
+template <typename Number>
+bool read_number(std::string_view text, Number& out) {
+  const auto [end, status] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return !text.empty() && status == std::errc{} && end == text.data() + text.size();
+}
 // `value` unless it is empty: an empty environment variable counts as unset.
 const char* non_empty(const char* value);
 

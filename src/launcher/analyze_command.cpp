@@ -31,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using recording::CommLog;
 
-constexpr int kNone = 0, kConfirmed = 1, kFailed = 2, kUnconfirmed = 3;
+constexpr int kNone = 0, kConfirmed = 1, kUnconfirmed = 3;
 constexpr std::size_t kShown = 20;  // choices and stopped ranks printed; --json has them all
 constexpr std::string_view kRunsFile = "confirmations.json";
 
@@ -451,7 +451,7 @@ int run_analyze_command(std::span<const std::string> words) {
   }
   if (!args.error.empty()) {
     std::cerr << "mpisentry analyze: " << args.error << "\n" << analyze_usage();
-    return kFailed;
+    return config::kCommandFailedStatus;
   }
   // The confirming runs' settings: the environment's, then the options.
   Arguments run_options;
@@ -463,7 +463,7 @@ int run_analyze_command(std::span<const std::string> words) {
   const config::LoadResult settings = resolve_settings(run_options, env);
   if (!settings.ok()) {
     for (const config::Problem& problem : settings.errors) std::cerr << "mpisentry analyze: " << problem.str() << '\n';
-    return kFailed;
+    return config::kCommandFailedStatus;
   }
   std::vector<CommLog> logs;
   try {
@@ -471,7 +471,7 @@ int run_analyze_command(std::span<const std::string> words) {
     analyze::validate(logs);
   } catch (const std::invalid_argument& bad) {
     std::cerr << "mpisentry analyze: " << bad.what() << '\n';
-    return kFailed;
+    return config::kCommandFailedStatus;
   }
   std::size_t operations = 0, wildcards = 0;
   bool threads = false;
@@ -505,7 +505,7 @@ int run_analyze_command(std::span<const std::string> words) {
       if (outcome.deadlock()) confirmation = confirmer.confirm(outcome);
     } catch (const std::exception& failure) {
       std::cerr << "mpisentry analyze: " << failure.what() << '\n';
-      return kFailed;
+      return config::kCommandFailedStatus;
     }
     std::cout << '\n';
     print_outcome(logs, outcome, confirmation);
@@ -518,7 +518,7 @@ int run_analyze_command(std::span<const std::string> words) {
     out << json.dump(2) << '\n';
     if (!out) {
       std::cerr << "mpisentry analyze: cannot write " << args.json << '\n';
-      return kFailed;
+      return config::kCommandFailedStatus;
     }
   }
   if (runs::stop_signal() != 0) return 128 + runs::stop_signal();

@@ -82,7 +82,7 @@ Arguments parse_arguments(std::span<const std::string> words) {
     if (word == "-n" || word == "-np") {
       if (i + 1 == words.size() || !is_positive_number(words[i + 1])) {
         args.errors.push_back({word, i + 1 == words.size() ? "needs a number of ranks"
-                                                           : config::quoted(words[i + 1]) + " is not a positive number of ranks"});
+                                                           : config::in_quotes(words[i + 1]) + " is not a positive number of ranks"});
         ++i;
         continue;
       }

@@ -1,6 +1,7 @@
 #include "launcher/dump.hpp"
 
 #include "config/text.hpp"
+#include "mpi_libraries/mpi_libraries.hpp"
 
 #include <fmt/format.h>
 
@@ -14,11 +15,6 @@ namespace mpisentry::launcher {
 namespace {
 
 constexpr std::string_view kCheckerLibrary = "libmpisentry";
-
-std::string_view file_name(std::string_view path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 std::string pid_list(std::span<const pid_t> pids) {
   std::string text;
@@ -43,13 +39,13 @@ DumpArguments parse_dump_arguments(std::span<const std::string> words) {
   long pid = 0;
   const auto [end, status] = std::from_chars(word.data(), word.data() + word.size(), pid);
   if (status != std::errc{} || end != word.data() + word.size() || pid <= 0 || pid > INT32_MAX)
-    args.errors.push_back({where, config::quoted(word) + " is not a process ID; usage: mpisentry dump PID"});
+    args.errors.push_back({where, config::in_quotes(word) + " is not a process ID; usage: mpisentry dump PID"});
   else
     args.pid = static_cast<pid_t>(pid);
   if (words.size() > 1) {
     std::string extra;
     for (const std::string& more : words.subspan(1)) extra += (extra.empty() ? "" : " ") + more;
-    args.errors.push_back({where, "takes one PID, and no more: " + config::quoted(extra)});
+    args.errors.push_back({where, "takes one PID, and no more: " + config::in_quotes(extra)});
   }
   return args;
 }
@@ -81,7 +77,7 @@ Environment parse_environ(std::string_view text) {
 bool started_by_mpisentry(const Environment& env) {
   if (const auto preload = env.find("LD_PRELOAD"); preload != env.end()) {
     for (const auto library : config::split(preload->second, ": "))
-      if (file_name(library).starts_with(kCheckerLibrary)) return true;
+      if (mpi_libraries::file_name(library).starts_with(kCheckerLibrary)) return true;
   }
   // The mpisentry command's own variables may be in any shell's environment.
   return std::ranges::any_of(env, [](const auto& entry) {
@@ -109,7 +105,7 @@ bool maps_checker(std::string_view maps) {
   for (const auto line : config::split(maps, "\n")) {
     // "address perms offset dev inode path": the path is the rest, when there is one.
     if (const auto path_at = line.find('/'); path_at != std::string_view::npos &&
-                                             file_name(line.substr(path_at)).starts_with(kCheckerLibrary))
+                                             mpi_libraries::file_name(line.substr(path_at)).starts_with(kCheckerLibrary))
       return true;
   }
   return false;

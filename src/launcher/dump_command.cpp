@@ -1,5 +1,6 @@
 // `mpisentry dump PID` on a real process: its environment and settings, its
 // descendants, the signal. Exit status 2 when nothing could be sent.
+#include "config/exit_status.hpp"
 #include "launcher/dump.hpp"
 #include "launcher/processes.hpp"
 
@@ -14,15 +15,13 @@
 namespace mpisentry::launcher {
 namespace {
 
-constexpr int kFailed = 2;
-
 class Reporter {
  public:
   explicit Reporter(pid_t pid) : where_(fmt::format("mpisentry dump: process {}", pid)) {}
   void name(const std::string& process_name) { where_ += " (" + process_name + ")"; }
   int fail(std::string_view message) const {
     std::cerr << where_ << ": " << message << '\n';
-    return kFailed;
+    return config::kCommandFailedStatus;
   }
 
  private:
@@ -57,7 +56,7 @@ int run_dump_command(std::span<const std::string> words) {
   }
   if (!args.errors.empty()) {
     for (const config::Problem& problem : args.errors) std::cerr << problem.str() << '\n';
-    return kFailed;
+    return config::kCommandFailedStatus;
   }
   Reporter report(args.pid);
   std::string environ_text;

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/exit_status.hpp"
 #include "report/html.hpp"
 
 namespace mpisentry::launcher {
@@ -16,9 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kWritten = 0, kFailed = 2;
+constexpr int kWritten = 0;
 
-constexpr std::string_view kDescription =
+constexpr std::string_view kReportDescription =
     "Makes one self-contained page of a JSON report (REPORT-JSON) to read in a browser: the verdict and the rule "
     "that fired, the wait-for graph drawn, each class of ranks with its calls, and each stack, with its source lines "
     "where the files are readable here. Exit status 0: written; 2: the report could not be read, is not one, or the "
@@ -27,7 +28,7 @@ constexpr std::string_view kDescription =
 }  // namespace
 
 int run_report_command(std::span<const std::string> words) {
-  CLI::App app{std::string(kDescription), "mpisentry report"};
+  CLI::App app{std::string(kReportDescription), "mpisentry report"};
   std::string report_path, page_path;
   app.add_option("FILE.json", report_path, "the JSON report")->required();
   app.add_option("-o,--output", page_path, "the page to write; default: FILE.html beside the report");
@@ -38,13 +39,13 @@ int run_report_command(std::span<const std::string> words) {
     return kWritten;
   } catch (const CLI::ParseError& error) {
     std::cerr << "mpisentry report: " << error.what() << "; see mpisentry report --help\n";
-    return kFailed;
+    return config::kCommandFailedStatus;
   }
   if (page_path.empty()) page_path = fs::path(report_path).replace_extension(".html").string();
   std::ifstream in(report_path, std::ios::binary);
   if (!in) {
     std::cerr << "mpisentry report: cannot read " << report_path << ": " << std::strerror(errno) << '\n';
-    return kFailed;
+    return config::kCommandFailedStatus;
   }
   std::ostringstream json;
   json << in.rdbuf();
@@ -53,12 +54,12 @@ int run_report_command(std::span<const std::string> words) {
     page = report::format_html(json.str(), report_path);
   } catch (const report::BadReport& bad) {
     std::cerr << "mpisentry report: " << report_path << ": " << bad.what() << '\n';
-    return kFailed;
+    return config::kCommandFailedStatus;
   }
   std::ofstream out(page_path, std::ios::binary | std::ios::trunc);
   if (!(out << page) || !out.flush()) {
     std::cerr << "mpisentry report: cannot write " << page_path << ": " << std::strerror(errno) << '\n';
-    return kFailed;
+    return config::kCommandFailedStatus;
   }
   std::cout << "mpisentry report: wrote " << page_path << '\n';
   return kWritten;

@@ -1,5 +1,7 @@
 #include "mpi_libraries/loaded.hpp"
 
+#include "mpi_libraries/mpi_libraries.hpp"
+
 #include <dlfcn.h>
 #include <elf.h>
 
@@ -14,8 +16,6 @@
 
 namespace mpisentry::mpi_libraries {
 namespace {
-
-std::string_view file_name(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
 // The object that the DT_NEEDED name `needed` was matched with by the loader.
 std::optional<std::size_t> needed_object(const std::vector<LoadedObject>& objects, std::string_view needed) {

@@ -5,11 +5,6 @@
 namespace mpisentry::mpi_libraries {
 namespace {
 
-std::string_view file_name(std::string_view path) {
-  const std::size_t slash = path.find_last_of('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 bool starts_with_any(std::string_view name, std::initializer_list<std::string_view> prefixes) {
   return std::ranges::any_of(prefixes, [name](std::string_view prefix) { return name.starts_with(prefix); });
 }

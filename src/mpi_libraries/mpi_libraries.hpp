@@ -24,4 +24,8 @@ std::string_view name(Family family);
 // Fortran bindings' libraries too.
 std::optional<Family> family_of(std::string_view path);
 
+// The last component of `path`, the name a library file is known by
+// (DT_NEEDED, ldd's output); the whole of a path without a '/'.
+constexpr std::string_view file_name(std::string_view path) { return path.substr(path.rfind('/') + 1); }
+
 }  // namespace mpisentry::mpi_libraries

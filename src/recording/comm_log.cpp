@@ -11,7 +11,7 @@
 namespace mpisentry::recording {
 namespace {
 
-constexpr std::string_view kMagic = "mpisentry-log";
+constexpr std::string_view kLogMagic = "mpisentry-log";
 
 struct Verb {
   std::string_view name;
@@ -146,7 +146,7 @@ Op read_op(OpKind kind, const std::vector<std::string_view>& words, const LineRe
 
 std::string log_header_text(int rank, int ranks, const std::string& command, const std::string& directory,
                             bool multiple_threads) {
-  return fmt::format("{} {}\nrank {} of {}\ncommand {}\ndirectory {}\n{}", kMagic, kLogVersion, rank, ranks, command,
+  return fmt::format("{} {}\nrank {} of {}\ncommand {}\ndirectory {}\n{}", kLogMagic, kLogVersion, rank, ranks, command,
                      directory, multiple_threads ? "threads multiple\n" : "");
 }
 
@@ -195,9 +195,9 @@ CommLog parse_log(std::string_view text) {
     const LineReader reader(number, line);
     if (number == 1) {
       int version = 0;
-      if (!line.starts_with(fmt::format("{} ", kMagic)))
+      if (!line.starts_with(fmt::format("{} ", kLogMagic)))
         reader.fail("not an mpisentry communication log (it starts with \"mpisentry-log\")");
-      if (!read_number(line.substr(kMagic.size() + 1), 1, 1 << 20, version) || version > kLogVersion)
+      if (!read_number(line.substr(kLogMagic.size() + 1), 1, 1 << 20, version) || version > kLogVersion)
         reader.fail(fmt::format("this mpisentry reads versions 1 to {} only", kLogVersion));
       if (version >= 2) header_lines = 4;
       continue;

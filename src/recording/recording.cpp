@@ -13,7 +13,7 @@
 namespace mpisentry::recording {
 namespace {
 
-constexpr std::string_view kMagic = "mpisentry-record";
+constexpr std::string_view kRecordMagic = "mpisentry-record";
 
 std::string value_text(const Event& event) {
   switch (event.value) {
@@ -122,7 +122,7 @@ std::string event_text(const Event& event) {
 }
 
 std::string Writer::header_text(const Header& header) {
-  return fmt::format("{} {}\nrank {} of {}\ncommand {}\n", kMagic, kFormatVersion, header.rank, header.ranks,
+  return fmt::format("{} {}\nrank {} of {}\ncommand {}\n", kRecordMagic, kFormatVersion, header.rank, header.ranks,
                      header.command);
 }
 
@@ -203,9 +203,9 @@ Recording parse(std::string_view text) {
     ++line_number;
     if (line_number == 1) {
       int version = 0;
-      if (line.substr(0, kMagic.size() + 1) != fmt::format("{} ", kMagic))
+      if (line.substr(0, kRecordMagic.size() + 1) != fmt::format("{} ", kRecordMagic))
         bad_line(1, line, "not an mpisentry recording (it starts with \"mpisentry-record\")");
-      if (!read_number(line.substr(kMagic.size() + 1), 1, 1 << 20, version) || version != kFormatVersion)
+      if (!read_number(line.substr(kRecordMagic.size() + 1), 1, 1 << 20, version) || version != kFormatVersion)
         bad_line(1, line, fmt::format("this mpisentry reads version {} only", kFormatVersion));
       continue;
     }

@@ -30,7 +30,7 @@
 namespace mpisentry::report {
 namespace {
 
-using Json = nlohmann::json;
+using ReportJson = nlohmann::json;
 
 constexpr std::string_view kSchema = "mpisentry-report/5";
 constexpr std::size_t kCycleShown = 12;   // a longer cycle shows its first and last kCycleEnds
@@ -64,10 +64,10 @@ std::string ranks_text(const std::vector<int>& ranks) {
 
 // ---------------------------------------------------------------- reading
 
-Json parse(std::string_view text) {
+ReportJson parse(std::string_view text) {
   try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& error) {
+    return ReportJson::parse(text);
+  } catch (const ReportJson::parse_error& error) {
     if (error.byte >= text.size())
       throw BadReport(fmt::format("truncated: the JSON stops after {} bytes, before the report is complete (was "
                                   "the job ended while it wrote the report?)",
@@ -77,7 +77,7 @@ Json parse(std::string_view text) {
   }
 }
 
-void check_schema(const Json& report) {
+void check_schema(const ReportJson& report) {
   if (!report.is_object()) throw BadReport("not an mpisentry report: the JSON is not an object");
   const auto schema = report.find("schema");
   if (schema == report.end() || !schema->is_string())
@@ -88,11 +88,11 @@ void check_schema(const Json& report) {
                                 schema->get<std::string>(), kSchema));
 }
 
-std::vector<int> rank_list(const Json& ranks) { return ranks.get<std::vector<int>>(); }
+std::vector<int> rank_list(const ReportJson& ranks) { return ranks.get<std::vector<int>>(); }
 
-std::string runs_text(const Json& runs) {
+std::string runs_text(const ReportJson& runs) {
   std::string text;
-  for (const Json& run : runs) {
+  for (const ReportJson& run : runs) {
     const int first = run.at(0).get<int>(), last = run.at(1).get<int>();
     text += (text.empty() ? "" : ",") + (first == last ? std::to_string(first) : fmt::format("{}-{}", first, last));
   }
@@ -113,10 +113,10 @@ struct Deadlock {
 
 // core.cycles; a report written before it was added names one deadlock, in
 // core.ranks and core.cycle.
-std::vector<Deadlock> deadlocks_of(const Json& core) {
+std::vector<Deadlock> deadlocks_of(const ReportJson& core) {
   std::vector<Deadlock> deadlocks;
   if (const auto cycles = core.find("cycles"); cycles != core.end()) {
-    for (const Json& deadlock : *cycles) deadlocks.push_back({rank_list(deadlock.at("ranks")), rank_list(deadlock.at("cycle"))});
+    for (const ReportJson& deadlock : *cycles) deadlocks.push_back({rank_list(deadlock.at("ranks")), rank_list(deadlock.at("cycle"))});
   } else if (std::vector<int> ranks = rank_list(core.at("ranks")); !ranks.empty()) {
     deadlocks.push_back({std::move(ranks), rank_list(core.at("cycle"))});
   }
@@ -195,7 +195,7 @@ std::vector<int> circle_ranks(const Deadlock& deadlock) {
   return circle.empty() ? deadlock.ranks : circle;
 }
 
-Graph graph_of(const Json& report, const std::vector<Deadlock>& deadlocks, const std::map<int, int>& class_of_rank) {
+Graph graph_of(const ReportJson& report, const std::vector<Deadlock>& deadlocks, const std::map<int, int>& class_of_rank) {
   Graph graph;
   std::map<int, int> deadlock_of_rank;
   for (std::size_t i = 0; i < deadlocks.size(); ++i)
@@ -254,7 +254,7 @@ Graph graph_of(const Json& report, const std::vector<Deadlock>& deadlocks, const
   // Every other rank in its class's node; classes past kClassNodes share one.
   const std::size_t circle_nodes = graph.nodes.size();
   std::map<int, std::vector<int>> by_class;  // by class index: the ranks not on a circle
-  for (const Json& rank : report.at("ranks")) {
+  for (const ReportJson& rank : report.at("ranks")) {
     const int number = rank.at("rank").get<int>();
     if (!node_of.contains(number)) by_class[class_of(number)].push_back(number);
   }
@@ -280,7 +280,7 @@ Graph graph_of(const Json& report, const std::vector<Deadlock>& deadlocks, const
 
   // The arcs, one edge per pair of nodes and kind of wait.
   std::map<std::tuple<std::size_t, std::size_t, bool, bool>, std::size_t> edge_of;
-  for (const Json& arc : report.at("arcs")) {
+  for (const ReportJson& arc : report.at("arcs")) {
     const auto from = node_of.find(arc.at("from").at("rank").get<int>());
     const auto to = node_of.find(arc.at("to").get<int>());
     if (from == node_of.end() || to == node_of.end()) continue;  // a rank the report does not list
@@ -475,14 +475,14 @@ struct TreeNode {
   std::size_t to_call = 0;          // the fewest frames from it down to a call
 };
 
-std::string frame_place(const Json& frame) {
+std::string frame_place(const ReportJson& frame) {
   const std::string file = frame.at("file").get<std::string>();
   if (file.empty()) return escaped(frame.at("module").get<std::string>());
   const int line = frame.at("line").get<int>();
   return line > 0 ? fmt::format("{}:{}", escaped(file), line) : escaped(file);
 }
 
-std::string frame_html(const Json& frame) {
+std::string frame_html(const ReportJson& frame) {
   return fmt::format("<code>{}</code> <span class=\"at\">{}</span>", escaped(frame.at("function").get<std::string>()),
                      frame_place(frame));
 }
@@ -520,8 +520,8 @@ struct Standing {
 // The line of a class's thread where its path ends: its call (each rank's
 // own when their arguments differ: the representative's, named), or what it
 // does outside MPI.
-std::string call_line_html(const Json& rank, const Json& thread, const std::vector<int>& ranks,
-                           const std::map<int, const Json*>& rank_entry) {
+std::string call_line_html(const ReportJson& rank, const ReportJson& thread, const std::vector<int>& ranks,
+                           const std::map<int, const ReportJson*>& rank_entry) {
   const std::string thread_label =
       rank.at("threads").size() > 1 ? fmt::format("thread {}: ", thread.at("id").get<int>()) : "";
   if (!rank.at("exit_status").is_null())
@@ -532,7 +532,7 @@ std::string call_line_html(const Json& rank, const Json& thread, const std::vect
   const bool same_calls = std::all_of(ranks.begin(), ranks.end(), [&](int member) {
     const auto entry = rank_entry.find(member);
     if (entry == rank_entry.end()) return true;
-    for (const Json& theirs : entry->second->at("threads"))
+    for (const ReportJson& theirs : entry->second->at("threads"))
       if (theirs.at("id") == thread.at("id")) return theirs.at("call") == thread.at("call");
     return true;
   });
@@ -545,7 +545,7 @@ class StackTree {
   StackTree() : nodes_(1) {}  // the root, which is not drawn
 
   // The path of one thread of a class: its frames from the outermost, then its call.
-  void add(const Json& stack, const std::vector<int>& ranks, std::string call_html) {
+  void add(const ReportJson& stack, const std::vector<int>& ranks, std::string call_html) {
     std::size_t at = 0;
     for (auto frame = stack.rbegin(); frame != stack.rend(); ++frame) {
       const std::string key = frame->at("function").get<std::string>() + '\n' + frame_place(*frame);
@@ -616,18 +616,18 @@ class StackTree {
 };
 
 // The tree of the first kClassNodes classes; each call links to its class.
-std::string tree_html(const Json& classes, const std::map<int, const Json*>& rank_entry, const Standing& standing) {
+std::string tree_html(const ReportJson& classes, const std::map<int, const ReportJson*>& rank_entry, const Standing& standing) {
   StackTree tree;
   const std::size_t shown = std::min(classes.size(), kClassNodes);
   for (std::size_t i = 0; i < shown; ++i) {
     const std::vector<int> ranks = rank_list(classes[i].at("rank_list"));
     const auto entry = rank_entry.find(classes[i].at("representative").get<int>());
     if (entry == rank_entry.end()) continue;
-    const Json& rank = *entry->second;
+    const ReportJson& rank = *entry->second;
     const std::string badge = standing.badge_html(ranks);
     if (rank.at("threads").empty())
-      tree.add(Json::array(), ranks, fmt::format("{}<a href=\"#class-{}\">no stack: the rank did not answer</a>", badge, i));
-    for (const Json& thread : rank.at("threads"))
+      tree.add(ReportJson::array(), ranks, fmt::format("{}<a href=\"#class-{}\">no stack: the rank did not answer</a>", badge, i));
+    for (const ReportJson& thread : rank.at("threads"))
       tree.add(thread.at("stack"), ranks,
                fmt::format("{}<a href=\"#class-{}\">{}</a>", badge, i, call_line_html(rank, thread, ranks, rank_entry)));
   }
@@ -666,9 +666,9 @@ ul.tree a { color: inherit; }
 details.outer { display: inline-block; margin: 0; }
 )";
 
-std::string frames_html(const Json& stack, SourceFiles& sources) {
+std::string frames_html(const ReportJson& stack, SourceFiles& sources) {
   std::string html = "<ol class=\"stack\">\n";
-  for (const Json& frame : stack) {
+  for (const ReportJson& frame : stack) {
     const std::string file = frame.at("file").get<std::string>();
     const int line = frame.at("line").get<int>();
     html += "<li><code>" + escaped(frame.at("function").get<std::string>()) + "</code>";
@@ -690,7 +690,7 @@ std::string frames_html(const Json& stack, SourceFiles& sources) {
   return html + "</ol>\n";
 }
 
-std::string thread_html(const Json& thread, SourceFiles& sources, int rank) {
+std::string thread_html(const ReportJson& thread, SourceFiles& sources, int rank) {
   std::string html = fmt::format("<p>thread {}: {}, {:.1f} s", thread.at("id").get<int>(),
                                  escaped(thread.at("state").get<std::string>()),
                                  thread.at("seconds").is_number() ? thread.at("seconds").get<double>() : 0.0);
@@ -705,7 +705,7 @@ std::string thread_html(const Json& thread, SourceFiles& sources, int rank) {
   const std::string possibly = runs_text(thread.at("possibly_waits_for"));
   if (!possibly.empty()) html += " &mdash; possibly waits for " + escaped(ranks_of_runs(possibly));
   html += "</p>\n";
-  const Json& stack = thread.at("stack");
+  const ReportJson& stack = thread.at("stack");
   if (!stack.empty())
     html += fmt::format("<details><summary>stack of rank {}, thread {} ({} frame{})</summary>\n{}</details>\n", rank,
                         thread.at("id").get<int>(), stack.size(), stack.size() == 1 ? "" : "s",
@@ -713,19 +713,19 @@ std::string thread_html(const Json& thread, SourceFiles& sources, int rank) {
   return html;
 }
 
-std::string class_html(const Json& rank_class, int index, const std::map<int, const Json*>& rank_entry,
+std::string class_html(const ReportJson& rank_class, int index, const std::map<int, const ReportJson*>& rank_entry,
                        SourceFiles& sources) {
   const std::vector<int> ranks = rank_list(rank_class.at("rank_list"));
   const int representative = rank_class.at("representative").get<int>();
   std::string hosts;
-  for (const Json& host : rank_class.at("hosts"))
+  for (const ReportJson& host : rank_class.at("hosts"))
     hosts += (hosts.empty() ? "" : "; ") + fmt::format("{}: ranks {}", escaped(host.at("host").get<std::string>()),
                                                        escaped(host.at("ranks").get<std::string>()));
   std::string html = fmt::format("<section class=\"class\" id=\"class-{}\">\n<h3>{}</h3>\n<p>where: {}</p>\n", index,
                                  escaped(ranks_text(ranks)), hosts);
   const auto entry = rank_entry.find(representative);
   if (entry == rank_entry.end()) return html + "</section>\n";
-  const Json& rank = *entry->second;
+  const ReportJson& rank = *entry->second;
   html += fmt::format("<p>state: {}", escaped(rank.at("state").get<std::string>()));
   if (!rank.at("exit_status").is_null()) html += fmt::format(", exiting with status {}", rank.at("exit_status").get<int>());
   html += "</p>\n<ul>\n";
@@ -734,7 +734,7 @@ std::string class_html(const Json& rank_class, int index, const std::map<int, co
   for (std::size_t i = 0; i < listed; ++i) {
     const auto member = rank_entry.find(ranks[i]);
     if (member == rank_entry.end()) continue;
-    for (const Json& thread : member->second->at("threads")) {
+    for (const ReportJson& thread : member->second->at("threads")) {
       const std::string call = thread.at("call").get<std::string>();
       if (call.empty()) continue;
       html += fmt::format("<li><code class=\"call\">[{}{}] {}</code></li>\n", ranks[i],
@@ -745,7 +745,7 @@ std::string class_html(const Json& rank_class, int index, const std::map<int, co
   if (listed < ranks.size())
     html += fmt::format("<li>and {} more ranks, in the same calls with their own arguments</li>\n", ranks.size() - 1);
   html += "</ul>\n";
-  for (const Json& thread : rank.at("threads")) html += thread_html(thread, sources, representative);
+  for (const ReportJson& thread : rank.at("threads")) html += thread_html(thread, sources, representative);
   return html + "</section>\n";
 }
 
@@ -794,13 +794,13 @@ std::string deadlocks_html(const std::vector<Deadlock>& deadlocks) {
   return html;
 }
 
-std::string page(const Json& report, std::string_view title) {
+std::string page(const ReportJson& report, std::string_view title) {
   const std::string check = report.at("check").get<std::string>();
   const std::string severity = report.at("severity").get<std::string>();
-  std::map<int, const Json*> rank_entry;
-  for (const Json& rank : report.at("ranks")) rank_entry[rank.at("rank").get<int>()] = &rank;
+  std::map<int, const ReportJson*> rank_entry;
+  for (const ReportJson& rank : report.at("ranks")) rank_entry[rank.at("rank").get<int>()] = &rank;
   std::map<int, int> class_of_rank;
-  const Json& classes = report.at("classes");
+  const ReportJson& classes = report.at("classes");
   for (std::size_t i = 0; i < classes.size(); ++i)
     for (int rank : rank_list(classes[i].at("rank_list"))) class_of_rank[rank] = static_cast<int>(i);
 
@@ -862,11 +862,11 @@ std::string page(const Json& report, std::string_view title) {
 }  // namespace
 
 std::string format_html(std::string_view json, std::string_view title) {
-  const Json report = parse(json);
+  const ReportJson report = parse(json);
   check_schema(report);
   try {
     return page(report, title);
-  } catch (const Json::exception& error) {
+  } catch (const ReportJson::exception& error) {
     const std::string what = error.what();
     throw BadReport("not an mpisentry report: " + what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2));
   }

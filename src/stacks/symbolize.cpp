@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "mpi_libraries/loaded.hpp"
+#include "mpi_libraries/mpi_libraries.hpp"
 #include "stacks/modules.hpp"
 #include "stacks/stacks.hpp"
 
@@ -38,8 +39,6 @@ const std::string& checker_module() {
   static const std::string path = module_of(reinterpret_cast<const void*>(&module_of));
   return path;
 }
-
-std::string_view file_name(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
 bool is_program_entry(const Frame& frame) { return frame.function == "main" || frame.function == "MAIN__"; }
 
@@ -165,7 +164,7 @@ bool is_implementation_module(std::string_view path, std::string_view self_path)
   static constexpr std::string_view kPrefixes[] = {
       "libc.so", "libpthread", "ld-linux", "linux-vdso",  // the C runtime, the kernel's vDSO
       "libunwind", "libgfortran"};
-  const std::string_view name = file_name(path);
+  const std::string_view name = mpi_libraries::file_name(path);
   return std::ranges::any_of(kPrefixes, [name](std::string_view prefix) { return name.starts_with(prefix); });
 }
 
