@@ -51,14 +51,24 @@ std::set<std::string> declared_functions() {
   return names;
 }
 
-// The MPI_* symbols that libmpisentry.so defines and exports.
-std::set<std::string> exported_functions() {
+// Every symbol that libmpisentry.so defines and exports.
+std::set<std::string> exported_symbols() {
   std::istringstream lines(output_of(std::string(NM) + " -D --defined-only " + MPISENTRY_LIBRARY));
   std::set<std::string> names;
   for (std::string line; std::getline(lines, line);) {
     const std::size_t name = line.rfind(' ');
-    if (name != std::string::npos && line.compare(name + 1, 4, "MPI_") == 0) names.insert(line.substr(name + 1));
+    if (name != std::string::npos) names.insert(line.substr(name + 1));
   }
+  return names;
+}
+
+bool is_mpi_name(const std::string& name) { return name.starts_with("MPI_"); }
+
+// The MPI_* symbols that libmpisentry.so defines and exports.
+std::set<std::string> exported_functions() {
+  std::set<std::string> names;
+  for (const std::string& name : exported_symbols())
+    if (is_mpi_name(name)) names.insert(name);
   return names;
 }
 
@@ -157,4 +167,14 @@ TEST_CASE("every function of mpi.h is wrapped or listed as unwrapped with a reas
     separator = ", ";
   }
   std::cout << ")\n";
+}
+
+// The library is preloaded into programs that may bring their own fmt,
+// spdlog, libbacktrace or C++ runtime pieces: anything it exported besides
+// the MPI API could take their place or be taken by them.
+TEST_CASE("libmpisentry exports the MPI API alone", "[api]") {
+  const std::set<std::string> exported = exported_symbols();
+  REQUIRE(exported.count("MPI_Send") == 1);  // guards against a parse that finds nothing
+  for (const std::string& name : exported)
+    if (!is_mpi_name(name)) FAIL_CHECK(name << " is exported by libmpisentry: only MPI_* may be (src/runtime/exports.map)");
 }
