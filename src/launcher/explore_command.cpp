@@ -3,6 +3,8 @@
 // EXPLORE-DIR/run-K, the results in EXPLORE-DIR/explore.json after each run.
 #include "launcher/explore_command.hpp"
 
+#include "config/exit_status.hpp"
+
 #include "launcher/explore.hpp"
 #include "launcher/runs.hpp"
 
@@ -189,7 +191,7 @@ class Exploration {
   bool complete() const { return left_ == 0 && beyond_bound_ == 0 && stop_signal() == 0 && runs_ > 0; }
 
   int summarize() const {
-    if (static_cast<int>(headers_.size()) != ranks_ || ranks_ == 0) return 2;
+    if (static_cast<int>(headers_.size()) != ranks_ || ranks_ == 0) return config::kCommandFailedStatus;
     say(fmt::format("{} runs; the first run's receives and probes from MPI_ANY_SOURCE had {} other senders' messages to try; "
                     "{} schedules could not be followed (a forced sender did not send, or the run went otherwise)",
                     runs_, first_run_points_, infeasible_));
@@ -236,14 +238,14 @@ int run_exploration(const ExploreJob& job) {
   const fs::path dir = fs::absolute(job.settings.explore_dir.empty() ? "mpisentry-explore" : job.settings.explore_dir);
   if (const auto problem = runs::prepare_directory(dir, kResultsFile, "an exploration's", "EXPLORE-DIR")) {
     std::cerr << "mpisentry: EXPLORE-DIR: " << *problem << '\n';
-    return 2;
+    return config::kCommandFailedStatus;
   }
   runs::catch_stop_signals();
   try {
     return Exploration(job, dir).run();
   } catch (const std::exception& failure) {
     std::cerr << "mpisentry: explore: " << failure.what() << '\n';
-    return 2;
+    return config::kCommandFailedStatus;
   }
 }
 
