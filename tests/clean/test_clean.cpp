@@ -79,3 +79,14 @@ TEST_CASE("threads_sendrecv_self: four threads per rank exchange with their own 
       check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(threads_sendrecv_self), kDeadlockOptions);
   CHECK(plain.out == "sum 99980000\n");
 }
+
+TEST_CASE("own_fmt: a program with fmt of its own, exported, formats and is checked as without it", "[clean]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(own_fmt);
+  const JobResult plain = check_unchanged_by_checker(workspace, 3, program, kDeadlockOptions, {"correct"});
+  CHECK(plain.out == "rank 0 of 3 got 2: 3.142   ok\n");
+  const JobResult hang = run_checked(workspace, 3, program, kDeadlockOptions, {"hang"});
+  check_deadlock(hang, program,
+                 {.calls = {{0, R"(MPI_Ssend\(.*dest=1\b)"}, {1, R"(MPI_Ssend\(.*dest=2\b)"}, {2, R"(MPI_Ssend\(.*dest=0\b)"}},
+                  .blocking_functions = {"main"}});
+}
