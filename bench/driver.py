@@ -279,10 +279,17 @@ class Variant:
 CHECK_ALL = "GLOBAL:COLLECTIVE:** ON; GLOBAL:MSG:** ON; GLOBAL:RMA:** ON; LOCAL:** ON; GLOBAL:MSG:RACE OFF"
 
 
-def overhead_variants(library: str) -> list[Variant]:
+def overhead_variants(library: str, baseline: str | None, defaults_only: bool) -> list[Variant]:
+    """The variants of the overhead rows; with `baseline` (another build's libmpisentry.so) its defaults too,
+    whose rows give what this build costs against it; `defaults_only`: no variant with a check switched."""
     checker = {"LD_PRELOAD": library, "MPISENTRY_VERBOSE": "0"}
+    compared = [Variant("with the baseline library", {**checker, "LD_PRELOAD": baseline}, ", the baseline library",
+                        under="with")] if baseline else []
+    if defaults_only:
+        return [Variant("without", {}), Variant("with", checker), *compared]
     return [Variant("without", {}),
             Variant("with", checker),
+            *compared,
             # The culprit check runs only once ranks are blocked past DEADLOCK-WARNING: it should cost nothing here.
             Variant("with OUTSIDE_MPI off", {**checker, "MPISENTRY_CHECK": "GLOBAL:DEADLOCK:OUTSIDE_MPI OFF"},
                     ", checker with GLOBAL:DEADLOCK:OUTSIDE_MPI OFF", under="with"),
@@ -873,7 +880,14 @@ def main() -> int:
     parser.add_argument("--only", metavar="GROUP[,GROUP...]",
                         help=f"run only these groups of rows: {', '.join(GROUPS)} (default: all)")
     parser.add_argument("--overhead-only", action="store_true", help="the same as --only overhead")
+    parser.add_argument("--baseline", metavar="LIBRARY",
+                        help="another build's libmpisentry.so, run with its defaults beside this build's in the "
+                             "overhead rows (before and after a change, interleaved)")
+    parser.add_argument("--defaults-only", action="store_true",
+                        help="overhead rows without the variants that switch checks on or off")
     arguments = parser.parse_args()
+    if arguments.baseline and not os.path.isfile(arguments.baseline):
+        parser.error(f"--baseline: {arguments.baseline} is no file")
     if arguments.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {arguments.rounds}")
     if arguments.only and arguments.overhead_only:
@@ -903,7 +917,8 @@ def main() -> int:
     failures: list[str] = []
     try:
         if "overhead" in groups:
-            variants = overhead_variants(library)
+            variants = overhead_variants(library, arguments.baseline and os.path.abspath(arguments.baseline),
+                                         arguments.defaults_only)
             failures += measure_overhead(runner, programs, variants, arguments.rounds)
             rows += overhead_rows(variants)
         measures = {

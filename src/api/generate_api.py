@@ -323,7 +323,7 @@ class Function:
         if done_by not in ("flag", "outcount"):
             raise SpecError(f"MPI_{self.name}: tested is flag or outcount, not {done_by} ({SPEC_HELP})")
         count, array = self.request_array()
-        return f"tested_wait(self, {count}, {array}, mode.patient_waits, {self.test_lambda(done_by)})"
+        return f"tested_wait(self, {count}, {array}, patient_waits<kSlow>(), {self.test_lambda(done_by)})"
 
     # `[&](int* done) { ... }`: the call's test form (via), setting done as the wait would return.
     def test_lambda(self, done_by):
@@ -346,7 +346,7 @@ class Function:
             start = "PMPI_" + self.via()
             if "sync" in self.entry:
                 sync = Function(self.by_name[self.entry["sync"]], self.by_name, None)
-                start = f"mode.potential ? PMPI_{sync.via()} : {start}"
+                start = f"potential<kSlow>() ? PMPI_{sync.via()} : {start}"
             params = [(n, r) for n, r in self.params if r != "status"]
             return f"start_then_wait({start}, {a('status|=MPI_STATUS_IGNORE')}, {self.all_args(params)})"
         if hook == "receive_when_ready":
@@ -355,7 +355,7 @@ class Function:
             send = self.pmpi(self.via(0), a("sendbuf", "sendcount", "sendtype", "dest", "sendtag", "comm") + ", send")
             receive = self.pmpi(self.via(1), a("recvbuf", "recvcount", "recvtype", "source", "recvtag", "comm",
                                                "status"))
-            return (f"send_while_receiving(mode.patient_waits, [&](MPI_Request* send) {{ return {send}; }}, "
+            return (f"send_while_receiving(patient_waits<kSlow>(), [&](MPI_Request* send) {{ return {send}; }}, "
                     f"{a('source', 'recvtag', 'comm')},\n"
                     f"                         [&] {{ return {receive}; }},\n"
                     f"                         [&](int got) {{ matched.done(got, {a('comm')}); self.receive_done(record); }})")
@@ -465,7 +465,7 @@ class Function:
         outcome = self.outcome()
         lambda_ = f"[&] {{ return {body}; }}"
         if outcome == "poll":
-            return (f"outcomes::poll_outcome(self, record, mode.patient_waits, {self.id()}, "
+            return (f"outcomes::poll_outcome<kSlow>(self, record, patient_waits<kSlow>(), {self.id()}, "
                     f"{self.args('source', 'tag', 'comm', 'flag', 'status')},\n"
                     f"{indent}  {lambda_})")
         if outcome not in self.COMPLETIONS:
@@ -482,7 +482,7 @@ class Function:
         deactivates = "" if self.entry.get("check") != "complete_one_kept" else ", false"
         call = (f"Completion{{{self.id()}, {'false' if outcome == 'wait' else 'true'}, races::Kind::{kind}, {count}, "
                 f"{requests}, {statuses}, Completion::Layout::{layout}, {outputs}{deactivates}}}")
-        return f"outcomes::completion_outcome(self, mode.patient_waits, {call},\n{indent}  {lambda_})"
+        return f"outcomes::completion_outcome<kSlow>(self, patient_waits<kSlow>(), {call},\n{indent}  {lambda_})"
 
     def request_variable(self):
         """A variable holding the address of the one request (MPI_Request_get_status takes the handle itself)."""
@@ -498,9 +498,9 @@ class Function:
             status = "" if start else ", " + self.arg("status")
             after = f"outcome.started(result, *{self.arg('request')});" if start else "outcome.done(result);"
             where = self.args("source", "tag|recvtag", "comm")
-            return [f"races::SourceOutcome outcome({kind}, {self.id()}, {where}{status}, {site});"], [after]
+            return [f"const SlowOnly<kSlow, races::SourceOutcome> outcome({kind}, {self.id()}, {where}{status}, {site});"], [after]
         if outcome == "persistent_receive":
-            return [f"races::persistent_wildcard({self.arg('source')});"], []
+            return [f"if (kSlow) races::persistent_wildcard({self.arg('source')});"], []
         if outcome in self.COMPLETIONS and not self.has("requests") and self.request_variable() == "request_address":
             return [f"MPI_Request* request_address = {self.request_address()};"], []
         if outcome not in (None, "poll") and outcome not in self.COMPLETIONS:
@@ -518,7 +518,7 @@ class Function:
         if patient is not None and self.entry.get("patient") != "plain":
             # A send-receive runs as its halves whether patient or not, so that the monitor knows which is done.
             halves = self.entry.get("patient") == "send_while_receiving"
-            condition = "true" if halves else "mode.patient_waits"
+            condition = "true" if halves else "patient_waits<kSlow>()"
             if self.has("comm"):
                 # A call on MPI_COMM_NULL fails at once, and its error must be MPI's answer to the program's own
                 # call: Open MPI treats an MPI_Iprobe on MPI_COMM_NULL as fatal where MPI_Recv returns the error.
@@ -526,7 +526,7 @@ class Function:
                          else condition + f" && {self.arg('comm')} != MPI_COMM_NULL")
             alternatives.append((condition, patient.replace("\n", "\n" + indent)))
         if "sync" in self.entry:
-            alternatives.append(("mode.potential", self.pmpi(self.entry["sync"])))
+            alternatives.append(("potential<kSlow>()", self.pmpi(self.entry["sync"])))
         plain = self.pmpi()
         check = self.check()
         if not alternatives:
@@ -540,15 +540,14 @@ class Function:
     @staticmethod
     def checked(check, call):
         """`call` as the argument of the check object's done(), after the check's own arguments for done() if it
-        has them (a pair: the object, those arguments)."""
+        has them (a pair: the object, those arguments), in the slow body; `call` alone in the fast one."""
         if check is None:
             return call.lstrip()
-        if isinstance(check, tuple):
-            return f"{check[0]}.done({call}, {check[1]})"
-        return f"{check}.done({call})"
+        checked = f"{check[0]}.done({call}, {check[1]})" if isinstance(check, tuple) else f"{check}.done({call})"
+        return f"kSlow ? {checked}\n      : {call.lstrip()}"
 
     def converted(self):
-        return "mode.potential" if "sync" in self.entry else "false"
+        return "potential<kSlow>()" if "sync" in self.entry else "false"
 
     def parts(self):
         """What the wrapper is made of: the pieces wrapper_text lays out."""
@@ -578,7 +577,11 @@ def wrapper_text(fn, spec_name, spec_line):
         # Neither waits nor starts a request: not recorded, no delay injected.
         return "\n".join(lines + [f"  return {fn.local_body()};", "}", ""])
     p = fn.parts()
-    lines += ["  delay_injection::around_call(true);"]
+    wrapper = lines[1]
+    # The body is given the program's call site: in the slow body, out of line, the return address is the wrapper's.
+    lines[1:] = ["namespace wrapped {", "template <bool kSlow>",
+                 f"[[gnu::always_inline]] inline int {fn.name}([[maybe_unused]] const void* call_site, {params}) {{",
+                 "  const ScopedCall<kSlow> scope;"]
     forward = fn.forward_text(" " * 6)
     before, after = fn.outcome_lines(p["wrapper"] == "start")
     lines += ["  " + line for line in before]
@@ -598,18 +601,18 @@ def wrapper_text(fn, spec_name, spec_line):
         lines += [f"  ThreadState& self = enter_call(record, {fn.id()});"]
         logged = fn.logged_requests()
         if p["polls"] and logged:
-            lines += [f"  const comm_log::Poll logged(record, {logged}, MPISENTRY_CALL_SITE);"]
+            lines += [f"  const SlowOnly<kSlow, comm_log::Poll> logged(record, {logged}, MPISENTRY_CALL_SITE);"]
         elif not p["polls"]:
-            lines += [f"  if (comm_log::on()) comm_log::call(record, {logged or '0, nullptr'}, MPISENTRY_CALL_SITE);"]
+            lines += [f"  if (kSlow && comm_log::on()) comm_log::call(record, {logged or '0, nullptr'}, MPISENTRY_CALL_SITE);"]
         lines += [f"  const int result = {forward};"]
         if fn.matches_message():
             found = f", *{fn.arg('flag')}" if fn.has("flag") else ""
             lines += [f"  matched.done(result, {fn.arg('comm')}{found});"]
         if p["created"] != "(void)0":
-            lines += ["  if (result == MPI_SUCCESS)", f"    {p['created']};", "  else",
+            lines += ["  if (result == MPI_SUCCESS)", f"    {p['created']};", "  else if (kSlow)",
                       "    checks::call_failed(record, result);"]
         else:
-            lines += ["  if (result != MPI_SUCCESS) checks::call_failed(record, result);"]
+            lines += ["  if (kSlow && result != MPI_SUCCESS) checks::call_failed(record, result);"]
         lines += ["  " + line for line in after]
         if p["polls"]:
             if logged:
@@ -626,21 +629,22 @@ def wrapper_text(fn, spec_name, spec_line):
             lines += [f"    record.converted_send = {p['converted']};"]
         lines += [f"    record.function = {fn.id()};",
                   f"    started_request(*{request}, record);",
-                  f"    if (comm_log::on()) comm_log::started(*{request}, record, MPISENTRY_CALL_SITE);",
-                  f"    if (checks::tracking()) checks::started(*{request}, record, MPISENTRY_CALL_SITE);"]
+                  f"    if (kSlow && comm_log::on()) comm_log::started(*{request}, record, MPISENTRY_CALL_SITE);",
+                  f"    if (kSlow && checks::tracking()) checks::started(*{request}, record, MPISENTRY_CALL_SITE);"]
         if p["created"] != "(void)0":
             lines += [f"    {p['created']};"]
-        lines += ["  } else if (checks::on(report::Check::CallFailed)) {",
+        lines += ["  } else if (kSlow && checks::on(report::Check::CallFailed)) {",
                   f"    CallRecord record = {p['describe']};",
                   f"    record.function = {fn.id()};",
                   "    checks::call_failed(record, result);",
                   "  }"]
         lines += ["  " + line for line in after]
         lines += ["  this_thread_state().count_start();"]
-    lines += ["  checks::stop_at_error_limit();",
-              "  delay_injection::around_call(false);",
-              "  return result;",
-              "}", ""]
+    args = "MPISENTRY_CALL_SITE, " + fn.all_args()
+    lines = [line.replace("MPISENTRY_CALL_SITE", "call_site") for line in lines]
+    lines += ["  return result;", "}", "}  // namespace wrapped", wrapper,
+              f"  if (slow_paths::any()) [[unlikely]] return out_of_line<wrapped::{fn.name}<true>>({args});",
+              f"  return wrapped::{fn.name}<false>({args});", "}", ""]
     return "\n".join(lines)
 
 

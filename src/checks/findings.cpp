@@ -11,6 +11,7 @@
 
 #include "config/checks.hpp"
 #include "config/exit_status.hpp"
+#include "config/slow_paths.hpp"
 #include "checks/buffers.hpp"
 #include "checks/collectives.hpp"
 #include "checks/handles.hpp"
@@ -72,10 +73,13 @@ std::vector<Frame> caller_stack() {
 
 void start(const config::Settings& settings, int world_rank, bool multiple_threads) {
   FindingsState& s = findings_state();
+  const config::Settings defaults;
   for (const config::CheckInfo& check : config::switchable_checks()) {
     const int i = static_cast<int>(check.id);
     s.enabled[i] = settings.*check.member;
     s.any = s.any || (i >= static_cast<int>(report::Check::CollectiveOperation) && s.enabled[i]);
+    // The wrappers' fast bodies do what the checks on by default need, no more.
+    if (s.enabled[i] && !(defaults.*check.member)) slow_paths::take(slow_paths::kChecks);
   }
   s.rank = world_rank;
   s.limits = Limits(settings.max_errors, settings.max_reports, settings.suppression_limit);
@@ -101,7 +105,6 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
   if (world_rank != 0) return;
   std::vector<std::string_view> names;
   bool beyond_defaults = false;  // the line is news only then: the defaults are in the README
-  const config::Settings defaults;
   for (const config::CheckInfo& check : config::switchable_checks()) {
     if (static_cast<int>(check.id) < static_cast<int>(report::Check::CollectiveOperation) || !(settings.*check.member))
       continue;
@@ -153,7 +156,10 @@ void report(report::Finding finding, bool own_stack) {
     const std::lock_guard lock(s.mutex);
     decision = s.limits.count(finding.check, finding.key);
   }
-  if (decision.error_limit_reached) detail::error_limit_reached.store(true, std::memory_order_relaxed);
+  if (decision.error_limit_reached) {
+    detail::error_limit_reached.store(true, std::memory_order_relaxed);
+    slow_paths::take(slow_paths::kErrorLimit);
+  }
   if (!decision.print) return;
   take_stack();
   print(report::format_finding(finding), &finding);

@@ -27,7 +27,7 @@ namespace {
 enum class Kind : std::uint8_t { Send, Receive, SendReceive, Other };
 
 struct Entry {
-  CallRecord record;  // as started (its leading used_bytes); a matched receive's comm is the probe's
+  CallRecord record;  // as started (the fields its shape uses); a matched receive's comm is the probe's
   Kind kind = Kind::Other;
   bool persistent = false;
   bool active = false;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "config/slow_paths.hpp"
 #include "races/races.hpp"
 #include "recording/comm_log.hpp"
 #include "recording/rank_file.hpp"
@@ -139,6 +140,7 @@ std::optional<std::string> start(const std::string& dir, int world_rank, int wor
   const std::string directory = std::filesystem::current_path(no_directory).string();
   file.append(recording::log_header_text(world_rank, world_size, races::command_line(), directory, multiple_threads));
   detail::on = true;
+  slow_paths::take(slow_paths::kCommLog);
   return std::nullopt;
 }
 

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "config/slow_paths.hpp"
+
 namespace mpisentry::delay_injection {
 namespace {
 
@@ -55,6 +57,7 @@ void configure(const config::DelayInjection& injection, int world_rank) {
   if (!injection.on) return;
   dice.seed(threads_seen.fetch_add(1, std::memory_order_relaxed));
   enabled = true;
+  slow_paths::take(slow_paths::kDelays);
 }
 
 void draw_and_sleep(bool before) {

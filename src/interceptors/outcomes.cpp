@@ -17,16 +17,18 @@ CompletedRequests::CompletedRequests(Completion& call) {
   const bool one = call.layout == Completion::Layout::One;
   if (call.statuses == (one ? MPI_STATUS_IGNORE : MPI_STATUSES_IGNORE)) {
     program_statuses_ = call.statuses;
-    call.statuses = statuses_buffer_.get<MPI_Status>(one ? 1 : static_cast<std::size_t>(count_));
+    const int needed = one ? 1 : count_;
+    call.statuses = needed <= kCopiedRequests ? statuses_
+                                              : statuses_buffer_.get<MPI_Status>(static_cast<std::size_t>(needed));
   }
   const int inline_count = std::min(count_, kCopiedRequests);
   const int more = count_ - inline_count;
-  std::copy_n(call.requests, inline_count, handles_);
+  // Loops, not std::copy_n: a copy of a length known only now is a call to memmove.
+  for (int i = 0; i < inline_count; ++i) handles_[i] = call.requests[i];
   if (more > 0) {
     more_handles_ = more_handles_buffer_.get<MPI_Request>(static_cast<std::size_t>(more));
     std::copy_n(call.requests + kCopiedRequests, more, more_handles_);
   }
-  if (!concurrent_) return;
   for (int i = 0; i < inline_count; ++i) seen_[i] = requests().see(handles_[i]);
   if (more > 0) {
     more_seen_ = more_seen_buffer_.get<RequestTable::Seen>(static_cast<std::size_t>(more));
@@ -41,20 +43,18 @@ void CompletedRequests::done(int result, Completion& call) const {
       if (index < 0 || index >= count_) return;
       const auto more = static_cast<std::size_t>(index - kCopiedRequests);
       const RequestTable::Completed completed =
-          concurrent_ ? requests().complete(index < kCopiedRequests ? seen_[index] : more_seen_[more])
-                      : requests().complete(index < kCopiedRequests ? handles_[index] : more_handles_[more]);
+          requests().complete(index < kCopiedRequests ? seen_[index] : more_seen_[more]);
       if (completed.tallies == nullptr) return;
-      MPI_Status status = status_of(call, index, k);
+      const MPI_Status& status = status_of(call, index, k);
       int cancelled = 0;
       if (completed.cancelling) PMPI_Test_cancelled(&status, &cancelled);
       if (completed.receives && !cancelled && status.MPI_SOURCE >= 0)
         completed.tallies->matched(status.MPI_SOURCE, status.MPI_TAG);
       // A cancelled send sent nothing. Above MPI_THREAD_MULTIPLE the handle
       // may name another request by now: it stays counted, more in flight.
-      CallRecord started;
-      if (cancelled && !completed.receives && !concurrent_ &&
-          requests().find(index < kCopiedRequests ? handles_[index] : more_handles_[more], started))
-        completed.tallies->unsent(started.peer, started.tag);
+      if (cancelled && !completed.receives && !concurrent_)
+        if (CallRecord started; requests().find(index < kCopiedRequests ? handles_[index] : more_handles_[more], started))
+          completed.tallies->unsent(started.peer, started.tag);
     });
   if (program_statuses_ != nullptr) call.statuses = program_statuses_;
 }

@@ -5,8 +5,8 @@
 // (MPI_REQUEST_NULL), an Iprobe from the recorded source. It repeats as the
 // waits do (tested_wait.hpp), answering the monitor's asks, so that a hang
 // under replay is reported as any other. A call that found nothing answers
-// so without calling MPI. With neither recording nor replaying, the wrapper
-// only tests one flag.
+// so without calling MPI. With neither recording nor replaying, a wrapper
+// runs its fast body (interceptors/protocol.hpp), which tests nothing here.
 #pragma once
 
 #include <mpi.h>
@@ -70,10 +70,11 @@ std::vector<int> completed_indices(const Completion& call);
 // table's active set (RequestTable::complete), and the messages their
 // receives took are counted as matched (records/message_tallies.hpp), by
 // their statuses: the program's, or own ones in place of
-// MPI_STATUS(ES)_IGNORE, for the call's time. Their handles are taken before
-// the call, which sets a completed one to MPI_REQUEST_NULL; at
-// MPI_THREAD_MULTIPLE, where another thread may get a handle again as soon
-// as MPI completes it, each entry as it was then (RequestTable::see). A call
+// MPI_STATUS(ES)_IGNORE, for the call's time. Their handles and entries are
+// taken before the call, which sets a completed one to MPI_REQUEST_NULL (at
+// MPI_THREAD_MULTIPLE another thread may get a handle again as soon as MPI
+// completes it), so that a completion clears the entry as it was then
+// (RequestTable::see), found once. A call
 // that fails leaves them active and uncounted: more in flight than is,
 // never less.
 class CompletedRequests {
@@ -87,6 +88,9 @@ class CompletedRequests {
   int count_ = 0;
   bool concurrent_ = false;
   MPI_Status* program_statuses_ = nullptr;
+  // Lent in place of MPI_STATUS(ES)_IGNORE: the first kCopiedRequests in
+  // place, more (rare) in the thread's scratch memory.
+  MPI_Status statuses_[kCopiedRequests];
   ScratchBuffer statuses_buffer_;
   // The first kCopiedRequests in place, the rest (rare) in the thread's scratch memory.
   MPI_Request handles_[kCopiedRequests];
@@ -214,13 +218,19 @@ int replayed_completion(ThreadState& self, bool patient, Completion& call, Forwa
   }
 }
 
-// A Wait or Test call (Completion): as is with neither mode on; replayed,
-// recorded, or both (a run of --explore records what its replay forces).
-template <typename Forward>
+// A Wait or Test call (Completion): as is with neither mode on (always in
+// a wrapper's fast body, interceptors/protocol.hpp); replayed, recorded, or
+// both (a run of --explore records what its replay forces).
+template <bool kSlow, typename Forward>
 int completion_outcome(ThreadState& self, bool patient, Completion call, Forward&& forward) {
   CompletedRequests completed(call);
-  const auto run = [&] { return races::replaying() ? replayed_completion(self, patient, call, forward) : forward(); };
-  const int result = !races::on() ? forward() : races::recording() ? recorded_completion(call, run) : run();
+  int result = MPI_SUCCESS;
+  if constexpr (kSlow) {
+    const auto run = [&] { return races::replaying() ? replayed_completion(self, patient, call, forward) : forward(); };
+    result = !races::on() ? forward() : races::recording() ? recorded_completion(call, run) : run();
+  } else {
+    result = forward();
+  }
   completed.done(result, call);
   return result;
 }
@@ -256,10 +266,10 @@ int replayed_poll(ThreadState& self, const CallRecord& record, bool patient, Fun
 
 // MPI_Iprobe and MPI_Improbe: recorded as nothing or the source found. From
 // MPI_PROC_NULL they always find its empty message: not recorded.
-template <typename Forward>
+template <bool kSlow, typename Forward>
 int poll_outcome(ThreadState& self, const CallRecord& record, bool patient, FunctionId function, int& source,
                  int tag, MPI_Comm comm, int* flag, MPI_Status*& status, Forward&& forward) {
-  if (!races::on() || source == MPI_PROC_NULL) return forward();
+  if (!kSlow || !races::on() || source == MPI_PROC_NULL) return forward();
   const int asked = source;  // a replay may set the recorded source
   const auto run = [&] {
     return races::replaying() ? replayed_poll(self, record, patient, function, source, flag, forward) : forward();

@@ -15,12 +15,14 @@
 #include "checks/rma.hpp"
 #include "checks/signature.hpp"
 #include "comm_log/comm_log.hpp"
+#include "config/slow_paths.hpp"
 #include "records/call_record.hpp"
 #include "records/communicators.hpp"
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
 #include "interceptors/outcomes.hpp"
 #include "interceptors/patient_wait.hpp"
+#include "interceptors/protocol.hpp"
 #include "interceptors/tallied.hpp"
 #include "interceptors/tested_wait.hpp"
 #include "records/thread_state.hpp"
@@ -32,8 +34,23 @@
 namespace mpisentry {
 namespace {
 
+using interceptors::out_of_line;
+using interceptors::ScopedCall;
+using interceptors::SlowOnly;
+
 // Set once by start(), in MPI_Init, before the program's first wrapped call.
 interceptors::Mode mode;
+
+// POTENTIAL and PATIENT-WAITS as a wrapper's body reads them: false in the
+// fast one, where their slow-path bits are known to be clear.
+template <bool kSlow>
+bool potential() {
+  return kSlow && mode.potential;
+}
+template <bool kSlow>
+bool patient_waits() {
+  return kSlow && mode.patient_waits;
+}
 
 CallRecord point_to_point(CallShape shape, const void* buf, MPI_Count count, MPI_Datatype datatype, int peer,
                           int tag, MPI_Comm comm) {
@@ -162,8 +179,8 @@ CallRecord on_requests(int count, const MPI_Request* array) {
   CallRecord r;
   r.shape = CallShape::Requests;
   r.request_count = count;
-  if (array != nullptr && count > 0)
-    std::copy_n(array, std::min(count, kCopiedRequests), r.requests);
+  if (array != nullptr)
+    for (int i = 0; i < std::min(count, kCopiedRequests); ++i) r.requests[i] = array[i];  // no call to memmove
   return r;
 }
 
@@ -243,6 +260,8 @@ using namespace mpisentry;
 // One definition per function of src/api/mpi_api.json, generated at build
 // time (src/api/generate_api.py) into the build directory as plain C++: a
 // compiler error or a breakpoint in a wrapper points at its own lines there.
+// Each is one body run fast or slow (interceptors/protocol.hpp); what follows
+// is what the slow body does, the fast one only what the defaults need.
 // Calls that may wait record the call, forward it and record its end (a
 // blocking call's return is progress; a polling call's only when it succeeded
 // and completed something). Nonblocking starts never wait: only their request
@@ -363,4 +382,8 @@ MPISENTRY_API int MPI_Request_free(MPI_Request* request) {
   return PMPI_Request_free(request);
 }
 
-void mpisentry::interceptors::start(const Mode& chosen) { mode = chosen; }
+void mpisentry::interceptors::start(const Mode& chosen) {
+  mode = chosen;
+  if (mode.potential) slow_paths::take(slow_paths::kPotential);
+  if (mode.patient_waits) slow_paths::take(slow_paths::kPatientWaits);
+}

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "config/slow_paths.hpp"
 #include "log/log.hpp"
 #include "recording/rank_file.hpp"
 #include "stacks/stacks.hpp"
@@ -101,6 +102,7 @@ std::optional<Problem> start_recording(const std::string& dir, int world_size) {
   if (auto problem = file.create(dir, rank_file_name(world_rank), "the recording")) return Problem{dir, *problem};
   file.append(Writer::header_text({world_rank, world_size, command_line()}));
   detail::mode |= detail::kRecording;
+  slow_paths::take(slow_paths::kRaces);
   return std::nullopt;
 }
 
@@ -129,6 +131,7 @@ std::optional<Problem> start_replay(const std::string& dir, int world_size) {
     return Problem{replay_path, fmt::format("cannot replay: recorded running `{}`; this rank runs `{}`",
                                             header.command, command)};
   detail::mode |= detail::kReplaying;
+  slow_paths::take(slow_paths::kRaces);
   return std::nullopt;
 }
 

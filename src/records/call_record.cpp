@@ -11,18 +11,26 @@ namespace mpisentry {
 bool SharedRecord::load(CallRecord& out) const noexcept {
   const std::uint64_t before = sequence_.load(std::memory_order_acquire);
   if (before & 1) return false;
-  std::uint64_t words[kWords];
-  // Acquire loads, for the same reason: the check of the sequence below
-  // cannot move before them.
-  for (std::size_t i = 0; i < kWords; ++i) words[i] = words_[i].load(std::memory_order_acquire);
-  if (sequence_.load(std::memory_order_relaxed) != before) return false;
-  std::memcpy(&out, words, sizeof(CallRecord));
-  return true;
+  // Acquire loads, for the same reason as the writer's release stores: the
+  // check of the sequence below cannot move before them. A shape or a count
+  // torn from its fields is caught by that check (the counts are clamped).
+  for_each_used_field(out, record_, [](auto& field, auto& shared) {
+    return field = std::atomic_ref(shared).load(std::memory_order_acquire);
+  });
+  return sequence_.load(std::memory_order_relaxed) == before;
 }
 
 std::uint64_t RequestTable::key_of(MPI_Request request) noexcept { return handle_slots::key_of(request); }
 
-std::size_t RequestTable::home_of(std::uint64_t key) noexcept { return handle_slots::home_of<kSlots>(key); }
+// No hashing: the handle's low bits. MPICH's request handles hold the
+// request's index in its pool there, so the requests of a window of starts
+// fill neighbouring slots; Open MPI's are pointers to pooled requests, whose
+// lowest bits alignment leaves zero and are dropped. A handle whose home
+// another holds probes on (kProbes).
+std::size_t RequestTable::home_of(std::uint64_t key) noexcept {
+  constexpr int kAlignmentBits = sizeof(MPI_Request) == sizeof(void*) ? 6 : 0;
+  return static_cast<std::size_t>((key - 1) >> kAlignmentBits) % kSlots;
+}
 
 void RequestTable::remember(MPI_Request request, const CallRecord& started, tallies::CommTallies* tallies) noexcept {
   const std::uint64_t key = key_of(request);
@@ -129,18 +137,17 @@ RequestTable::Completed RequestTable::complete(const Seen& seen) noexcept {
   if (seen.slot == nullptr || !(seen.state & kActive)) return {};
   // Read before the slot can pass to another start.
   const Completed completed = completed_of(seen.slot->summary.load(std::memory_order_acquire));
+  if (!concurrent_writers_) {
+    // The only writer: the entry is as seen unless this call completed it
+    // already (a handle twice in one array, which MPI forbids).
+    if (seen.slot->state.load(std::memory_order_relaxed) != seen.state) return {};
+    seen.slot->state.store(seen.state & ~kActive, std::memory_order_release);
+    return completed;
+  }
   std::uint64_t expected = seen.state;
   return seen.slot->state.compare_exchange_strong(expected, seen.state & ~kActive, std::memory_order_acq_rel)
              ? completed
              : Completed{};
-}
-
-RequestTable::Completed RequestTable::complete(MPI_Request request) noexcept {
-  Slot* slot = request == MPI_REQUEST_NULL ? nullptr : slot_of(request);
-  const std::uint64_t state = slot ? slot->state.load(std::memory_order_relaxed) : 0;
-  if (!(state & kActive)) return {};  // an inactive persistent request: nothing done
-  set_state(*slot, state & ~kActive);
-  return completed_of(slot->summary.load(std::memory_order_relaxed));
 }
 
 void RequestTable::release(MPI_Request request) noexcept {
@@ -149,7 +156,7 @@ void RequestTable::release(MPI_Request request) noexcept {
   CallRecord record;
   while (!slot->record.load(record)) std::this_thread::yield();
   set_state(*slot, slot->state.load(std::memory_order_relaxed) & ~kActive);
-  // The fields a record's shape stores (CallRecord::used_bytes): the others
+  // The fields a record's shape stores (for_each_used_field): the others
   // hold what an earlier record left.
   const auto same = [&record](const CallRecord& other) {
     return other.shape == record.shape && other.function == record.function && other.comm_id == record.comm_id &&

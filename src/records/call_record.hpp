@@ -70,8 +70,9 @@ enum class Halves : std::uint8_t {
 
 struct CallRecord {
   // Point-to-point calls and starts store only up to comm_id; a Sendrecv
-  // also source and recv_tag; collectives, Wait/Test and the rest up to op,
-  // then what their shape has in the union below (used_bytes).
+  // also source and recv_tag; collectives, Wait/Test and the rest up to
+  // sequence, then what their shape has in the union below
+  // (for_each_used_field).
   FunctionId function = FunctionId::None;
   CallShape shape = CallShape::None;
   bool converted_send = false;  // a standard send that potential mode made synchronous
@@ -95,24 +96,37 @@ struct CallRecord {
   MPI_Op op = MPI_OP_NULL;
   std::uint64_t sequence = 0;
   // What only some shapes use, after the common fields, so that other calls
-  // store none of it (used_bytes). Wrappers set every field their shape uses.
+  // store none of it (for_each_used_field). Wrappers set every field their
+  // shape uses.
   union {
     MPI_Request requests[kCopiedRequests];  // Requests: min(request_count, kCopiedRequests) of them
     FileFields file;                        // FileCollective, FileAccess
     WindowFields window;                    // Window
   };
 
-  // How many leading bytes hold this call's fields: the rest is not written
-  // by SharedRecord::store, so a call costs only what its shape needs.
-  std::size_t used_bytes() const noexcept;
 };
 static_assert(std::is_trivially_copyable_v<CallRecord>);
 
-// Always inlined: every wrapper's store and copy asks it, and a wrapper's
-// constant shape folds it to a constant (GCC left the plain inline one out
-// of line: a call and a jump table on every MPI call).
-[[gnu::always_inline]] inline std::size_t CallRecord::used_bytes() const noexcept {
-  constexpr std::size_t common = offsetof(CallRecord, requests);
+// Calls visit(field of to, the same field of from) for each field that a
+// record of `from`'s shape uses, in the record's order; visit returns the
+// field's value, from which the shape and the arrays' lengths are read. The
+// one list of which shape uses which fields: SharedRecord's writer and
+// reader, and copy_used, go by it, so that a call stores only what its
+// shape needs and a reader reads no field it did not store.
+template <typename To, typename From, typename Visit>
+[[gnu::always_inline]] inline void for_each_used_field(To& to, From& from, Visit&& visit) {
+  visit(to.function, from.function);
+  const CallShape shape = visit(to.shape, from.shape);
+  visit(to.converted_send, from.converted_send);
+  visit(to.tests_requests, from.tests_requests);
+  visit(to.halves, from.halves);
+  visit(to.peer, from.peer);
+  visit(to.tag, from.tag);
+  visit(to.comm, from.comm);
+  visit(to.datatype, from.datatype);
+  visit(to.count, from.count);
+  visit(to.buffer, from.buffer);
+  visit(to.comm_id, from.comm_id);
   switch (shape) {
     case CallShape::None:
     case CallShape::Send:
@@ -120,69 +134,74 @@ static_assert(std::is_trivially_copyable_v<CallRecord>);
     case CallShape::Probe:
     case CallShape::MatchedReceive:
     case CallShape::Opaque:
-    case CallShape::Finalize: return offsetof(CallRecord, source);
-    case CallShape::SendReceive: return offsetof(CallRecord, request_count);
-    case CallShape::Requests:
-      return common + static_cast<std::size_t>(std::clamp(request_count, 0, kCopiedRequests)) * sizeof(MPI_Request);
-    case CallShape::FileCollective:
-    case CallShape::FileAccess: return common + sizeof(FileFields);
-    case CallShape::Window:
-      return common + offsetof(WindowFields, group) +
-             static_cast<std::size_t>(std::clamp(window.group_size, 0, kCopiedRequests)) * sizeof(int);
-    case CallShape::Collective:
-    case CallShape::Rooted:
-    case CallShape::Neighborhood:
-    case CallShape::Connection: return common;
+    case CallShape::Finalize: return;
+    default: break;
   }
-  return common;
+  visit(to.source, from.source);
+  visit(to.recv_tag, from.recv_tag);
+  if (shape == CallShape::SendReceive) return;
+  const int request_count = visit(to.request_count, from.request_count);
+  visit(to.op, from.op);
+  visit(to.sequence, from.sequence);
+  switch (shape) {
+    case CallShape::Requests:
+      for (int i = 0; i < std::clamp(request_count, 0, kCopiedRequests); ++i) visit(to.requests[i], from.requests[i]);
+      return;
+    case CallShape::FileCollective:
+    case CallShape::FileAccess:
+      visit(to.file.handle, from.file.handle);
+      visit(to.file.offset, from.file.offset);
+      return;
+    case CallShape::Window: {
+      visit(to.window.handle, from.window.handle);
+      visit(to.window.assertion, from.window.assertion);
+      visit(to.window.id, from.window.id);
+      visit(to.window.lock_type, from.window.lock_type);
+      const int members = visit(to.window.group_size, from.window.group_size);
+      for (int i = 0; i < std::clamp(members, 0, kCopiedRequests); ++i) visit(to.window.group[i], from.window.group[i]);
+      return;
+    }
+    default: return;
+  }
 }
 
-
-// Copies the fields `from` uses (used_bytes) into `to`: the common part at a
-// fixed size, which the compiler turns into a few moves (a copy of a size
-// known only at run time became a rep movs, dearer than the call).
+// Copies the fields `from`'s shape uses into `to`.
 inline void copy_used(CallRecord& to, const CallRecord& from) noexcept {
-  constexpr std::size_t common = offsetof(CallRecord, requests);
-  std::memcpy(static_cast<void*>(&to), &from, common);
-  const std::size_t used = from.used_bytes();
-  if (used > common)
-    std::memcpy(reinterpret_cast<char*>(&to) + common, reinterpret_cast<const char*>(&from) + common, used - common);
+  for_each_used_field(to, from, [](auto& field, const auto& value) { return field = value; });
 }
 
-// A CallRecord that one thread writes and another reads without tearing
-// (a seqlock over atomic words, stored with release and loaded with acquire:
-// readers retry, writers never wait).
-// Only the leading used_bytes() are written; a reader must look only at the
-// fields the record's shape uses.
+// A CallRecord that one thread writes and another reads without tearing: a
+// seqlock whose writer stores each field the record's shape uses in place,
+// an atomic store with release order, and whose reader loads them with
+// acquire order; readers retry, writers never wait. Field by field rather
+// than word by word from a record built first: a word gathered from fields
+// just stored on the stack waits for them (x86 cannot forward narrow stores
+// to a wider load), where a wrapper's constant fields and arguments now go
+// straight to their place. A reader must look only at the fields the
+// record's shape uses.
 class SharedRecord {
  public:
-  // Inline, so that a wrapper's constant shape folds the size to a constant
-  // and the loop to a few stores.
+  // Inline, so that a wrapper's constant shape folds the list of fields to
+  // a few stores.
   [[gnu::always_inline]] void store(const CallRecord& record) noexcept {
-    static_assert(sizeof(CallRecord) % 8 == 0);
-    const std::size_t used_words = (record.used_bytes() + 7) / 8;
-    const auto* bytes = reinterpret_cast<const unsigned char*>(&record);
     const std::uint64_t seq = sequence_.load(std::memory_order_relaxed);
     sequence_.store(seq + 1, std::memory_order_relaxed);
     // Release stores rather than relaxed ones after a release fence: a reader
-    // that sees a new word then sees the odd sequence before it. The same
+    // that sees a new field then sees the odd sequence before it. The same
     // plain stores on x86, and ThreadSanitizer, which ignores fences, sees the
-    // ordering. Word by word from the record: a copy into a buffer first
-    // (rep movs) cost more than the stores.
-    for (std::size_t i = 0; i < used_words; ++i) {
-      std::uint64_t word;
-      std::memcpy(&word, bytes + i * 8, 8);
-      words_[i].store(word, std::memory_order_release);
-    }
+    // ordering.
+    for_each_used_field(record_, record, [](auto& shared, const auto& value) {
+      std::atomic_ref(shared).store(value, std::memory_order_release);
+      return value;
+    });
     sequence_.store(seq + 2, std::memory_order_release);
   }
   // False when a write overlapped the read; the caller retries later.
   bool load(CallRecord& out) const noexcept;
 
  private:
-  static constexpr std::size_t kWords = (sizeof(CallRecord) + 7) / 8;
   std::atomic<std::uint64_t> sequence_{0};  // odd while a write is under way
-  std::atomic<std::uint64_t> words_[kWords]{};
+  mutable CallRecord record_{};             // accessed through std::atomic_ref only
 };
 
 // What each request was started as, so that a Wait knows whom it waits
@@ -236,13 +255,14 @@ class RequestTable {
   // A request's entry as a Wait or Test found it before the call: at
   // MPI_THREAD_MULTIPLE another thread may get the handle again the moment
   // MPI completes it, so a completion clears only the start it saw.
+  // Trivial, so that a Wait's array of them costs no stores until filled.
   struct Seen {
-    Slot* slot = nullptr;
-    std::uint64_t state = 0;
+    Slot* slot;
+    std::uint64_t state;
   };
   Seen see(MPI_Request request) noexcept;
-  // The call completed the request: a persistent one is inactive, any other gone.
-  Completed complete(MPI_Request request) noexcept;
+  // The call completed the request seen before it: a persistent one is
+  // inactive, any other gone.
   Completed complete(const Seen& seen) noexcept;
   // A receive that MPI completed inside a wait that has not returned (a
   // Waitall whose other requests still wait): its message is matched now, so

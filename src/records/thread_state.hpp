@@ -112,7 +112,7 @@ inline ThreadState& this_thread_state() noexcept {
 
 // What every wrapper does as the call starts: completes the record and marks
 // the calling thread as inside the call. Always inlined, like leave(), so
-// that the record's size is known where it is built (CallRecord::used_bytes).
+// that a wrapper's constant shape folds the fields it stores (for_each_used_field).
 [[gnu::always_inline]] inline ThreadState& enter_call(CallRecord& record, FunctionId function) noexcept {
   record.function = function;
   ThreadState& self = this_thread_state();

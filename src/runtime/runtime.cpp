@@ -20,6 +20,7 @@
 #include "comm_log/comm_log.hpp"
 #include "config/exit_status.hpp"
 #include "config/settings.hpp"
+#include "config/slow_paths.hpp"
 #include "config/suppressions.hpp"
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
@@ -261,6 +262,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
                                                      (patient == config::AutoSwitch::Auto && more_ranks_than_cores())});
   delay_injection::configure(settings.inject_delays, world_rank);
   checks::start(settings, world_rank, multiple_threads);
+  if (world_rank == 0) log::debug("the wrappers' slow paths: {}", slow_paths::taken());
   monitor::in_process::note_checker_started();
   return result;
 }

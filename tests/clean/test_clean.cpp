@@ -90,3 +90,30 @@ TEST_CASE("own_fmt: a program with fmt of its own, exported, formats and is chec
                  {.calls = {{0, R"(MPI_Ssend\(.*dest=1\b)"}, {1, R"(MPI_Ssend\(.*dest=2\b)"}, {2, R"(MPI_Ssend\(.*dest=0\b)"}},
                   .blocking_functions = {"main"}});
 }
+
+// Each behaviour that is off by default sends every wrapper to its slow
+// body (interceptors/protocol.hpp), which MPI_Init names at VERBOSE 2; with
+// the defaults, no wrapper takes it. A switch that set no bit would run the
+// fast body, which skips what that switch asks for.
+TEST_CASE("pingpong: each behaviour off by default takes the wrappers' slow path, the defaults none", "[clean]") {
+  Workspace workspace;
+  const std::string dir = (workspace.dir() / "files").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{}, "none"},
+      {{"--check-all"}, "checks off by default"},
+      {{"--check", "LOCAL:MPI:CALL_FAILED ON"}, "checks off by default"},
+      {{"--potential"}, "checks off by default, GLOBAL:DEADLOCK:POTENTIAL"},
+      {{"--patient-waits", "on"}, "PATIENT-WAITS"},
+      {{"--inject-delays", "7,5,1l"}, "INJECT-DELAYS"},
+      {{"--record", dir + "/recording"}, "RECORD/REPLAY"},
+      {{"--comm-log", dir + "/log"}, "COMM-LOG, RECORD/REPLAY"},
+  };
+  for (const auto& [options, paths] : cases) {
+    std::vector<std::string> verbose = options;
+    verbose.insert(verbose.end(), {"--verbose", "2"});
+    const JobResult result = run_checked(workspace, 2, TEST_PROGRAM(pingpong), verbose);
+    INFO(describe(result));
+    CHECK(result.succeeded());
+    CHECK(result.err.find("the wrappers' slow paths: " + paths + "\n") != std::string::npos);
+  }
+}

@@ -126,3 +126,102 @@ TEST_CASE("records: a shared record read while it is rewritten is whole or refus
   INFO(loaded << " reads");
   CHECK(torn == 0);
 }
+
+TEST_CASE("records: a shared record gives back every field its shape uses, and only those are stored",
+          "[records]") {
+  CallRecord base;
+  base.function = FunctionId::Sendrecv;
+  base.converted_send = true;
+  base.tests_requests = true;
+  base.halves = Halves::SendPending;
+  base.peer = 3;
+  base.tag = 4;
+  base.comm = test::fake_handle<MPI_Comm>(5);
+  base.datatype = test::fake_handle<MPI_Datatype>(6);
+  base.count = 7;
+  base.buffer = &base;
+  base.comm_id = 8;
+  base.source = 9;
+  base.recv_tag = 10;
+  base.request_count = 20;  // more than are copied
+  base.op = test::fake_handle<MPI_Op>(11);
+  base.sequence = 12;
+  const auto common_equal = [](const CallRecord& a, const CallRecord& b) {
+    return a.function == b.function && a.shape == b.shape && a.converted_send == b.converted_send &&
+           a.tests_requests == b.tests_requests && a.halves == b.halves && a.peer == b.peer && a.tag == b.tag &&
+           a.comm == b.comm && a.datatype == b.datatype && a.count == b.count && a.buffer == b.buffer &&
+           a.comm_id == b.comm_id;
+  };
+  const auto round_trip = [](const CallRecord& stored) {
+    SharedRecord shared;
+    shared.store(stored);
+    CallRecord loaded;
+    REQUIRE(shared.load(loaded));
+    CallRecord copied;
+    copy_used(copied, stored);
+    return std::pair{loaded, copied};
+  };
+
+  SECTION("a send stores the common fields only") {
+    CallRecord send = base;
+    send.shape = CallShape::Send;
+    CallRecord loaded;
+    loaded.source = -5;  // a field a send does not use keeps what it held
+    SharedRecord shared;
+    shared.store(send);
+    REQUIRE(shared.load(loaded));
+    CHECK(common_equal(loaded, send));
+    CHECK(loaded.source == -5);
+  }
+  SECTION("a send-receive also its receive half") {
+    CallRecord both = base;
+    both.shape = CallShape::SendReceive;
+    for (const CallRecord& got : {round_trip(both).first, round_trip(both).second}) {
+      CHECK(common_equal(got, both));
+      CHECK(got.source == 9);
+      CHECK(got.recv_tag == 10);
+    }
+  }
+  SECTION("a wait its requests, as many as are copied") {
+    CallRecord wait = base;
+    wait.shape = CallShape::Requests;
+    for (int i = 0; i < kCopiedRequests; ++i) wait.requests[i] = test::fake_handle<MPI_Request>(100 + i);
+    for (const CallRecord& got : {round_trip(wait).first, round_trip(wait).second}) {
+      CHECK(common_equal(got, wait));
+      CHECK(got.request_count == 20);
+      CHECK(got.op == wait.op);
+      CHECK(got.sequence == 12);
+      for (int i = 0; i < kCopiedRequests; ++i) CHECK(got.requests[i] == wait.requests[i]);
+    }
+  }
+  SECTION("a file access its file and offset") {
+    CallRecord access = base;
+    access.shape = CallShape::FileAccess;
+    access.file = {test::fake_handle<MPI_File>(13), 14};
+    for (const CallRecord& got : {round_trip(access).first, round_trip(access).second}) {
+      CHECK(common_equal(got, access));
+      CHECK(got.file.handle == access.file.handle);
+      CHECK(got.file.offset == 14);
+    }
+  }
+  SECTION("a window synchronization its window and its group") {
+    CallRecord sync = base;
+    sync.shape = CallShape::Window;
+    sync.window.handle = test::fake_handle<MPI_Win>(15);
+    sync.window.assertion = 16;
+    sync.window.id = 17;
+    sync.window.lock_type = 18;
+    sync.window.group_size = 3;
+    for (int i = 0; i < 3; ++i) sync.window.group[i] = 20 + i;
+    for (const CallRecord& got : {round_trip(sync).first, round_trip(sync).second}) {
+      CHECK(common_equal(got, sync));
+      CHECK(got.sequence == 12);
+      CHECK(got.window.handle == sync.window.handle);
+      CHECK(got.window.assertion == 16);
+      CHECK(got.window.id == 17);
+      CHECK(got.window.lock_type == 18);
+      CHECK(got.window.group_size == 3);
+      for (int i = 0; i < 3; ++i) CHECK(got.window.group[i] == 20 + i);
+    }
+  }
+}
