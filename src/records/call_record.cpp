@@ -14,7 +14,7 @@ bool SharedRecord::load(CallRecord& out) const noexcept {
   // Acquire loads, for the same reason as the writer's release stores: the
   // check of the sequence below cannot move before them. A shape or a count
   // torn from its fields is caught by that check (the counts are clamped).
-  for_each_used_field(out, record_, [](auto& field, auto& shared) {
+  for_each_used_field(out, shared_record(), [](auto& field, auto& shared) {
     return field = std::atomic_ref(shared).load(std::memory_order_acquire);
   });
   return sequence_.load(std::memory_order_relaxed) == before;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <type_traits>
 
@@ -190,7 +191,7 @@ class SharedRecord {
     // that sees a new field then sees the odd sequence before it. The same
     // plain stores on x86, and ThreadSanitizer, which ignores fences, sees the
     // ordering.
-    for_each_used_field(record_, record, [](auto& shared, const auto& value) {
+    for_each_used_field(shared_record(), record, [](auto& shared, const auto& value) {
       std::atomic_ref(shared).store(value, std::memory_order_release);
       return value;
     });
@@ -200,8 +201,13 @@ class SharedRecord {
   bool load(CallRecord& out) const noexcept;
 
  private:
+  // The record lives in zeroed bytes (a CallRecord, an aggregate, is made
+  // there implicitly): constant-initialized, where a CallRecord's own
+  // initializers are not constants under Open MPI (MPI_COMM_NULL is an
+  // address). Accessed through std::atomic_ref only.
+  CallRecord& shared_record() const noexcept { return *std::launder(reinterpret_cast<CallRecord*>(storage_)); }
   std::atomic<std::uint64_t> sequence_{0};  // odd while a write is under way
-  mutable CallRecord record_{};             // accessed through std::atomic_ref only
+  alignas(CallRecord) mutable unsigned char storage_[sizeof(CallRecord)]{};
 };
 
 // What each request was started as, so that a Wait knows whom it waits
