@@ -2,8 +2,9 @@
  * that does what the deadlock checks' fast bodies must and nothing more. It
  * stores each call in a thread-local record under a sequence count, and
  * remembers each request's start (function, peer, tag, communicator) in a
- * table indexed by the handle's low bits, as the checker's request table
- * is, clearing it when a Waitall completes it. Neither a monitor nor a
+ * table at the handle's Fibonacci hash, as the checker's request table
+ * does, clearing it when a Waitall completes it (no probing: a collision
+ * overwrites). Neither a monitor nor a
  * message count: what call_cost shows with it preloaded is the least a
  * checker that knows whom a Wait waits for can add (docs/performance.md).
  *   mpiexec -n 1 -genv LD_PRELOAD build/bench/libfloor.so build/bench/call_cost */
@@ -36,8 +37,12 @@ static void enter(uint64_t function, uint64_t peer, uint64_t tag, uint64_t comm)
   record.sequence++;
 }
 
+static struct Start* start_of(MPI_Request request) {
+  return &starts[((uint64_t)request + 1) * 0x9E3779B97F4A7C15ull >> 51]; /* 2^13 = kSlots */
+}
+
 static void remember(MPI_Request request, int function, int peer, int tag, MPI_Comm comm) {
-  struct Start* start = &starts[(uint64_t)request % kSlots];
+  struct Start* start = start_of(request);
   start->function = function;
   start->peer = peer;
   start->tag = tag;
@@ -63,7 +68,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   for (int i = 0; i < kept; ++i) handles[i] = requests[i];
   enter(3, (uint64_t)count, 0, 0);
   const int result = PMPI_Waitall(count, requests, statuses);
-  for (int i = 0; i < kept; ++i) starts[(uint64_t)handles[i] % kSlots].handle = 0;
+  for (int i = 0; i < kept; ++i) start_of(handles[i])->handle = 0;
   record.words[4]++;
   return result;
 }

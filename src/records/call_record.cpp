@@ -22,15 +22,13 @@ bool SharedRecord::load(CallRecord& out) const noexcept {
 
 std::uint64_t RequestTable::key_of(MPI_Request request) noexcept { return handle_slots::key_of(request); }
 
-// No hashing: the handle's low bits. MPICH's request handles hold the
-// request's index in its pool there, so the requests of a window of starts
-// fill neighbouring slots; Open MPI's are pointers to pooled requests, whose
-// lowest bits alignment leaves zero and are dropped. A handle whose home
-// another holds probes on (kProbes).
-std::size_t RequestTable::home_of(std::uint64_t key) noexcept {
-  constexpr int kAlignmentBits = sizeof(MPI_Request) == sizeof(void*) ? 6 : 0;
-  return static_cast<std::size_t>((key - 1) >> kAlignmentBits) % kSlots;
-}
+// Fibonacci hashing (one multiply), not the handle's low bits alone: MPICH
+// puts a pool index there, but its direct, indirect and built-in handles
+// share it (0xac000001, 0xec000001 and 0x6c000001, which every send that
+// completed at once is given), so a window of requests filled one dense run
+// of slots that each lookup probed along, and a run longer than kProbes
+// evicts an active request (lost_active).
+std::size_t RequestTable::home_of(std::uint64_t key) noexcept { return handle_slots::home_of<kSlots>(key); }
 
 void RequestTable::remember(MPI_Request request, const CallRecord& started, tallies::CommTallies* tallies) noexcept {
   const std::uint64_t key = key_of(request);

@@ -29,6 +29,15 @@ TEST_CASE("recv_recv: checked through LD_PRELOAD and environment variables", "[d
   check_deadlock(result, program, recv_recv_deadlock());
 }
 
+TEST_CASE("windows_then_cycle: a cycle after windows of requests whose handles share their low bits", "[deadlock]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(windows_then_cycle);
+  const JobResult result = run_checked(workspace, 2, program, kDeadlockOptions);
+  check_deadlock(result, program,
+                 {.calls = {{0, R"(MPI_Recv\(.*source=1\b)"}, {1, R"(MPI_Recv\(.*source=0\b)"}},
+                  .blocking_functions = {"exchange"}});
+}
+
 TEST_CASE("ssend_ring: every rank sends synchronously to its right first", "[deadlock]") {
   Workspace workspace;
   const Program program = TEST_PROGRAM(ssend_ring);
