@@ -70,6 +70,18 @@ TEST_CASE("call_failed: a program whose calls all succeed under MPI_ERRORS_RETUR
   CHECK(plain.out == "calls that returned an error: 0\n");
 }
 
+TEST_CASE("call_failed: a receive that fails inside a Waitall reaches the program's error handler once, as without "
+          "the checker",
+          "[call_failed][clean]") {
+  // The checker runs a wait as its own loop of tests, and asks MPI about
+  // requests between them: none of that may raise a request's error to the
+  // handler (MPI_Request_get_status would, with the receive's own class).
+  Workspace workspace;
+  const JobResult plain =
+      check_unchanged_by_checker(workspace, 3, TEST_PROGRAM(wait_error_handler), kDeadlockOptions, {"1"});
+  CHECK(plain.out.find("the handler was called 1 times") != std::string::npos);
+}
+
 TEST_CASE("call_failed: past CHECK-MAX-REPORTS a rank's reports are counted, not printed",
           "[consistency][call_failed]") {
   const Program program = TEST_PROGRAM(bad_input);
