@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <string_view>
 
 namespace mpisentry {
 
@@ -52,12 +54,24 @@ enum class WaitRule : std::uint8_t {
   EarlierMembers,        // Scan/Exscan: rank i needs ranks 0..i-1, when count > 0
 };
 
+// How a send completes (its family's `mode` in the spec).
+enum class SendMode : std::uint8_t {
+  Standard,     // buffered or not, as MPI chooses (MPI_Send, MPI_Rsend, and every call that sends nothing)
+  Buffered,     // MPI_Bsend, MPI_Ibsend, MPI_Bsend_init: never waits for its receive
+  Synchronous,  // MPI_Ssend, MPI_Issend, MPI_Ssend_init: waits for its receive
+};
+// What a call on requests completes (frees or deactivates): one request, all
+// of them, any one, or some; None for every other call, and for
+// MPI_Request_get_status, which completes nothing.
+enum class Completes : std::uint8_t { None, One, All, Any, Some };
 struct FunctionInfo {
   const char* name;     // "MPI_Recv"
   CallKind kind;
   Form form;
   Pattern pattern;      // Pattern::None when not a collective with a data pattern
   WaitRule waits;
+  Completes completes;
+  SendMode mode;
   FunctionId plain;     // the function without its _c: MPI_Send for MPI_Send_c
   FunctionId family;    // the base function: MPI_Bsend for MPI_Ibsend_c and MPI_Bsend_init
   bool large_count;     // an MPI 4 _c twin
@@ -65,8 +79,8 @@ struct FunctionInfo {
 
 namespace api_detail {
 inline constexpr FunctionInfo kFunctions[] = {
-    {"(none)", CallKind::None, Form::Blocking, Pattern::None, WaitRule::MayWait, FunctionId::None, FunctionId::None,
-     false},
+    {"(none)", CallKind::None, Form::Blocking, Pattern::None, WaitRule::MayWait, Completes::None, SendMode::Standard,
+     FunctionId::None, FunctionId::None, false},
 #include "api/function_table.inc"
 };
 static_assert(sizeof(kFunctions) / sizeof(kFunctions[0]) == static_cast<std::size_t>(FunctionId::Count));
@@ -75,6 +89,14 @@ static_assert(sizeof(kFunctions) / sizeof(kFunctions[0]) == static_cast<std::siz
 constexpr const FunctionInfo& function_info(FunctionId id) {
   const auto index = static_cast<std::size_t>(id);
   return api_detail::kFunctions[index < static_cast<std::size_t>(FunctionId::Count) ? index : 0];
+}
+
+// The wrapped function named `name` ("MPI_Bsend_init"); FunctionId::None
+// when none is.
+constexpr FunctionId function_named(std::string_view name) {
+  for (std::size_t i = 1; i < std::size(api_detail::kFunctions); ++i)
+    if (name == api_detail::kFunctions[i].name) return static_cast<FunctionId>(i);
+  return FunctionId::None;
 }
 
 // The function, its _c twin, and its nonblocking and persistent forms.

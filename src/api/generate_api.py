@@ -61,8 +61,9 @@ def expand(functions):
         if f["family"] not in by_name:
             raise SpecError(f"{f['name']}: family {f['family']} is not in the spec")
         base = by_name[f["family"]]
-        if "pattern" not in f and "pattern" in base:
-            f["pattern"] = base["pattern"]
+        for key in ("pattern", "mode"):
+            if key not in f and key in base:
+                f[key] = base[key]
         if f["kind"] == "nonblocking" and "record" not in f:
             # A nonblocking collective is recorded, and waited on, as its blocking base.
             for key in ("record", "waits"):
@@ -659,7 +660,10 @@ def table_line(f):
             "persistent": "Persistent", "local": "Blocking"}[f["kind"]]
     pattern = enum_name(f.get("pattern", "none"))
     waits = enum_name(f.get("waits", "may_wait"))
+    completes = {"complete_one": "One", "complete_all": "All", "complete_any": "Any",
+                 "complete_some": "Some"}.get(f.get("check"), "None")
     return (f'    {{"MPI_{f["name"]}", CallKind::{kind}, Form::{form}, Pattern::{pattern}, WaitRule::{waits}, '
+            f'Completes::{completes}, SendMode::{enum_name(f.get("mode", "standard"))}, '
             f'FunctionId::{f["plain"]}, FunctionId::{f["family"]}, {"true" if f["large"] else "false"}}},')
 
 

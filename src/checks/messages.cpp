@@ -1003,7 +1003,7 @@ std::uint64_t sent(FunctionId function, std::int64_t count, MPI_Datatype type, i
   const std::int64_t sent_at = judging_races() ? race_clock() : 0;
   const std::uint8_t flags = (sig.untyped ? kUntyped : 0) | (sig.known ? kKnown : 0) |
                              (s.multiple_threads ? kMultipleThreads : 0) |
-                             (function_info(function).family == FunctionId::Ssend ? kSynchronous : 0) |
+                             (function_info(function).mode == SendMode::Synchronous ? kSynchronous : 0) |
                              (data.taken ? kSummed : 0);
   std::vector<Mismatch> found;
   std::uint64_t number = 0;

@@ -97,8 +97,8 @@ Op op_of(const CallRecord& r) {
     case CallShape::Collective:
     case CallShape::Rooted: op.kind = OpKind::Collective; break;
     case CallShape::Requests:
-      op.kind = r.function == FunctionId::Waitany || r.function == FunctionId::Waitsome ||
-                        r.function == FunctionId::Testany || r.function == FunctionId::Testsome
+      op.kind = function_info(r.function).completes == Completes::Any ||
+                        function_info(r.function).completes == Completes::Some
                     ? OpKind::WaitAny
                     : OpKind::WaitAll;
       break;

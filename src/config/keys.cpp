@@ -31,16 +31,9 @@ constexpr Key key_table[] = {
 #include "config/flags.def"
 };
 
-// Intel Trace Collector keys that an ITC config file may hold. Listed so that
-// such files work unchanged; a typo of one of our keys still gets an error.
 constexpr std::string_view itc_only_key_table[] = {
-    "CHECK-TIMEOUT",      "CHECK-MAX-REQUESTS",  "CHECK-MAX-DATATYPES",     "CHECK-LEAK-REPORT-SIZE",
-    "CHECK-TRACING",      "PCTRACE",             "LOGFILE-PREFIX",          "LOGFILE-NAME",
-    "LOGFILE-FORMAT",     "LOGFILE-RANK",        "PROCESS",                 "SYMBOL",
-    "STATE",              "ACTIVITY",            "CLUSTER",                 "COUNTER",
-    "CURRENT-DIR",        "ENTER-USERCODE",      "FLUSH-PREFIX",            "MEM-BLOCKSIZE",
-    "MEM-MAXBLOCKS",      "STOPFILE-NAME",       "TIMER",                   "UNIFY-SYMBOLS",
-    "PROTOFILE-NAME",
+#define MPISENTRY_ITC_ONLY_KEY(name) name,
+#include "config/flags.def"
 };
 
 bool parse_integer(std::string_view text, IntegerMember integer, int& out, std::string& error) {

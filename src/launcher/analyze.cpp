@@ -21,7 +21,6 @@ using recording::kSelfComm;
 using recording::kWorldComm;
 using recording::Op;
 using recording::OpKind;
-using recording::SendMode;
 
 bool Outcome::deadlock() const {
   return std::ranges::any_of(stopped, [](const Stopped& stop) { return !stop.after_cut; });

@@ -18,10 +18,6 @@
 namespace mpisentry::monitor {
 namespace {
 
-bool is(const CallRecord& call, std::initializer_list<FunctionId> functions) {
-  return std::find(functions.begin(), functions.end(), call.function) != functions.end();
-}
-
 std::string name_of(const CallRecord& call) { return function_info(call.function).name; }
 
 std::string rank_list(const std::vector<int>& ranks) { return fmt::format("{}", fmt::join(ranks, ",")); }
@@ -62,7 +58,7 @@ PointToPoint point_to_point_wait(const CallRecord& op, const CommunicatorLookup&
   switch (op.shape) {
     case CallShape::Send: {
       // A buffered send never waits for its receiver.
-      if (in_family(op.function, FunctionId::Bsend)) return wait;
+      if (function_info(op.function).mode == SendMode::Buffered) return wait;
       const std::optional<int> dest = info->world_rank(op.peer);
       if (!dest) return wait;
       wait = {WaitMode::All, {*dest}, fmt::format("{} waits for its receiver, rank {}", name, *dest)};
@@ -269,7 +265,8 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
                     const CommunicatorLookup& communicator) {
   Waits w;
   const std::string name = name_of(call);
-  const bool wait_for_all = is(call, {FunctionId::Wait, FunctionId::Waitall, FunctionId::Test, FunctionId::Testall});
+  const Completes completes = function_info(call.function).completes;
+  const bool wait_for_all = completes == Completes::One || completes == Completes::All;
   std::set<int> all_of;
   std::vector<PointToPoint> any_of;
   std::vector<std::string> collective_reasons;

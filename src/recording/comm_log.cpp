@@ -35,12 +35,6 @@ std::string_view verb_of(OpKind kind) {
 
 std::string field_text(int value) { return value < 0 ? "*" : std::to_string(value); }
 
-SendMode mode_of(std::string_view function) {
-  if (function.starts_with("MPI_Bsend") || function.starts_with("MPI_Ibsend")) return SendMode::Buffered;
-  if (function.starts_with("MPI_Ssend") || function.starts_with("MPI_Issend")) return SendMode::Synchronous;
-  return SendMode::Standard;
-}
-
 std::vector<std::string_view> words_of(std::string_view line) {
   std::vector<std::string_view> words;
   std::size_t start = 0;
@@ -112,7 +106,7 @@ Op read_op(OpKind kind, const std::vector<std::string_view>& words, const LineRe
     reader.fail(fmt::format("expected \"{}{} {}\"", words[0], is_start(kind) ? " REQUEST" : "", fields_of(kind)));
   op.function = words[at++];
   if (!op.function.starts_with("MPI_")) reader.fail("the function is not an MPI function (MPI_...)");
-  op.mode = mode_of(op.function);
+  op.mode = function_info(function_named(op.function)).mode;
   if (kind != OpKind::WaitAll && kind != OpKind::WaitAny && kind != OpKind::Opaque)
     op.comm = reader.id(words[at++], "the communicator");
   switch (kind) {

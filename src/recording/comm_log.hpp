@@ -39,6 +39,8 @@
 #include <string_view>
 #include <vector>
 
+#include "api/functions.hpp"
+
 namespace mpisentry::recording {
 
 inline constexpr int kLogVersion = 2;  // version 1 is read too: it has no directory line
@@ -52,13 +54,6 @@ enum class OpKind : std::uint8_t {
   StartSend, StartReceive, StartCollective,
   WaitAll, WaitAny,
   Opaque,
-};
-
-// How a send completes, from its function's name.
-enum class SendMode : std::uint8_t {
-  Standard,     // buffered or not, as MPI chooses
-  Buffered,     // MPI_Bsend, MPI_Ibsend: never waits for its receive
-  Synchronous,  // MPI_Ssend, MPI_Issend: waits for its receive
 };
 
 struct Op {

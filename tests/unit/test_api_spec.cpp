@@ -19,12 +19,6 @@ constexpr auto kCount = static_cast<std::size_t>(FunctionId::Count);
 
 FunctionId id_of(std::size_t index) { return static_cast<FunctionId>(index); }
 
-FunctionId find(std::string_view name) {
-  for (std::size_t i = 1; i < kCount; ++i)
-    if (function_info(id_of(i)).name == name) return id_of(i);
-  return FunctionId::None;
-}
-
 bool ends_with(std::string_view text, std::string_view end) {
   return text.size() >= end.size() && text.substr(text.size() - end.size()) == end;
 }
@@ -43,7 +37,7 @@ TEST_CASE("every function is listed once, under its MPI name") {
   CHECK(names.size() == 375);  // 369 generated wrappers, 6 written by hand
 }
 
-TEST_CASE("a large-count twin has its base's kind, family, pattern and wait rule") {
+TEST_CASE("a large-count twin has its base's kind, family, pattern, wait rule, completion and mode") {
   int twins = 0;
   for (std::size_t i = 1; i < kCount; ++i) {
     const FunctionInfo& info = function_info(id_of(i));
@@ -63,6 +57,8 @@ TEST_CASE("a large-count twin has its base's kind, family, pattern and wait rule
     CHECK(info.family == plain.family);
     CHECK(info.pattern == plain.pattern);
     CHECK(info.waits == plain.waits);
+    CHECK(info.completes == plain.completes);
+    CHECK(info.mode == plain.mode);
   }
   CHECK(twins == 136);
 }
@@ -83,12 +79,40 @@ TEST_CASE("a function's family is a blocking base with the same pattern") {
   CHECK(function_info(FunctionId::Irecv).family == FunctionId::Recv);
 }
 
-TEST_CASE("the buffered sends are the Bsend family") {
-  std::set<std::string> buffered;
+// The functions whose `member` is `value`, by name.
+template <typename Member, typename Value>
+std::set<std::string> named_where(Member member, Value value) {
+  std::set<std::string> names;
   for (std::size_t i = 1; i < kCount; ++i)
-    if (in_family(id_of(i), FunctionId::Bsend)) buffered.insert(function_info(id_of(i)).name);
-  CHECK(buffered == std::set<std::string>{"MPI_Bsend", "MPI_Bsend_c", "MPI_Ibsend", "MPI_Ibsend_c", "MPI_Bsend_init",
-                                          "MPI_Bsend_init_c"});
+    if (function_info(id_of(i)).*member == value) names.insert(function_info(id_of(i)).name);
+  return names;
+}
+
+TEST_CASE("a send's mode is its family's: the Bsend family buffered, the Ssend family synchronous") {
+  CHECK(named_where(&FunctionInfo::mode, SendMode::Buffered) ==
+        std::set<std::string>{"MPI_Bsend", "MPI_Bsend_c", "MPI_Ibsend", "MPI_Ibsend_c", "MPI_Bsend_init",
+                              "MPI_Bsend_init_c"});
+  CHECK(named_where(&FunctionInfo::mode, SendMode::Synchronous) ==
+        std::set<std::string>{"MPI_Ssend", "MPI_Ssend_c", "MPI_Issend", "MPI_Issend_c", "MPI_Ssend_init",
+                              "MPI_Ssend_init_c"});
+  CHECK(function_info(FunctionId::Rsend).mode == SendMode::Standard);
+}
+
+TEST_CASE("what a call on requests completes: one, all, any or some; MPI_Request_get_status nothing") {
+  CHECK(named_where(&FunctionInfo::completes, Completes::One) == std::set<std::string>{"MPI_Wait", "MPI_Test"});
+  CHECK(named_where(&FunctionInfo::completes, Completes::All) == std::set<std::string>{"MPI_Waitall", "MPI_Testall"});
+  CHECK(named_where(&FunctionInfo::completes, Completes::Any) == std::set<std::string>{"MPI_Waitany", "MPI_Testany"});
+  CHECK(named_where(&FunctionInfo::completes, Completes::Some) ==
+        std::set<std::string>{"MPI_Waitsome", "MPI_Testsome"});
+  CHECK(function_info(FunctionId::Request_get_status).completes == Completes::None);
+}
+
+TEST_CASE("a function is found by its MPI name, and a name of none is FunctionId::None") {
+  CHECK(function_named("MPI_Bsend_init_c") == FunctionId::Bsend_init_c);
+  CHECK(function_named("MPI_Recv") == FunctionId::Recv);
+  CHECK(function_named("MPI_Recv ") == FunctionId::None);
+  CHECK(function_named("MPI_No_such_call") == FunctionId::None);
+  CHECK(function_named("(none)") == FunctionId::None);
 }
 
 TEST_CASE("persistent requests are made by the _init functions") {
@@ -140,8 +164,8 @@ TEST_CASE("kinds") {
   CHECK(function_info(FunctionId::Isend_c).kind == CallKind::Nonblocking);
   CHECK(function_info(FunctionId::Send_init).kind == CallKind::Nonblocking);
   CHECK(function_info(FunctionId::Comm_free).kind == CallKind::Blocking);
-  CHECK(find("MPI_Finalize") == FunctionId::Finalize);
-  CHECK(find("MPI_Init") == FunctionId::None);
+  CHECK(function_named("MPI_Finalize") == FunctionId::Finalize);
+  CHECK(function_named("MPI_Init") == FunctionId::None);
 }
 
 }  // namespace
