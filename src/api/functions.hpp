@@ -60,6 +60,16 @@ enum class SendMode : std::uint8_t {
   Buffered,     // MPI_Bsend, MPI_Ibsend, MPI_Bsend_init: never waits for its receive
   Synchronous,  // MPI_Ssend, MPI_Issend, MPI_Ssend_init: waits for its receive
 };
+// Whom a window synchronization may wait for (the spec's `synchronizes`):
+// the window's members as one of its collectives (MPI_Win_fence,
+// MPI_Win_free), the origins of its exposure epoch (MPI_Win_wait, _test),
+// the targets of its access epoch (MPI_Win_start, _complete), the target
+// rank it names (MPI_Win_lock, _unlock, _flush, _flush_local) or every
+// member as a passive target (the _all forms).
+enum class WindowSync : std::uint8_t { None, Members, Origins, Targets, Target, AllTargets };
+// Which of a window call's own arguments its text shows (CallText), from the
+// spec's parameters.
+enum WindowArgument : std::uint8_t { kGroupArgument = 1, kLockTypeArgument = 2, kAssertionArgument = 4 };
 // What a call on requests completes (frees or deactivates): one request, all
 // of them, any one, or some; None for every other call, and for
 // MPI_Request_get_status, which completes nothing.
@@ -72,6 +82,8 @@ struct FunctionInfo {
   WaitRule waits;
   Completes completes;
   SendMode mode;
+  WindowSync synchronizes;
+  std::uint8_t window_arguments;  // WindowArgument bits
   FunctionId plain;     // the function without its _c: MPI_Send for MPI_Send_c
   FunctionId family;    // the base function: MPI_Bsend for MPI_Ibsend_c and MPI_Bsend_init
   bool large_count;     // an MPI 4 _c twin
@@ -80,7 +92,7 @@ struct FunctionInfo {
 namespace api_detail {
 inline constexpr FunctionInfo kFunctions[] = {
     {"(none)", CallKind::None, Form::Blocking, Pattern::None, WaitRule::MayWait, Completes::None, SendMode::Standard,
-     FunctionId::None, FunctionId::None, false},
+     WindowSync::None, 0, FunctionId::None, FunctionId::None, false},
 #include "api/function_table.inc"
 };
 static_assert(sizeof(kFunctions) / sizeof(kFunctions[0]) == static_cast<std::size_t>(FunctionId::Count));

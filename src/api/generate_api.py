@@ -653,6 +653,14 @@ def enum_name(value):
     return "".join(part.capitalize() for part in value.split("_"))
 
 
+def window_arguments(f):
+    """The WindowArgument bits of the window arguments among f's parameters, for its call text."""
+    roles = {role for _, role in parse_params(f)}
+    bits = [bit for role, bit in (("group", "kGroupArgument"), ("lock_type", "kLockTypeArgument"),
+                                  ("assertion", "kAssertionArgument")) if role in roles]
+    return " | ".join(bits) if bits else "0"
+
+
 def table_line(f):
     kind = {"blocking": "Blocking", "polling": "Polling", "nonblocking": "Nonblocking",
             "persistent": "Nonblocking", "local": "None"}[f["kind"]]
@@ -664,6 +672,7 @@ def table_line(f):
                  "complete_some": "Some"}.get(f.get("check"), "None")
     return (f'    {{"MPI_{f["name"]}", CallKind::{kind}, Form::{form}, Pattern::{pattern}, WaitRule::{waits}, '
             f'Completes::{completes}, SendMode::{enum_name(f.get("mode", "standard"))}, '
+            f'WindowSync::{enum_name(f.get("synchronizes", "none"))}, {window_arguments(f)}, '
             f'FunctionId::{f["plain"]}, FunctionId::{f["family"]}, {"true" if f["large"] else "false"}}},')
 
 

@@ -254,7 +254,7 @@ int replayed_poll(ThreadState& self, const CallRecord& record, bool patient, Fun
                                           event->value));
   source = event->value;
   CallRecord waiting = record;
-  waiting.function = function == FunctionId::Improbe ? FunctionId::Mprobe : FunctionId::Probe;
+  waiting.function = function_info(function).family;  // MPI_Iprobe's is MPI_Probe, MPI_Improbe's MPI_Mprobe
   waiting.peer = source;
   self.leave(false);
   self.enter(waiting);

@@ -373,9 +373,8 @@ Waits window_waits(const CallRecord& call, int world_rank, const CommunicatorLoo
   const auto notices = [&](bool send) {
     for (int rank : group) w.messages.push_back({send, rank, 0, call.window.id});
   };
-  switch (call.function) {
-    case FunctionId::Win_fence:
-    case FunctionId::Win_free:
+  switch (function_info(call.function).synchronizes) {
+    case WindowSync::Members:
       w.possible = others;
       w.collective.comm_id = call.window.id;
       w.collective.sequence = call.sequence;
@@ -384,24 +383,19 @@ Waits window_waits(const CallRecord& call, int world_rank, const CommunicatorLoo
                              "synchronize",
                              name, window, call.sequence);
       break;
-    case FunctionId::Win_wait:
-    case FunctionId::Win_test:
+    case WindowSync::Origins:
       if (!group.empty()) w.mode = WaitMode::All;
       w.definite = group;
       notices(false);
       w.reason = fmt::format("{} {} waits for MPI_Win_complete of every origin of its exposure epoch: {}", name,
                              window, group_text);
       break;
-    case FunctionId::Win_start:
-    case FunctionId::Win_complete:
+    case WindowSync::Targets:
       w.possible = group;
       notices(true);
       w.reason = fmt::format("{} {} may wait for MPI_Win_post of its targets: {}", name, window, group_text);
       break;
-    case FunctionId::Win_lock:
-    case FunctionId::Win_unlock:
-    case FunctionId::Win_flush:
-    case FunctionId::Win_flush_local: {
+    case WindowSync::Target: {
       const std::optional<int> target = info->world_rank(call.peer);
       if (!target) {
         w.reason = fmt::format("{} {} names no member as target", name, window);
@@ -414,16 +408,13 @@ Waits window_waits(const CallRecord& call, int world_rank, const CommunicatorLoo
                              name, window, *target);
       break;
     }
-    case FunctionId::Win_lock_all:
-    case FunctionId::Win_unlock_all:
-    case FunctionId::Win_flush_all:
-    case FunctionId::Win_flush_local_all:
+    case WindowSync::AllTargets:
       w.possible = others;
       w.lock_window = call.window.id;
       w.reason = fmt::format("{} {} may wait for any member running outside MPI, or holding a lock on the window",
                              name, window);
       break;
-    default: w.reason = fmt::format("{} {} waits for no other rank", name, window); break;
+    case WindowSync::None: w.reason = fmt::format("{} {} waits for no other rank", name, window); break;
   }
   return w;
 }

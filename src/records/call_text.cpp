@@ -203,26 +203,23 @@ std::string CallText::window_arguments(const CallRecord& call, const std::option
       "win=" + (call.window.handle == MPI_WIN_NULL ? std::string("MPI_WIN_NULL")
                 : info                      ? fmt::format("{} (on {})", handle_text(call.window.handle), info->name)
                                             : handle_text(call.window.handle) + " (a window mpisentry does not know)");
+  // The call's own group, or the one its epoch's start named (targets of
+  // MPI_Win_complete, origins of MPI_Win_wait); its lock type, target and
+  // assertion where it has them.
+  const FunctionInfo& function = function_info(call.function);
   std::vector<std::string> parts;
-  switch (call.function) {
-    case FunctionId::Win_start:
-    case FunctionId::Win_post: parts = {group_text("group"), assertion_text()}; break;
-    case FunctionId::Win_complete: parts = {group_text("targets")}; break;
-    case FunctionId::Win_wait:
-    case FunctionId::Win_test: parts = {group_text("origins")}; break;
-    case FunctionId::Win_lock:
-      parts = {call.window.lock_type == MPI_LOCK_EXCLUSIVE ? "lock_type=MPI_LOCK_EXCLUSIVE"
-               : call.window.lock_type == MPI_LOCK_SHARED  ? "lock_type=MPI_LOCK_SHARED"
-                                                    : fmt::format("lock_type={}", call.window.lock_type),
-               "rank=" + rank_text(call.peer), assertion_text()};
-      break;
-    case FunctionId::Win_unlock:
-    case FunctionId::Win_flush:
-    case FunctionId::Win_flush_local: parts = {"rank=" + rank_text(call.peer)}; break;
-    case FunctionId::Win_fence:
-    case FunctionId::Win_lock_all: parts = {assertion_text()}; break;
-    default: break;
-  }
+  if (function.window_arguments & kGroupArgument)
+    parts.push_back(group_text("group"));
+  else if (function.synchronizes == WindowSync::Targets)
+    parts.push_back(group_text("targets"));
+  else if (function.synchronizes == WindowSync::Origins)
+    parts.push_back(group_text("origins"));
+  if (function.window_arguments & kLockTypeArgument)
+    parts.push_back(call.window.lock_type == MPI_LOCK_EXCLUSIVE ? "lock_type=MPI_LOCK_EXCLUSIVE"
+                    : call.window.lock_type == MPI_LOCK_SHARED  ? "lock_type=MPI_LOCK_SHARED"
+                                                                : fmt::format("lock_type={}", call.window.lock_type));
+  if (function.synchronizes == WindowSync::Target) parts.push_back("rank=" + rank_text(call.peer));
+  if (function.window_arguments & kAssertionArgument) parts.push_back(assertion_text());
   parts.push_back(window);
   return fmt::format("{}", fmt::join(parts, ", "));
 }
