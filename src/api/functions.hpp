@@ -67,9 +67,15 @@ enum class SendMode : std::uint8_t {
 // rank it names (MPI_Win_lock, _unlock, _flush, _flush_local) or every
 // member as a passive target (the _all forms).
 enum class WindowSync : std::uint8_t { None, Members, Origins, Targets, Target, AllTargets };
-// Which of a window call's own arguments its text shows (CallText), from the
-// spec's parameters.
-enum WindowArgument : std::uint8_t { kGroupArgument = 1, kLockTypeArgument = 2, kAssertionArgument = 4 };
+// Which of these roles a function's parameters have (from the spec's
+// params): the window arguments that its call text shows (CallText), and
+// the message handle that a matched probe returns, taking the message.
+enum Argument : std::uint8_t {
+  kGroupArgument = 1,
+  kLockTypeArgument = 2,
+  kAssertionArgument = 4,
+  kMessageArgument = 8,
+};
 // What a call on requests completes (frees or deactivates): one request, all
 // of them, any one, or some; None for every other call, and for
 // MPI_Request_get_status, which completes nothing.
@@ -83,7 +89,7 @@ struct FunctionInfo {
   Completes completes;
   SendMode mode;
   WindowSync synchronizes;
-  std::uint8_t window_arguments;  // WindowArgument bits
+  std::uint8_t arguments;  // Argument bits
   FunctionId plain;     // the function without its _c: MPI_Send for MPI_Send_c
   FunctionId family;    // the base function: MPI_Bsend for MPI_Ibsend_c and MPI_Bsend_init
   bool large_count;     // an MPI 4 _c twin

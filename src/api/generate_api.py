@@ -653,11 +653,12 @@ def enum_name(value):
     return "".join(part.capitalize() for part in value.split("_"))
 
 
-def window_arguments(f):
-    """The WindowArgument bits of the window arguments among f's parameters, for its call text."""
+def arguments(f):
+    """The Argument bits of the roles among f's parameters (api/functions.hpp)."""
     roles = {role for _, role in parse_params(f)}
     bits = [bit for role, bit in (("group", "kGroupArgument"), ("lock_type", "kLockTypeArgument"),
-                                  ("assertion", "kAssertionArgument")) if role in roles]
+                                  ("assertion", "kAssertionArgument"), ("message", "kMessageArgument"))
+            if role in roles]
     return " | ".join(bits) if bits else "0"
 
 
@@ -672,7 +673,7 @@ def table_line(f):
                  "complete_some": "Some"}.get(f.get("check"), "None")
     return (f'    {{"MPI_{f["name"]}", CallKind::{kind}, Form::{form}, Pattern::{pattern}, WaitRule::{waits}, '
             f'Completes::{completes}, SendMode::{enum_name(f.get("mode", "standard"))}, '
-            f'WindowSync::{enum_name(f.get("synchronizes", "none"))}, {window_arguments(f)}, '
+            f'WindowSync::{enum_name(f.get("synchronizes", "none"))}, {arguments(f)}, '
             f'FunctionId::{f["plain"]}, FunctionId::{f["family"]}, {"true" if f["large"] else "false"}}},')
 
 

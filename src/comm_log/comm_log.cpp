@@ -82,7 +82,9 @@ Op op_of(const CallRecord& r) {
     case CallShape::Probe:
       if (r.peer == MPI_PROC_NULL) break;
       // MPI_Mprobe takes the message it finds, as a receive does.
-      op.kind = r.shape == CallShape::Probe && r.function != FunctionId::Mprobe ? OpKind::Probe : OpKind::Receive;
+      op.kind = r.shape == CallShape::Probe && (function_info(r.function).arguments & kMessageArgument) == 0
+                    ? OpKind::Probe
+                    : OpKind::Receive;
       op.peer = any_or(r.peer, MPI_ANY_SOURCE);
       op.tag = any_or(r.tag, MPI_ANY_TAG);
       break;
@@ -204,7 +206,7 @@ Poll::Poll(const CallRecord& record, int count, const MPI_Request* requests_test
     : on_(on()) {
   if (!on_) return;
   Op op = op_of(record);
-  if (record.function == FunctionId::Improbe) {
+  if (function_info(record.function).arguments & kMessageArgument) {  // MPI_Improbe
     op.kind = OpKind::Opaque;
     op.function = function_info(record.function).name;
   } else if (op.kind != OpKind::WaitAll && op.kind != OpKind::WaitAny) {

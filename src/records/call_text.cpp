@@ -208,18 +208,18 @@ std::string CallText::window_arguments(const CallRecord& call, const std::option
   // assertion where it has them.
   const FunctionInfo& function = function_info(call.function);
   std::vector<std::string> parts;
-  if (function.window_arguments & kGroupArgument)
+  if (function.arguments & kGroupArgument)
     parts.push_back(group_text("group"));
   else if (function.synchronizes == WindowSync::Targets)
     parts.push_back(group_text("targets"));
   else if (function.synchronizes == WindowSync::Origins)
     parts.push_back(group_text("origins"));
-  if (function.window_arguments & kLockTypeArgument)
+  if (function.arguments & kLockTypeArgument)
     parts.push_back(call.window.lock_type == MPI_LOCK_EXCLUSIVE ? "lock_type=MPI_LOCK_EXCLUSIVE"
                     : call.window.lock_type == MPI_LOCK_SHARED  ? "lock_type=MPI_LOCK_SHARED"
                                                                 : fmt::format("lock_type={}", call.window.lock_type));
   if (function.synchronizes == WindowSync::Target) parts.push_back("rank=" + rank_text(call.peer));
-  if (function.window_arguments & kAssertionArgument) parts.push_back(assertion_text());
+  if (function.arguments & kAssertionArgument) parts.push_back(assertion_text());
   parts.push_back(window);
   return fmt::format("{}", fmt::join(parts, ", "));
 }

@@ -107,6 +107,35 @@ TEST_CASE("what a call on requests completes: one, all, any or some; MPI_Request
   CHECK(function_info(FunctionId::Request_get_status).completes == Completes::None);
 }
 
+TEST_CASE("whom a window synchronization may wait for, and which window arguments its text shows") {
+  CHECK(named_where(&FunctionInfo::synchronizes, WindowSync::Members) ==
+        std::set<std::string>{"MPI_Win_fence", "MPI_Win_free"});
+  CHECK(named_where(&FunctionInfo::synchronizes, WindowSync::Origins) ==
+        std::set<std::string>{"MPI_Win_wait", "MPI_Win_test"});
+  CHECK(named_where(&FunctionInfo::synchronizes, WindowSync::Targets) ==
+        std::set<std::string>{"MPI_Win_start", "MPI_Win_complete"});
+  CHECK(named_where(&FunctionInfo::synchronizes, WindowSync::Target) ==
+        std::set<std::string>{"MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_flush", "MPI_Win_flush_local"});
+  CHECK(named_where(&FunctionInfo::synchronizes, WindowSync::AllTargets) ==
+        std::set<std::string>{"MPI_Win_lock_all", "MPI_Win_unlock_all", "MPI_Win_flush_all",
+                              "MPI_Win_flush_local_all"});
+  // MPI_Win_post exposes to its group but waits for nobody; MPI_Win_sync only orders memory.
+  CHECK(function_info(FunctionId::Win_post).synchronizes == WindowSync::None);
+  CHECK(function_info(FunctionId::Win_sync).synchronizes == WindowSync::None);
+  CHECK(function_info(FunctionId::Win_start).arguments == (kGroupArgument | kAssertionArgument));
+  CHECK(function_info(FunctionId::Win_lock).arguments == (kLockTypeArgument | kAssertionArgument));
+  CHECK(function_info(FunctionId::Win_fence).arguments == kAssertionArgument);
+  CHECK(function_info(FunctionId::Win_complete).arguments == 0);
+}
+
+TEST_CASE("the calls that take a matched message have a message argument") {
+  std::set<std::string> with_message;
+  for (std::size_t i = 1; i < kCount; ++i)
+    if (function_info(id_of(i)).arguments & kMessageArgument) with_message.insert(function_info(id_of(i)).name);
+  CHECK(with_message == std::set<std::string>{"MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Mrecv_c", "MPI_Imrecv",
+                                              "MPI_Imrecv_c"});
+}
+
 TEST_CASE("a function is found by its MPI name, and a name of none is FunctionId::None") {
   CHECK(function_named("MPI_Bsend_init_c") == FunctionId::Bsend_init_c);
   CHECK(function_named("MPI_Recv") == FunctionId::Recv);
