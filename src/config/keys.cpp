@@ -31,6 +31,7 @@ constexpr Key key_table[] = {
 #include "config/flags.def"
 };
 
+// Intel Trace Collector's keys that mpisentry accepts with a notice (flags.def).
 constexpr std::string_view itc_only_key_table[] = {
 #define MPISENTRY_ITC_ONLY_KEY(name) name,
 #include "config/flags.def"
