@@ -98,7 +98,7 @@ TEST_CASE("a send's mode is its family's: the Bsend family buffered, the Ssend f
   CHECK(function_info(FunctionId::Rsend).mode == SendMode::Standard);
 }
 
-TEST_CASE("what a call on requests completes: one, all, any or some; MPI_Request_get_status nothing") {
+TEST_CASE("what a call on requests completes: one, all, any or some, and MPI_Request_get_status nothing") {
   CHECK(named_where(&FunctionInfo::completes, Completes::One) == std::set<std::string>{"MPI_Wait", "MPI_Test"});
   CHECK(named_where(&FunctionInfo::completes, Completes::All) == std::set<std::string>{"MPI_Waitall", "MPI_Testall"});
   CHECK(named_where(&FunctionInfo::completes, Completes::Any) == std::set<std::string>{"MPI_Waitany", "MPI_Testany"});
