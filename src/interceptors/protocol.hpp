@@ -15,7 +15,7 @@
 
 #include <type_traits>
 
-#include "checks/findings.hpp"
+#include "findings/findings.hpp"
 #include "interceptors/delay_injection.hpp"
 
 namespace mpisentry::interceptors {

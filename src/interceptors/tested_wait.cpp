@@ -1,6 +1,6 @@
 #include "interceptors/tested_wait.hpp"
 
-#include "checks/collectives.hpp"
+#include "checks/collectives/collectives.hpp"
 #include "races/races.hpp"
 
 namespace mpisentry {

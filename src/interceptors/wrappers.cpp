@@ -5,15 +5,12 @@
 
 #include <algorithm>
 
-#include "checks/buffers.hpp"
-#include "checks/collectives.hpp"
-#include "checks/failed_calls.hpp"
-#include "checks/findings.hpp"
-#include "checks/handles.hpp"
-#include "checks/messages.hpp"
-#include "checks/requests.hpp"
-#include "checks/rma.hpp"
-#include "checks/signature.hpp"
+#include "checks/calls.hpp"
+#include "checks/collectives/collectives.hpp"
+#include "checks/failed_calls/failed_calls.hpp"
+#include "checks/handles/handles.hpp"
+#include "checks/messages/messages.hpp"
+#include "checks/rma/rma.hpp"
 #include "comm_log/comm_log.hpp"
 #include "config/slow_paths.hpp"
 #include "records/call_record.hpp"
@@ -28,6 +25,10 @@
 #include "records/thread_state.hpp"
 #include "records/windows.hpp"
 #include "races/races.hpp"
+#include "findings/findings.hpp"
+#include "trackers/checksums.hpp"
+#include "trackers/requests.hpp"
+#include "trackers/signature.hpp"
 
 #define MPISENTRY_API extern "C" __attribute__((visibility("default")))
 

@@ -16,7 +16,8 @@
 #include <optional>
 #include <string>
 
-#include "checks/findings.hpp"
+#include "checks/lifecycle.hpp"
+#include "findings/findings.hpp"
 #include "comm_log/comm_log.hpp"
 #include "config/exit_status.hpp"
 #include "config/settings.hpp"

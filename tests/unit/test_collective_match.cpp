@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "checks/collective_match.hpp"
+#include "checks/collectives/match.hpp"
 
 using mpisentry::checks::Amount;
 using mpisentry::checks::CollectiveRecord;

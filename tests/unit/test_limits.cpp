@@ -1,7 +1,7 @@
 // Which consistency findings are printed, and when a rank stops.
 #include <catch2/catch.hpp>
 
-#include "checks/limits.hpp"
+#include "findings/limits.hpp"
 
 using mpisentry::checks::Limits;
 using mpisentry::report::Check;

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "checks/pending_spans.hpp"
+#include "trackers/pending_spans.hpp"
 
 using mpisentry::FunctionId;
 using mpisentry::checks::BufferUse;

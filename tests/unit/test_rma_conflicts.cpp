@@ -1,7 +1,7 @@
 // GLOBAL:RMA:CONFLICT's rule: which accesses of one fence epoch conflict.
 #include <catch2/catch.hpp>
 
-#include "checks/rma_conflicts.hpp"
+#include "checks/rma/conflicts.hpp"
 
 using mpisentry::checks::AccessKind;
 using mpisentry::checks::Conflict;

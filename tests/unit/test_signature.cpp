@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "checks/signature.hpp"
+#include "trackers/signature.hpp"
 
 using mpisentry::checks::Signature;
 using mpisentry::checks::signature_of;

@@ -7,7 +7,7 @@
 #include <map>
 #include <random>
 
-#include "checks/stable_map.hpp"
+#include "trackers/stable_map.hpp"
 
 using mpisentry::checks::StableMap;
 

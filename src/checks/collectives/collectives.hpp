@@ -17,6 +17,7 @@
 
 #include <mpi.h>
 
+#include "findings/findings.hpp"
 #include "records/call_record.hpp"
 
 namespace mpisentry::checks {
@@ -27,8 +28,8 @@ extern bool collective_checking;  // a GLOBAL:COLLECTIVE check is on; set at sta
 
 inline bool collective_checking() noexcept { return detail::collective_checking; }
 
-// From checks::start.
-void start_collectives();
+// checks/lifecycle.def.
+void start_collectives(const StartContext& context);
 
 // Counts of one side of a collective: the same for every peer, or one per
 // peer (the v-variants, int or MPI_Count).

@@ -1,4 +1,4 @@
-#include "checks/findings.hpp"
+#include "findings/findings.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -12,14 +12,7 @@
 #include "config/checks.hpp"
 #include "config/exit_status.hpp"
 #include "config/slow_paths.hpp"
-#include "checks/buffers.hpp"
-#include "checks/collectives.hpp"
-#include "checks/handles.hpp"
-#include "checks/limits.hpp"
-#include "checks/messages.hpp"
-#include "checks/overlaps.hpp"
-#include "checks/requests.hpp"
-#include "checks/rma.hpp"
+#include "findings/limits.hpp"
 #include "log/log.hpp"
 #include "records/call_text.hpp"
 #include "records/lifecycle.hpp"
@@ -71,7 +64,7 @@ std::vector<Frame> caller_stack() {
 
 }  // namespace
 
-void start(const config::Settings& settings, int world_rank, bool multiple_threads) {
+void start_findings(const config::Settings& settings, int world_rank) {
   FindingsState& s = findings_state();
   const config::Settings defaults;
   for (const config::CheckInfo& check : config::switchable_checks()) {
@@ -87,22 +80,7 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
   s.warnings_are_errors = settings.warnings_are_errors;
   // The monitor's warnings count for ERROR-EXITCODE too: summed in finish().
   if (s.any || s.error_exitcode != 0) PMPI_Comm_dup(MPI_COMM_WORLD, &s.summary_comm);
-  if (!s.any) return;
-  start_messages({.datatype = on(report::Check::MessageDatatype),
-                  .pending = on(report::Check::MessagePending),
-                  .race = on(report::Check::MessageRace),
-                  .max_pending = settings.max_pending,
-                  .receive_buffers = on(report::Check::MemoryIllegalModification)},
-                 multiple_threads);
-  if (on(report::Check::MemoryIllegalModification)) start_buffers();
-  start_overlaps(on(report::Check::MemoryOverlap), multiple_threads);
-  start_requests(on(report::Check::RequestNotFreed), on(report::Check::RequestPrematureFree),
-                 on(report::Check::MemoryIllegalModification), on(report::Check::MemoryOverlap), multiple_threads);
-  start_rma(on(report::Check::MemoryIllegalModification), on(report::Check::MemoryOverlap),
-            on(report::Check::RmaConflict));
-  start_handles();
-  start_collectives();
-  if (world_rank != 0) return;
+  if (!s.any || world_rank != 0) return;
   std::vector<std::string_view> names;
   bool beyond_defaults = false;  // the line is news only then: the defaults are in the README
   for (const config::CheckInfo& check : config::switchable_checks()) {
@@ -121,6 +99,8 @@ void start(const config::Settings& settings, int world_rank, bool multiple_threa
   log::debug("consistency checks on: {}", fmt::join(names, ", "));
 }
 
+bool any_on() noexcept { return findings_state().any; }
+
 bool on(report::Check check) noexcept { return findings_state().enabled[static_cast<int>(check)]; }
 
 int world_rank() noexcept { return findings_state().rank; }
@@ -132,6 +112,10 @@ int world_rank_of(const std::vector<int>& peers, int rank) {
 std::string call_text(const CallRecord& call) {
   static const CallText text;
   return text.format(call, {});
+}
+
+std::vector<Frame> call_site_stack(const void* call_site) {
+  return call_site ? stacks::symbolize_call_site(call_site) : std::vector<Frame>{};
 }
 
 void report(report::Finding finding, bool own_stack) {
@@ -179,13 +163,8 @@ void detail::abort_at_error_limit() {
   lifecycle::abort_job(s.error_exitcode != 0 ? s.error_exitcode : config::kErrorLimitStatus);
 }
 
-bool finish() {
+bool finish_findings() {
   FindingsState& s = findings_state();
-  finish_collectives();
-  finish_rma_epochs();
-  finish_messages();
-  finish_requests();
-  finish_handles();
   if (s.summary_comm == MPI_COMM_NULL) return false;
   // Per check found and suppressed, then what ERROR-EXITCODE counts.
   constexpr int kCounted = 2 * report::kCheckCount;

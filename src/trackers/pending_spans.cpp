@@ -1,4 +1,4 @@
-#include "checks/pending_spans.hpp"
+#include "trackers/pending_spans.hpp"
 
 #include <algorithm>
 

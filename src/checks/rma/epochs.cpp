@@ -1,4 +1,4 @@
-#include "checks/rma_epochs.hpp"
+#include "checks/rma/epochs.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -11,9 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "checks/findings.hpp"
-#include "checks/messages.hpp"
-#include "checks/signature.hpp"
+#include "findings/findings.hpp"
+#include "trackers/signature.hpp"
 #include "log/log.hpp"
 #include "records/windows.hpp"
 

@@ -1,4 +1,4 @@
-#include "checks/rma_conflicts.hpp"
+#include "checks/rma/conflicts.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "checks/collectives.hpp"
+#include "checks/collectives/collectives.hpp"
 
 #include <sched.h>
 
@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
-#include "checks/collective_match.hpp"
-#include "checks/findings.hpp"
-#include "checks/signature.hpp"
+#include "checks/collectives/match.hpp"
+#include "findings/findings.hpp"
+#include "trackers/signature.hpp"
 #include "log/log.hpp"
 #include "records/call_text.hpp"
 #include "records/communicators.hpp"
@@ -419,7 +419,7 @@ Shape shape_of(MPI_Comm comm) {
 
 }  // namespace
 
-void start_collectives() {
+void start_collectives(const StartContext&) {
   CollectivesState& s = collectives_state();
   s.invalid_parameter = on(report::Check::CollectiveParameter);
   s.comm_free = on(report::Check::CommFreeMismatch);

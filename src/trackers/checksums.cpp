@@ -1,4 +1,4 @@
-#include "checks/buffers.hpp"
+#include "trackers/checksums.hpp"
 
 #include <atomic>
 #include <climits>
@@ -13,9 +13,8 @@
 #include <xxhash.h>
 
 #include "api/functions.hpp"
-#include "checks/findings.hpp"
-#include "checks/messages.hpp"
-#include "checks/signature.hpp"
+#include "findings/findings.hpp"
+#include "trackers/signature.hpp"
 #include "records/thread_state.hpp"
 
 namespace mpisentry::checks {
@@ -112,7 +111,8 @@ std::optional<std::uint64_t> checksum(const BufferPart& part, const TypeInfo& ty
 
 }  // namespace
 
-void start_buffers() {
+void start_checksums(const StartContext&) {
+  if (!on(report::Check::MemoryIllegalModification)) return;
   PMPI_Comm_dup(MPI_COMM_SELF, &pack_comm);
   PMPI_Comm_set_errhandler(pack_comm, MPI_ERRORS_RETURN);
 }

@@ -1,4 +1,4 @@
-#include "checks/signature.hpp"
+#include "trackers/signature.hpp"
 
 #include <atomic>
 #include <mutex>

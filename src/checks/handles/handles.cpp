@@ -1,4 +1,4 @@
-#include "checks/handles.hpp"
+#include "checks/handles/handles.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,8 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "checks/findings.hpp"
-#include "checks/messages.hpp"
+#include "findings/findings.hpp"
 #include "stacks/stacks.hpp"
 
 namespace mpisentry::checks {
@@ -78,7 +77,7 @@ HandlesState& handles_state() {
 
 }  // namespace
 
-void start_handles() {
+void start_handles(const StartContext&) {
   HandlesState& s = handles_state();
   for (int kind = 0; kind < kKinds; ++kind) {
     s.on[kind] = on(kKindInfo[static_cast<std::size_t>(kind)].check);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 
+#include "findings/findings.hpp"
 #include "records/call_record.hpp"
 
 namespace mpisentry::checks {
@@ -33,8 +34,9 @@ struct BufferChecksum {
   bool derived = false;
 };
 
-// From checks::start when the check is on: makes what the checksums pack on.
-void start_buffers();
+// checks/lifecycle.def: makes what the checksums pack on, when
+// LOCAL:MEMORY:ILLEGAL_MODIFICATION is on.
+void start_checksums(const StartContext& context);
 
 // `count` elements of `type` at `buffer`.
 struct BufferPart {

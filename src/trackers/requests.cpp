@@ -1,4 +1,4 @@
-#include "checks/requests.hpp"
+#include "trackers/requests.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "checks/buffers.hpp"
-#include "checks/findings.hpp"
-#include "checks/messages.hpp"
-#include "checks/overlaps.hpp"
-#include "checks/stable_map.hpp"
-#include "checks/thread_lock.hpp"
+#include "findings/findings.hpp"
+#include "trackers/checksums.hpp"
+#include "trackers/owned_buffers.hpp"
+#include "trackers/race_clock.hpp"
+#include "trackers/stable_map.hpp"
+#include "trackers/thread_lock.hpp"
 #include "records/handle_slots.hpp"
 
 namespace mpisentry::checks {
@@ -78,6 +78,8 @@ struct RequestsState {
   bool premature_free_check = false;
   bool modification_check = false;
   bool multiple_threads = false;
+  // The message analysis's, when it listens (listening()).
+  MessageEvents messages;
   RequestShard shards[kRequestShards];
   std::uint64_t next_sequence = 1;  // below MPI_THREAD_MULTIPLE
   // The active receives in start order (below MPI_THREAD_MULTIPLE, where
@@ -91,6 +93,9 @@ RequestsState& requests_state() {
   static RequestsState* const instance = new RequestsState;  // never destroyed: wrappers may run during exit
   return *instance;
 }
+
+// Whether the message analysis hears of the requests.
+bool listening() { return requests_state().messages.send_started != nullptr; }
 
 RequestShard& shard_of_key(std::uint64_t key) {
   RequestsState& s = requests_state();
@@ -178,13 +183,14 @@ void take_buffer(TakenBuffer& taken, const CallRecord& r, Kind kind, const void*
 }
 
 std::uint64_t send_record(const CallRecord& r, const void* call_site, const BufferChecksum& data) {
-  return sent(r.function, r.count, r.datatype, r.peer, r.tag, r.comm, call_site, data);
+  return requests_state().messages.send_started(r.function, r.count, r.datatype, r.peer, r.tag, r.comm, call_site,
+                                                 data);
 }
 
 // The new entry for `request`, under its shard's lock.
 void insert(MPI_Request request, const CallRecord& record, Kind kind, const void* call_site) {
   const bool persistent = is_persistent(record.function);
-  const bool sends_record = !persistent && sends(kind) && shadowing();
+  const bool sends_record = !persistent && sends(kind) && listening();
   const bool summed = requests_state().modification_check && !persistent;
   // A record that carries the checksum is made once it is taken, below.
   std::uint64_t sent_record = 0;
@@ -231,17 +237,19 @@ std::string started_text(const Entry& entry) { return call_text(entry.record); }
 
 }  // namespace
 
-void start_requests(bool not_freed_check, bool premature_free_check, bool modification_check, bool overlap_check,
-                    bool multiple_threads) {
+void start_requests(const StartContext& context) {
   RequestsState& s = requests_state();
-  s.not_freed_check = not_freed_check;
-  s.premature_free_check = premature_free_check;
+  s.not_freed_check = on(report::Check::RequestNotFreed);
+  s.premature_free_check = on(report::Check::RequestPrematureFree);
   // Not at MPI_THREAD_MULTIPLE: there the check reported a correct program
   // (tests/message_checks/msg_threads.c), for a reason not found yet.
-  s.modification_check = modification_check && !multiple_threads;
-  s.multiple_threads = multiple_threads;
-  detail::tracking = not_freed_check || premature_free_check || modification_check || overlap_check || shadowing();
+  s.modification_check = on(report::Check::MemoryIllegalModification) && !context.multiple_threads;
+  s.multiple_threads = context.multiple_threads;
+  detail::tracking = s.not_freed_check || s.premature_free_check || on(report::Check::MemoryIllegalModification) ||
+                     on(report::Check::MemoryOverlap) || listening();
 }
+
+void listen_for_messages(const MessageEvents& events) { requests_state().messages = events; }
 
 void started(MPI_Request request, const CallRecord& record, const void* call_site) {
   if (record.shape == CallShape::MatchedReceive) return;  // started_matched
@@ -277,7 +285,7 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
       entry->passed_over_at = 0;
       entry->passed_over_by = nullptr;
       link_receive(*entry);
-      sends_record = sends(entry->kind) && shadowing();
+      sends_record = sends(entry->kind) && listening();
       if (!sends_record && !requests_state().modification_check && !watching_overlaps()) continue;
       copy_used(started, entry->record);
       kind = entry->kind;
@@ -311,13 +319,13 @@ void freeing(MPI_Request request) {
     shard.live.erase(key_of(request));
   }
   buffer_released(entry.buffer);  // nothing can tell when MPI is done with it
-  if (entry.active && shadowing()) {
+  if (entry.active && listening()) {
     const CallRecord& r = entry.record;
     if (entry.kind == Kind::Receive)
-      receive_abandoned(r.comm, r.shape == CallShape::MatchedReceive ? MPI_ANY_SOURCE : r.peer,
+      s.messages.receive_abandoned(r.comm, r.shape == CallShape::MatchedReceive ? MPI_ANY_SOURCE : r.peer,
                         r.shape == CallShape::MatchedReceive ? MPI_ANY_TAG : r.tag);
     else if (entry.kind == Kind::SendReceive)
-      receive_abandoned(r.comm, r.source, r.recv_tag);
+      s.messages.receive_abandoned(r.comm, r.source, r.recv_tag);
   }
   if (!s.premature_free_check || !entry.active) return;
   const char* started_by = function_info(entry.record.function).name;
@@ -428,7 +436,7 @@ void failed(const MPI_Request* requests, int count, const HeldRequests& held) {
     buffer_released(found->buffer);
     shard.live.erase(key_of(requests[i]));
   }
-  if (receives) lost_count_of_messages();
+  if (receives) requests_state().messages.receive_failed();
 }
 
 namespace {
@@ -468,7 +476,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
     // or an operation whose completion was seen before, with the request kept.
     if (entry.active) {
       const CallRecord& r = entry.record;
-      if (shadowing() && takes_messages(entry)) {
+      if (listening() && takes_messages(entry)) {
         // Receives of this call that started earlier are not pending: they came first.
         const bool in_order = !entry.unordered && (requests_state().multiple_threads ||
                                                    taint_earlier_receives(r.comm, statuses[k].MPI_SOURCE,
@@ -486,7 +494,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
                         .in_order = in_order};
         if (r.shape != CallShape::MatchedReceive) {
           std::tie(receive.source, receive.tag) = wanted_by(entry);
-          receive.after_active = receive.source == MPI_ANY_SOURCE && judging_races() &&
+          receive.after_active = receive.source == MPI_ANY_SOURCE && requests_state().messages.judging_races &&
                                  receive_active_before(r.comm, entry.sequence);
         }
         receive.passed_over_at = entry.passed_over_at;
@@ -552,8 +560,9 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
       if (complete(started.k, *started.entry))
         shard.live.erase(key_of(request_of(started.k)));
   }
-  for (const Cancelled& c : cancelled_sends) cancelled_send(c.number, c.comm, c.dest, c.tag);
-  for (const Done& done : receives) received(done.receive, *done.status);
+  const MessageEvents& messages = requests_state().messages;
+  for (const Cancelled& c : cancelled_sends) messages.send_cancelled(c.number, c.comm, c.dest, c.tag);
+  for (const Done& done : receives) messages.receive_completed(done.receive, *done.status);
   for (const Modified& m : modified) report_send_modified(m.started, m.started_at);
 }
 
@@ -596,7 +605,7 @@ class PassedOver {
  public:
   static constexpr int kMaxRequests = 64;
   PassedOver(const MPI_Request* requests, int count, const int* returned, int returned_count) {
-    if (!judging_races() || returned_count <= 0 || count > kMaxRequests) return;
+    if (!requests_state().messages.judging_races || returned_count <= 0 || count > kMaxRequests) return;
     RequestShard& shard = requests_state().shards[0];  // below MPI_THREAD_MULTIPLE
     for (int i = 0; i < count; ++i) {
       if (requests[i] == MPI_REQUEST_NULL || std::find(returned, returned + returned_count, i) != returned + returned_count)
@@ -612,7 +621,7 @@ class PassedOver {
       entries_[i]->passed_over_at = now;
       entries_[i]->passed_over_by = call_site;
     }
-    passed_over(call_site);
+    requests_state().messages.passed_over(call_site);
   }
 
  private:
@@ -643,18 +652,6 @@ void CompleteMany::finish() const {
       return;
     }
   }
-}
-
-
-MatchedStartCheck::MatchedStartCheck(FunctionId function, std::int64_t count, MPI_Datatype type,
-                                     const MPI_Message* message, MPI_Request* request, const void* call_site)
-    : on_(tracking()), function_(function), request_(request), count_(count), type_(type), call_site_(call_site) {
-  if (on_ && message) comm_ = take_probed(*message);
-}
-
-int MatchedStartCheck::done(int result) const {
-  if (on_ && result == MPI_SUCCESS) started_matched(*request_, function_, count_, type_, comm_, call_site_);
-  return result;
 }
 
 }  // namespace mpisentry::checks

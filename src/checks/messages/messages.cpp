@@ -1,4 +1,4 @@
-#include "checks/messages.hpp"
+#include "checks/messages/messages.hpp"
 
 #include <link.h>
 #include <time.h>
@@ -22,11 +22,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "checks/findings.hpp"
-#include "checks/requests.hpp"
-#include "checks/signature.hpp"
-#include "checks/stable_map.hpp"
-#include "checks/thread_lock.hpp"
+#include "findings/findings.hpp"
+#include "trackers/race_clock.hpp"
+#include "trackers/requests.hpp"
+#include "trackers/signature.hpp"
+#include "trackers/stable_map.hpp"
+#include "trackers/thread_lock.hpp"
 #include "log/log.hpp"
 #include "records/communicators.hpp"
 #include "records/tick.hpp"
@@ -40,6 +41,20 @@ bool judging_races = false;
 }
 
 namespace {
+
+// The message checks that are on.
+struct MessageChecks {
+  bool datatype = false;  // GLOBAL:MSG:DATATYPE:MISMATCH
+  bool pending = false;   // GLOBAL:MSG:PENDING
+  bool race = false;      // GLOBAL:MSG:RACE
+  int max_pending = 20;   // CHECK-MAX-PENDING
+  // LOCAL:MEMORY:ILLEGAL_MODIFICATION of receive buffers: a record carries
+  // its send buffer's checksum, which a nonblocking receive compares with
+  // the bytes it holds when completed. Needs the channel (another check
+  // above on); not at MPI_THREAD_MULTIPLE, where records may pair with
+  // another thread's receive.
+  bool receive_buffers = false;
+};
 
 // Records an outbox holds before it goes as one batch: a batch of 64 is
 // about 4 KiB, an eager message for MPI.
@@ -942,13 +957,15 @@ Shadow remove_shadow(std::unordered_map<MPI_Comm, Shadow>::iterator found, std::
 
 }  // namespace
 
-std::vector<Frame> call_site_stack(const void* call_site) {
-  return call_site ? stacks::symbolize_call_site(call_site) : std::vector<Frame>{};
-}
-
 bool summing_sends() noexcept { return messages_state().receive_buffers; }
 
-void start_messages(const MessageChecks& checks, bool multiple_threads) {
+void start_messages(const StartContext& context) {
+  const MessageChecks checks{.datatype = on(report::Check::MessageDatatype),
+                             .pending = on(report::Check::MessagePending),
+                             .race = on(report::Check::MessageRace),
+                             .max_pending = context.settings.max_pending,
+                             .receive_buffers = on(report::Check::MemoryIllegalModification)};
+  const bool multiple_threads = context.multiple_threads;
   MessagesState& s = messages_state();
   s.multiple_threads = multiple_threads;
   s.datatype_check = checks.datatype;
@@ -961,18 +978,27 @@ void start_messages(const MessageChecks& checks, bool multiple_threads) {
   s.shadows[MPI_COMM_SELF] = make_shadow(MPI_COMM_SELF);
   s.tick = tick::now();
   detail::shadowing = true;
-  if (!checks.race) return;
-  // On every rank, whatever its thread level, as the others do it.
-  int world_size = 1;
-  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  s.clock_domains.assign(static_cast<std::size_t>(world_size), 0);
-  const std::uint64_t mine = clock_domain();
-  PMPI_Allgather(&mine, 1, MPI_UINT64_T, s.clock_domains.data(), 1, MPI_UINT64_T, s.shadows.at(MPI_COMM_WORLD).dup);
-  // At MPI_THREAD_MULTIPLE two threads' receives may complete in either
-  // order, and the order of receives is what the rule reads.
-  detail::judging_races = !multiple_threads;
-  if (multiple_threads && world_rank() == 0)
-    log::info("GLOBAL:MSG:RACE judges no receive of a program at MPI_THREAD_MULTIPLE");
+  if (checks.race) {
+    // On every rank, whatever its thread level, as the others do it.
+    int world_size = 1;
+    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    s.clock_domains.assign(static_cast<std::size_t>(world_size), 0);
+    const std::uint64_t mine = clock_domain();
+    PMPI_Allgather(&mine, 1, MPI_UINT64_T, s.clock_domains.data(), 1, MPI_UINT64_T,
+                   s.shadows.at(MPI_COMM_WORLD).dup);
+    // At MPI_THREAD_MULTIPLE two threads' receives may complete in either
+    // order, and the order of receives is what the rule reads.
+    detail::judging_races = !multiple_threads;
+    if (multiple_threads && world_rank() == 0)
+      log::info("GLOBAL:MSG:RACE judges no receive of a program at MPI_THREAD_MULTIPLE");
+  }
+  listen_for_messages({.send_started = sent,
+                       .receive_completed = received,
+                       .send_cancelled = cancelled_send,
+                       .receive_abandoned = receive_abandoned,
+                       .receive_failed = lost_count_of_messages,
+                       .passed_over = passed_over,
+                       .judging_races = judging_races()});
 }
 
 void communicator_created(MPI_Comm created) {
@@ -1137,12 +1163,6 @@ void probed(MPI_Message message, MPI_Comm comm) {
   if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC) return;
   const MessagesGuard guard;
   messages_state().probed[message] = comm;
-}
-
-std::int64_t race_clock() {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
 }
 
 void passed_over(const void* call_site) {

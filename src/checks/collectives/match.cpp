@@ -1,6 +1,6 @@
-#include "checks/collective_match.hpp"
+#include "checks/collectives/match.hpp"
 
-#include "checks/signature.hpp"
+#include "trackers/signature.hpp"
 
 namespace mpisentry::checks {
 namespace {

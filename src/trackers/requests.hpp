@@ -1,8 +1,8 @@
 // Every request the program holds, from its start to its completion or
 // free, for LOCAL:REQUEST:NOT_FREED, LOCAL:REQUEST:PREMATURE_FREE and
-// LOCAL:MEMORY:ILLEGAL_MODIFICATION (checks/buffers.hpp) and for the message
-// checks, whose nonblocking receives pair with their message's
-// record when they complete. Exact, unlike the deadlock monitor's table
+// LOCAL:MEMORY:ILLEGAL_MODIFICATION (trackers/checksums.hpp) and for the
+// message analysis (checks/messages), which hears of the requests' sends
+// and receives through MessageEvents. Exact, unlike the deadlock monitor's table
 // (records/call_record.hpp's RequestTable): kept only while one of these
 // checks is on. Why two: the monitor's table is read by another thread, so
 // it is lock-free and fixed in size, and may forget a request (the monitor
@@ -19,8 +19,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "api/functions.hpp"
+#include "findings/findings.hpp"
 #include "records/call_record.hpp"
 #include "records/scratch_buffer.hpp"
+#include "trackers/checksums.hpp"
 
 namespace mpisentry::checks {
 
@@ -30,9 +33,71 @@ extern bool tracking;  // a GLOBAL:MSG, LOCAL:REQUEST or LOCAL:MEMORY check is o
 
 inline bool tracking() noexcept { return detail::tracking; }
 
-// From checks::start.
-void start_requests(bool not_freed_check, bool premature_free_check, bool modification_check, bool overlap_check,
-                    bool multiple_threads);
+// checks/lifecycle.def: after the message analysis, whose events it needs.
+void start_requests(const StartContext& context);
+
+// A receive that completed, as the message analysis pairs it with its
+// message's record: from a request, or from a blocking receive
+// (checks/calls.hpp). `known_type` false: only paired (a receive whose type
+// the wrapper does not have, or that may have been freed since the receive
+// started).
+struct Receive {
+  FunctionId function = FunctionId::None;
+  std::int64_t count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  bool known_type = true;
+  const void* posted_at = nullptr;     // a nonblocking receive's call site; nullptr for a blocking one
+  const void* completed_at = nullptr;  // the call site of the call that completed it
+  const void* buffer = nullptr;        // a nonblocking receive's buffer (not a matched receive's)
+  // False when its record may be another message's: it completed before a
+  // receive posted earlier that could take the same messages, which MPI
+  // matched first (or after such a receive). Only paired.
+  bool in_order = true;
+  // What it asked for (comm ranks): kMatched for MPI_Mrecv and MPI_Imrecv,
+  // whose probe chose the message.
+  int source = kMatched;
+  int tag = MPI_ANY_TAG;
+  // GLOBAL:MSG:RACE: a receive started before it was still active on its
+  // communicator when it completed (MPI may have to give that one another
+  // sender's message first).
+  bool after_active = false;
+  // GLOBAL:MSG:RACE: when a Waitany, Waitsome, Testany or Testsome last
+  // returned other requests while this receive was active (race_clock; 0:
+  // none did), and its call site.
+  std::int64_t passed_over_at = 0;
+  const void* passed_over_by = nullptr;
+  static constexpr int kMatched = -32767;
+};
+
+// What the message analysis hears of the requests (checks/messages): it
+// registers them when it starts, before the tracker does. Without them the
+// tracker keeps no message records. Each is called outside the tracker's
+// locks.
+struct MessageEvents {
+  // A nonblocking send started (at its start); `data`: its send buffer's
+  // checksum when taken. Returns its record's number for send_cancelled (0:
+  // none kept).
+  std::uint64_t (*send_started)(FunctionId function, std::int64_t count, MPI_Datatype type, int dest, int tag,
+                                MPI_Comm comm, const void* call_site, const BufferChecksum& data) = nullptr;
+  void (*receive_completed)(const Receive& receive, const MPI_Status& status) = nullptr;
+  // The send of record `number` was cancelled.
+  void (*send_cancelled)(std::uint64_t number, MPI_Comm comm, int dest, int tag) = nullptr;
+  // A receive freed while active on `comm`, from comm rank `source` or any,
+  // with `tag` or any.
+  void (*receive_abandoned)(MPI_Comm comm, int source, int tag) = nullptr;
+  // A call completing receives failed: which of them took which message is
+  // not known.
+  void (*receive_failed)() = nullptr;
+  // A Waitany, Waitsome, Testany or Testsome at `call_site` returned some
+  // requests while receives among the others were active (GLOBAL:MSG:RACE;
+  // each of those gets Receive::passed_over_at).
+  void (*passed_over)(const void* call_site) = nullptr;
+  // GLOBAL:MSG:RACE is judged: the tracker notes which receives a
+  // completion call passed over and which were started after an active one.
+  bool judging_races = false;
+};
+void listen_for_messages(const MessageEvents& events);
 
 // A nonblocking or persistent start succeeded: `started` is its record.
 // Nonblocking sends hand their message's record to the message channel here.
@@ -91,7 +156,7 @@ bool receive_active_before(MPI_Comm comm, std::uint64_t before);
 
 // A Wait/Test call on `requests` returned an error: which of them
 // completed, and how, is not known; they are no longer tracked (not
-// reported as not freed) and GLOBAL:MSG:PENDING stops (lost_count_of_messages).
+// reported as not freed) and GLOBAL:MSG:PENDING stops (MessageEvents::receive_failed).
 void failed(const MPI_Request* requests, int count, const HeldRequests& held);
 
 // In MPI_Finalize: every request never completed or freed.
@@ -173,23 +238,6 @@ class CompleteMany {
   MPI_Request* handles_ = nullptr;
   MPI_Status* statuses_ = nullptr;
   HeldRequests held_;
-};
-
-// MPI_Imrecv: the message handle is read before the call clears it.
-class MatchedStartCheck {
- public:
-  MatchedStartCheck(FunctionId function, std::int64_t count, MPI_Datatype type, const MPI_Message* message,
-                    MPI_Request* request, const void* call_site);
-  int done(int result) const;
-
- private:
-  bool on_;
-  FunctionId function_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
-  MPI_Request* request_;
-  std::int64_t count_;
-  MPI_Datatype type_;
-  const void* call_site_;
 };
 
 }  // namespace mpisentry::checks

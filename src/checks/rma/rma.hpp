@@ -19,8 +19,9 @@
 #include <cstdint>
 
 #include "api/functions.hpp"
-#include "checks/buffers.hpp"
-#include "checks/rma_epochs.hpp"
+#include "findings/findings.hpp"
+#include "trackers/checksums.hpp"
+#include "checks/rma/epochs.hpp"
 
 namespace mpisentry::checks {
 
@@ -28,7 +29,8 @@ namespace detail {
 extern bool watching_rma;
 }
 
-void start_rma(bool modification_check, bool overlap_check, bool conflict_check);
+// checks/lifecycle.def.
+void start_rma(const StartContext& context);
 
 inline bool watching_rma() noexcept { return detail::watching_rma; }
 

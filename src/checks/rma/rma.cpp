@@ -1,4 +1,4 @@
-#include "checks/rma.hpp"
+#include "checks/rma/rma.hpp"
 
 #include <mutex>
 #include <string>
@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "checks/overlaps.hpp"
-#include "checks/thread_lock.hpp"
+#include "trackers/owned_buffers.hpp"
+#include "trackers/thread_lock.hpp"
 
 namespace mpisentry::checks {
 
@@ -61,12 +61,13 @@ void release_buffers(Operation& op) {
 
 }  // namespace
 
-void start_rma(bool modification_check, bool overlap_check, bool conflict_check) {
+void start_rma(const StartContext&) {
   RmaState& s = rma_state();
-  s.modification_check = modification_check;
-  s.overlap_check = overlap_check;
+  s.modification_check = on(report::Check::MemoryIllegalModification);
+  s.overlap_check = on(report::Check::MemoryOverlap);
+  const bool conflict_check = on(report::Check::RmaConflict);
   start_rma_epochs(conflict_check);
-  detail::watching_rma = modification_check || overlap_check || conflict_check;
+  detail::watching_rma = s.modification_check || s.overlap_check || conflict_check;
 }
 
 void rma_window_created(MPI_Comm comm, MPI_Win win) {

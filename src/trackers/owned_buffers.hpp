@@ -18,7 +18,8 @@
 #include <cstdint>
 
 #include "api/functions.hpp"
-#include "checks/pending_spans.hpp"
+#include "findings/findings.hpp"
+#include "trackers/pending_spans.hpp"
 
 namespace mpisentry::checks {
 
@@ -26,9 +27,9 @@ namespace detail {
 extern bool watching_overlaps;
 }
 
-// `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE, where the
-// tables take a lock.
-void start_overlaps(bool on, bool multiple_threads);
+// checks/lifecycle.def: on with LOCAL:MEMORY:OVERLAP; at
+// MPI_THREAD_MULTIPLE the tables take a lock.
+void start_owned_buffers(const StartContext& context);
 
 inline bool watching_overlaps() noexcept { return detail::watching_overlaps; }
 

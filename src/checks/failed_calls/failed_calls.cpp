@@ -1,4 +1,4 @@
-#include "checks/failed_calls.hpp"
+#include "checks/failed_calls/failed_calls.hpp"
 
 #include <mpi.h>
 
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "checks/findings.hpp"
+#include "findings/findings.hpp"
 
 namespace mpisentry::checks {
 

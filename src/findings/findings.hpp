@@ -23,12 +23,23 @@ namespace mpisentry::checks {
 // making progress, and then the checks give up rather than hang.
 inline constexpr std::chrono::seconds kDrainLimit{10};
 
-// From MPI_Init, once the settings are known and the report sink is open;
-// `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE. Makes the
-// communicator finish() sums the counts over.
-void start(const config::Settings& settings, int world_rank, bool multiple_threads);
+// From checks::start (MPI_Init), once the settings are known and the report
+// sink is open, before the trackers and analyses start. Makes the
+// communicator finish_findings() sums the counts over.
+void start_findings(const config::Settings& settings, int world_rank);
 
-// Whether `check` is switched on (false before start()).
+// Whether some consistency check (from GLOBAL:COLLECTIVE on in the checks
+// table) is on: the trackers and analyses start only then.
+bool any_on() noexcept;
+
+// What each tracker and analysis gets when it starts (checks/lifecycle.def),
+// after start_findings: it reads its checks with on().
+struct StartContext {
+  const config::Settings& settings;
+  bool multiple_threads;  // the program runs at MPI_THREAD_MULTIPLE
+};
+
+// Whether `check` is switched on (false before start_findings()).
 bool on(report::Check check) noexcept;
 
 // This process's rank in MPI_COMM_WORLD (0 before start()).
@@ -40,6 +51,12 @@ int world_rank_of(const std::vector<int>& peers, int rank);
 
 // A call as reports show it, with its arguments.
 std::string call_text(const CallRecord& call);
+
+// The program's return address of the wrapper it called.
+#define MPISENTRY_CALL_SITE __builtin_return_address(0)
+
+// The frames of a call site of this process (any module), innermost first.
+std::vector<Frame> call_site_stack(const void* call_site);
 
 // A finding of this rank, from any thread. With `own_stack`, the finding's
 // first party gets the calling thread's stack (taken only if printed).
@@ -58,11 +75,11 @@ inline void stop_at_error_limit() {
   if (detail::error_limit_reached.load(std::memory_order_relaxed)) detail::abort_at_error_limit();
 }
 
-// In MPI_Finalize, once every rank is there: world rank 0 prints the summary
-// of every rank's findings and of rank 0's monitor reports. Returns, on
-// every rank, whether some rank found what ERROR-EXITCODE counts: an error
-// (a warning too, with WARNINGS-ARE-ERRORS) that no SUPPRESSIONS line left
-// out.
-bool finish();
+// From checks::finish (MPI_Finalize), once every rank is there and the
+// analyses finished: world rank 0 prints the summary of every rank's
+// findings and of rank 0's monitor reports. Returns, on every rank, whether
+// some rank found what ERROR-EXITCODE counts: an error (a warning too, with
+// WARNINGS-ARE-ERRORS) that no SUPPRESSIONS line left out.
+bool finish_findings();
 
 }  // namespace mpisentry::checks

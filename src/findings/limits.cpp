@@ -1,4 +1,4 @@
-#include "checks/limits.hpp"
+#include "findings/limits.hpp"
 
 namespace mpisentry::checks {
 

@@ -1,4 +1,4 @@
-#include "checks/overlaps.hpp"
+#include "trackers/owned_buffers.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -7,10 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "checks/findings.hpp"
-#include "checks/messages.hpp"
-#include "checks/signature.hpp"
-#include "checks/thread_lock.hpp"
+#include "findings/findings.hpp"
+#include "trackers/signature.hpp"
+#include "trackers/thread_lock.hpp"
 #include "records/handle_slots.hpp"
 
 namespace mpisentry::checks {
@@ -188,9 +187,9 @@ void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Data
 
 }  // namespace
 
-void start_overlaps(bool on, bool multiple_threads) {
-  detail::watching_overlaps = on;
-  overlaps_state().multiple_threads = multiple_threads;
+void start_owned_buffers(const StartContext& context) {
+  detail::watching_overlaps = on(report::Check::MemoryOverlap);
+  overlaps_state().multiple_threads = context.multiple_threads;
 }
 
 void buffer_taken(TakenBuffer& taken, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,

@@ -26,8 +26,8 @@
 #include <cstdint>
 
 #include "api/functions.hpp"
-#include "checks/buffers.hpp"
-#include "checks/rma_conflicts.hpp"
+#include "trackers/checksums.hpp"
+#include "checks/rma/conflicts.hpp"
 
 namespace mpisentry::checks {
 
@@ -59,7 +59,7 @@ void epoch_fenced(MPI_Win win, int assertion);
 void epoch_window_freed(MPI_Win win);
 
 // In MPI_Finalize: the last epoch of each window never freed is compared
-// once its exchange completes, within kDrainLimit (checks/findings.hpp).
+// once its exchange completes, within kDrainLimit (findings/findings.hpp).
 void finish_rma_epochs();
 
 }  // namespace mpisentry::checks

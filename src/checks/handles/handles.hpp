@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "api/functions.hpp"
+#include "findings/findings.hpp"
 #include "records/handle_slots.hpp"
 
 namespace mpisentry::checks {
@@ -30,8 +31,8 @@ void handle_freed(HandleKind kind, std::uint64_t key);
 
 inline bool tracking_handles() noexcept { return detail::tracking_handles; }
 
-// From checks::start.
-void start_handles();
+// checks/lifecycle.def.
+void start_handles(const StartContext& context);
 
 // A call made `handle` of `kind` (a wrapper, after the call succeeded).
 template <typename Handle>

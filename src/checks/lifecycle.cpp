@@ -1,0 +1,46 @@
+#include "checks/lifecycle.hpp"
+
+#include "checks/collectives/collectives.hpp"
+#include "checks/handles/handles.hpp"
+#include "checks/messages/messages.hpp"
+#include "checks/rma/rma.hpp"
+#include "findings/findings.hpp"
+#include "trackers/checksums.hpp"
+#include "trackers/owned_buffers.hpp"
+#include "trackers/requests.hpp"
+
+namespace mpisentry::checks {
+
+namespace {
+
+struct Part {
+  const char* name;
+  void (*start)(const StartContext&);
+  void (*finish)();
+};
+
+#define MPISENTRY_NO_FINISH nullptr
+#define MPISENTRY_PART(name, start, finish) Part{#name, start, finish},
+constexpr Part kParts[] = {
+#include "checks/lifecycle.def"
+};
+#undef MPISENTRY_PART
+#undef MPISENTRY_NO_FINISH
+
+}  // namespace
+
+void start(const config::Settings& settings, int world_rank, bool multiple_threads) {
+  start_findings(settings, world_rank);
+  if (!any_on()) return;
+  const StartContext context{settings, multiple_threads};
+  for (const Part& part : kParts) part.start(context);
+}
+
+bool finish() {
+  // Each finish does nothing when its part never started.
+  for (const Part& part : kParts)
+    if (part.finish) part.finish();
+  return finish_findings();
+}
+
+}  // namespace mpisentry::checks
