@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/checks.hpp"
+#include "config/loading.hpp"
 #include "config/settings.hpp"
 
 namespace mpisentry::config {

@@ -2,7 +2,6 @@
 
 #include "config/keys.hpp"
 #include "config/text.hpp"
-#include "launcher/explore.hpp"
 
 #include <charconv>
 
@@ -21,6 +20,8 @@ constexpr std::string_view check_all_option = "--check-all";
 constexpr std::string_view check_all_patterns[] = {"GLOBAL:COLLECTIVE:** ON", "GLOBAL:MSG:** ON", "GLOBAL:RMA:** ON",
                                                    "LOCAL:** ON", "GLOBAL:MSG:RACE OFF"};
 constexpr std::string_view help_option = "--help";
+// `--explore` without a number of runs.
+constexpr std::string_view kDefaultExploreRuns = "50";
 const std::string explore_option = config::option_name(config::name_of(&config::Settings::explore_runs));
 constexpr std::string_view version_option = "--version";
 
@@ -104,7 +105,7 @@ Arguments parse_arguments(std::span<const std::string> words) {
     // --explore takes its number of runs only when one follows, 0 too.
     if (word == explore_option && (i + 1 == words.size() || !is_whole_number(words[i + 1]))) {
       args.settings.push_back({std::string(config::name_of(&config::Settings::explore_runs)),
-                               std::string(explore::kDefaultRuns), word});
+                               std::string(kDefaultExploreRuns), word});
       continue;
     }
     if (word == check_all_option) {

@@ -3,6 +3,7 @@
 //   mpisentry [options] -- LAUNCHER ARGS...
 #pragma once
 
+#include "config/loading.hpp"
 #include "config/settings.hpp"
 
 #include <cstddef>

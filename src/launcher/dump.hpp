@@ -3,6 +3,7 @@
 // The decisions are here, apart from /proc (processes.hpp), for the tests.
 #pragma once
 
+#include "config/loading.hpp"
 #include "config/settings.hpp"
 
 #include <sys/types.h>

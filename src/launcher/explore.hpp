@@ -32,9 +32,6 @@
 
 namespace mpisentry::launcher::explore {
 
-// `--explore` without a number of runs.
-inline constexpr std::string_view kDefaultRuns = "50";
-
 // A receive or probe from MPI_ANY_SOURCE made to take (a probe: find)
 // another sender's message.
 struct Change {

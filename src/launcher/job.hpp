@@ -2,6 +2,7 @@
 // checks, the library it preloads, the variables and the command of the job.
 #pragma once
 
+#include "config/loading.hpp"
 #include "config/settings.hpp"
 #include "launcher/arguments.hpp"
 #include "mpi_libraries/mpi_libraries.hpp"

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/exit_status.hpp"
+#include "config/loading.hpp"
 #include "config/settings.hpp"
 
 namespace mpisentry::monitor::handshake {

@@ -20,6 +20,7 @@
 #include "findings/findings.hpp"
 #include "comm_log/comm_log.hpp"
 #include "config/exit_status.hpp"
+#include "config/loading.hpp"
 #include "config/settings.hpp"
 #include "config/slow_paths.hpp"
 #include "config/suppressions.hpp"

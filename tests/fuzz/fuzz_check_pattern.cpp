@@ -6,6 +6,7 @@
 // Input: the pattern, and optionally '\n' and a check name of the fuzzer's own.
 #include "config/checks.hpp"
 #include "config/keys.hpp"
+#include "config/loading.hpp"
 #include "config/settings.hpp"
 #include "config/text.hpp"
 #include "fuzz.hpp"

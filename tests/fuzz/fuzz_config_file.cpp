@@ -4,6 +4,7 @@
 // as config text by value_text, read back to the same settings.
 #include "config/checks.hpp"
 #include "config/keys.hpp"
+#include "config/loading.hpp"
 #include "config/settings.hpp"
 #include "fuzz.hpp"
 

@@ -1,5 +1,10 @@
 # Fails when a file under src/ includes a header of a layer above its own, or
-# of another folder of its own layer. Run by ctest as
+# of another folder of its own layer; when two modules (a file's path without
+# its extension: checks/rma/rma.cpp and .hpp are one; a .def table is one of
+# its own) include each other;
+# and when an analysis of checks/ (a folder of its own, checks/<analysis>/)
+# includes another analysis or the files above them (checks/*.hpp, the
+# lifecycle and the wrappers' objects). Run by ctest as
 #   cmake -DSOURCE_DIR=<repo>/src -DLAYERS=<MPISENTRY_LAYERS> -P check_layers.cmake
 # LAYERS lists the layers bottom to top, as src/CMakeLists.txt does; folders
 # joined by "+" share a layer.
@@ -45,7 +50,44 @@ foreach(folder IN LISTS folders)
     endforeach()
   endforeach()
 endforeach()
+# Modules and analyses.
+file(GLOB_RECURSE files RELATIVE "${SOURCE_DIR}" "${SOURCE_DIR}/*.cpp" "${SOURCE_DIR}/*.hpp" "${SOURCE_DIR}/*.def")
+set(edges "")
+foreach(file IN LISTS files)
+  string(REGEX REPLACE "\\.[ch]pp$" "" module "${file}")
+  file(STRINGS "${SOURCE_DIR}/${file}" includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"[^\"/]+/[^\"]+\"")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]+\"([^\"]+)\".*" "\\1" included "${line}")
+    string(REGEX REPLACE "\\.[ch]pp$" "" included_module "${included}")
+    if(NOT included_module STREQUAL module)
+      list(APPEND edges "${module}>${included_module}")
+    endif()
+    set(analysis "")
+    if(file MATCHES "^checks/([^/]+)/")
+      set(analysis "${CMAKE_MATCH_1}")
+    endif()
+    if(analysis AND included MATCHES "^checks/" AND NOT included MATCHES "^checks/${analysis}/")
+      message(SEND_ERROR "src/${file} (the analysis checks/${analysis}) includes \"${included}\": an analysis "
+                         "uses the trackers (src/trackers) and the findings, never another analysis")
+      math(EXPR violations "${violations} + 1")
+    endif()
+  endforeach()
+endforeach()
+list(REMOVE_DUPLICATES edges)
+foreach(edge IN LISTS edges)
+  string(REPLACE ">" ";" ends "${edge}")
+  list(GET ends 0 from)
+  list(GET ends 1 to)
+  if("${to}>${from}" IN_LIST edges AND from STRLESS to)
+    message(SEND_ERROR "src/${from} and src/${to} include each other: one of them is below the other, or what both "
+                       "need is a module of its own")
+    math(EXPR violations "${violations} + 1")
+  endif()
+endforeach()
+
 if(violations EQUAL 0)
   list(LENGTH folders count)
-  message(STATUS "${count} folders, no include runs upward or sideways")
+  list(LENGTH edges edge_count)
+  message(STATUS "${count} folders, no include runs upward or sideways; ${edge_count} includes between modules, none "
+                 "both ways; no analysis includes another")
 endif()

@@ -1,5 +1,6 @@
 #include "config/checks.hpp"
 #include "config/keys.hpp"
+#include "config/loading.hpp"
 #include "config/settings.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-#include "config/settings.hpp"
+#include "config/loading.hpp"
 
 #include "config/checks.hpp"
 #include "config/keys.hpp"
