@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "api/functions.hpp"
-#include "checks/messages/messages.hpp"
+#include "trackers/message_channel.hpp"
 #include "trackers/checksums.hpp"
 #include "trackers/owned_buffers.hpp"
 #include "trackers/requests.hpp"

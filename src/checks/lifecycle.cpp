@@ -2,10 +2,14 @@
 
 #include "checks/collectives/collectives.hpp"
 #include "checks/handles/handles.hpp"
-#include "checks/messages/messages.hpp"
+#include "checks/message_races/message_races.hpp"
+#include "checks/message_types/message_types.hpp"
+#include "checks/pending/pending.hpp"
+#include "checks/receive_buffers/receive_buffers.hpp"
 #include "checks/rma/rma.hpp"
 #include "findings/findings.hpp"
 #include "trackers/checksums.hpp"
+#include "trackers/message_channel.hpp"
 #include "trackers/owned_buffers.hpp"
 #include "trackers/requests.hpp"
 

@@ -9,7 +9,6 @@
 #include "checks/collectives/collectives.hpp"
 #include "checks/failed_calls/failed_calls.hpp"
 #include "checks/handles/handles.hpp"
-#include "checks/messages/messages.hpp"
 #include "checks/rma/rma.hpp"
 #include "comm_log/comm_log.hpp"
 #include "config/slow_paths.hpp"
@@ -27,6 +26,7 @@
 #include "races/races.hpp"
 #include "findings/findings.hpp"
 #include "trackers/checksums.hpp"
+#include "trackers/message_channel.hpp"
 #include "trackers/requests.hpp"
 #include "trackers/signature.hpp"
 

@@ -78,8 +78,9 @@ struct RequestsState {
   bool premature_free_check = false;
   bool modification_check = false;
   bool multiple_threads = false;
-  // The message analysis's, when it listens (listening()).
+  // The message channel's, when it listens (listening()).
   MessageEvents messages;
+  void (*passed_over)(const void* call_site) = nullptr;  // listen_for_passed_over
   RequestShard shards[kRequestShards];
   std::uint64_t next_sequence = 1;  // below MPI_THREAD_MULTIPLE
   // The active receives in start order (below MPI_THREAD_MULTIPLE, where
@@ -94,7 +95,7 @@ RequestsState& requests_state() {
   return *instance;
 }
 
-// Whether the message analysis hears of the requests.
+// Whether the message channel hears of the requests.
 bool listening() { return requests_state().messages.send_started != nullptr; }
 
 RequestShard& shard_of_key(std::uint64_t key) {
@@ -250,6 +251,8 @@ void start_requests(const StartContext& context) {
 }
 
 void listen_for_messages(const MessageEvents& events) { requests_state().messages = events; }
+
+void listen_for_passed_over(void (*passed_over)(const void*)) { requests_state().passed_over = passed_over; }
 
 void started(MPI_Request request, const CallRecord& record, const void* call_site) {
   if (record.shape == CallShape::MatchedReceive) return;  // started_matched
@@ -621,7 +624,7 @@ class PassedOver {
       entries_[i]->passed_over_at = now;
       entries_[i]->passed_over_by = call_site;
     }
-    requests_state().messages.passed_over(call_site);
+    if (requests_state().passed_over) requests_state().passed_over(call_site);
   }
 
  private:

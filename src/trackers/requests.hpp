@@ -89,15 +89,17 @@ struct MessageEvents {
   // A call completing receives failed: which of them took which message is
   // not known.
   void (*receive_failed)() = nullptr;
-  // A Waitany, Waitsome, Testany or Testsome at `call_site` returned some
-  // requests while receives among the others were active (GLOBAL:MSG:RACE;
-  // each of those gets Receive::passed_over_at).
-  void (*passed_over)(const void* call_site) = nullptr;
   // GLOBAL:MSG:RACE is judged: the tracker notes which receives a
   // completion call passed over and which were started after an active one.
   bool judging_races = false;
 };
 void listen_for_messages(const MessageEvents& events);
+
+// For GLOBAL:MSG:RACE (checks/races), while MessageEvents::judging_races: a
+// Waitany, Waitsome, Testany or Testsome at `call_site` returned some
+// requests while receives among the others were active (each of those gets
+// Receive::passed_over_at).
+void listen_for_passed_over(void (*passed_over)(const void* call_site));
 
 // A nonblocking or persistent start succeeded: `started` is its record.
 // Nonblocking sends hand their message's record to the message channel here.
