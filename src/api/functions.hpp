@@ -28,7 +28,7 @@ enum class CallKind : std::uint8_t {
 // Blocking (and polling) calls, nonblocking starts, persistent inits.
 enum class Form : std::uint8_t { Blocking, Nonblocking, Persistent };
 
-// How a collective's data moves between members (checks/collectives.hpp).
+// How a collective's data moves between members (checks/collectives/collectives.hpp).
 enum class Pattern : std::uint8_t {
   None,
   Barrier,

@@ -1,5 +1,5 @@
 // The objects the wrappers hold around a forwarded call, for the checks
-// that judge it (checks/messages, the request tracker, the buffers MPI
+// that judge it (the message channel, the request tracker, the buffers MPI
 // owns):
 //   (SendCheck(...)).done(PMPI_Send(...))
 // C++17 evaluates the object before the call's arguments, so a constructor

@@ -269,7 +269,7 @@ using namespace mpisentry;
 // is remembered, with its communicator's id, for the waits to come. The
 // message, request and collective checks' object, when the function has
 // one, is held around the forwarded call: (check).done(forward), see
-// checks/messages.hpp.
+// checks/calls.hpp.
 #include "interceptors/mpi_wrappers.inc"
 
 namespace {

@@ -18,9 +18,9 @@
 
 #include "config/exit_status.hpp"
 #include "config/keys.hpp"
-#include "launcher/analyze.hpp"
+#include "offline/analyze.hpp"
 #include "launcher/arguments.hpp"
-#include "launcher/explore.hpp"
+#include "offline/explore.hpp"
 #include "launcher/job.hpp"
 #include "launcher/runs.hpp"
 #include "recording/comm_log.hpp"
@@ -118,8 +118,8 @@ std::vector<CommLog> read_logs(const fs::path& dir) {
 
 void say(const std::string& line) { std::cerr << "mpisentry analyze: " << line << std::endl; }
 
-std::string buffering_name(analyze::Buffering buffering) {
-  return buffering == analyze::Buffering::Standard ? "standard" : "zero";
+std::string buffering_name(offline::analyze::Buffering buffering) {
+  return buffering == offline::analyze::Buffering::Standard ? "standard" : "zero";
 }
 
 // ---------------------------------------------------------------------------
@@ -163,7 +163,7 @@ class Confirmer {
   }
 
   // Throws std::runtime_error when the runs' directory cannot be used.
-  Confirmation confirm(const analyze::Outcome& outcome) {
+  Confirmation confirm(const offline::analyze::Outcome& outcome) {
     if (!args_.confirm) return not_run("no run was made (--no-confirm)");
     if (runs::stop_signal() != 0) return not_run("no run was made: stopped by a signal");
     if (recordings_.empty())
@@ -172,9 +172,9 @@ class Confirmer {
     const auto none = std::ranges::find_if(logs_, [](const CommLog& log) { return words_of(log.command).empty(); });
     if (none != logs_.end())
       return not_run(fmt::format("no run could be made: rank-{}.log names no command line", none->rank));
-    explore::Schedule schedule;
+    offline::explore::Schedule schedule;
     try {
-      schedule = analyze::forcing(logs_, recordings_, outcome);
+      schedule = offline::analyze::forcing(logs_, recordings_, outcome);
     } catch (const std::invalid_argument& bad) {
       return not_run(fmt::format("no run could be forced to this matching: {}/{} (--comm-log records the run "
                                  "beside its logs, unless --record or --replay is given)",
@@ -188,14 +188,14 @@ class Confirmer {
       directory = logged;
     }
     prepare();
-    const bool zero = outcome.buffering == analyze::Buffering::Zero;
+    const bool zero = outcome.buffering == offline::analyze::Buffering::Zero;
     const fs::path run_dir = runs_dir_ / buffering_name(outcome.buffering);
     const fs::path schedule_dir = run_dir / "schedule", record_dir = run_dir / "record";
     fs::create_directories(schedule_dir);
     for (const CommLog& log : logs_) {
       const auto forced = schedule.forced.find(log.rank);
       std::ofstream(schedule_dir / fmt::format("rank-{}.record", log.rank))
-          << explore::schedule_text({log.rank, log.ranks, log.command},
+          << offline::explore::schedule_text({log.rank, log.ranks, log.command},
                                     forced == schedule.forced.end() ? nullptr : &forced->second);
     }
     std::vector<std::string> command = {self_,
@@ -215,21 +215,21 @@ class Confirmer {
                     buffering_name(outcome.buffering), zero ? " (--potential: each standard send synchronous)" : "",
                     run_dir.string()));
     const runs::JobEnd end = runs::run_job(command, {}, run_dir / "output.txt", limit_, directory);
-    const explore::RunFacts facts = runs::facts_of(end, run_dir, record_dir, static_cast<int>(logs_.size()));
-    const explore::Outcome judged = explore::classify(facts, schedule, 0);
+    const offline::explore::RunFacts facts = runs::facts_of(end, run_dir, record_dir, static_cast<int>(logs_.size()));
+    const offline::explore::Outcome judged = offline::explore::classify(facts, schedule, 0);
     Confirmation confirmation;
     confirmation.directory = run_dir.string();
     switch (judged.verdict) {
-      case explore::Verdict::Failed:
+      case offline::explore::Verdict::Failed:
         confirmation.confirmed = judged.deadlock;
         confirmation.what = judged.deadlock ? "the run forced to this matching hung: " + judged.what
                                             : "the run forced to this matching ended otherwise, not in this "
                                               "deadlock: " + judged.what;
         break;
-      case explore::Verdict::Infeasible:
+      case offline::explore::Verdict::Infeasible:
         confirmation.what = "the run could not be forced to this matching: " + judged.what;
         break;
-      case explore::Verdict::Passed:
+      case offline::explore::Verdict::Passed:
         confirmation.what = "the run forced to this matching passed: under it the program makes other calls than "
                             "the logged ones (they follow what it receives), or its free part went otherwise";
         break;
@@ -307,37 +307,37 @@ class Confirmer {
 // ---------------------------------------------------------------------------
 // The output.
 
-std::string buffering_title(analyze::Buffering buffering) {
-  return buffering == analyze::Buffering::Standard ? "With standard sends buffered (as MPI may run small ones)"
+std::string buffering_title(offline::analyze::Buffering buffering) {
+  return buffering == offline::analyze::Buffering::Standard ? "With standard sends buffered (as MPI may run small ones)"
                                                    : "With zero buffering (each standard send waits for its receive, "
                                                      "as MPI may run large ones)";
 }
 
-std::string rule_text(const analyze::Outcome& outcome, bool chose) {
+std::string rule_text(const offline::analyze::Outcome& outcome, bool chose) {
   std::string rule =
       chose ? "Rule: a receive from MPI_ANY_SOURCE may take any sender's message that is sent and not yet received "
               "(MPI orders only one sender's messages); with the messages the receives above took, the waits below "
               "never end. This holds if the program makes the same calls whatever its receives take."
             : "Rule: each of these ranks waits for an operation that no rank will make; none of them received "
               "from MPI_ANY_SOURCE.";
-  if (outcome.buffering == analyze::Buffering::Zero)
+  if (outcome.buffering == offline::analyze::Buffering::Zero)
     rule += " With zero buffering a standard send waits until its receive takes it, which MPI allows.";
   return rule;
 }
 
-std::string reason_text(const analyze::Choice& taken) {
+std::string reason_text(const offline::analyze::Choice& taken) {
   switch (taken.reason) {
-    case analyze::Reason::Starves:
+    case offline::analyze::Reason::Starves:
       return fmt::format("the last that a later receive of rank {} from rank {} needs", taken.rank, taken.sender);
-    case analyze::Reason::StarvesTag:
+    case offline::analyze::Reason::StarvesTag:
       return fmt::format("the last of tag {} that a later receive of rank {} needs", taken.tag, taken.rank);
-    case analyze::Reason::Needed: return fmt::format("one that a later receive of rank {} waits for", taken.rank);
-    case analyze::Reason::First: break;
+    case offline::analyze::Reason::Needed: return fmt::format("one that a later receive of rank {} waits for", taken.rank);
+    case offline::analyze::Reason::First: break;
   }
   return "the first that came: no message there was one a later receive needs";
 }
 
-void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& outcome,
+void print_outcome(const std::vector<CommLog>& logs, const offline::analyze::Outcome& outcome,
                    const Confirmation& confirmation) {
   std::cout << buffering_title(outcome.buffering) << ":\n";
   if (!outcome.deadlock()) {
@@ -346,7 +346,7 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
                                : fmt::format("  no deadlock found ({} receive{} from MPI_ANY_SOURCE matched; none could "
                                              "take the last message that a later receive needs).\n",
                                              matched, matched == 1 ? "" : "s"));
-    const auto ended = std::ranges::count_if(outcome.stopped, &analyze::Stopped::log_ends);
+    const auto ended = std::ranges::count_if(outcome.stopped, &offline::analyze::Stopped::log_ends);
     if (ended > 0)
       std::cout << fmt::format("  where the logs end without MPI_Finalize, the recorded run went no further: {} "
                                "rank{} there, {} waiting for them.\n",
@@ -355,13 +355,13 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
     return;
   }
   std::cout << (confirmation.confirmed ? "  DEADLOCK" : "  UNCONFIRMED DEADLOCK");
-  const std::vector<analyze::Choice> choices = outcome.deadlock_choices();
+  const std::vector<offline::analyze::Choice> choices = outcome.deadlock_choices();
   if (!choices.empty()) {
     std::cout << " when these receives from MPI_ANY_SOURCE take these messages:\n";
     for (std::size_t i = 0; i < choices.size() && i < kShown; ++i) {
-      const analyze::Choice& taken = choices[i];
+      const offline::analyze::Choice& taken = choices[i];
       std::cout << fmt::format("    rank {}: {}\n      takes rank {}'s message (tag {}), {}\n", taken.rank,
-                               analyze::op_text(logs[taken.rank], taken.op), taken.sender, taken.tag,
+                               offline::analyze::op_text(logs[taken.rank], taken.op), taken.sender, taken.tag,
                                reason_text(taken));
     }
     if (choices.size() > kShown)
@@ -371,14 +371,14 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
   }
   std::cout << "  where each rank stops:\n";
   for (std::size_t i = 0; i < outcome.stopped.size() && i < kShown; ++i) {
-    const analyze::Stopped& stop = outcome.stopped[i];
+    const offline::analyze::Stopped& stop = outcome.stopped[i];
     const CommLog& log = logs[stop.rank];
     std::cout << fmt::format("    rank {}: {}\n      {}{}\n", stop.rank,
                              stop.log_ends ? log.ops.empty()
                                                  ? fmt::format("after the header of rank-{}.log", stop.rank)
                                                  : fmt::format("after rank-{}.log line {}", stop.rank,
                                                                log.ops.back().line)
-                                           : analyze::op_text(log, stop.op),
+                                           : offline::analyze::op_text(log, stop.op),
                              stop.why,
                              stop.after_cut && !stop.log_ends ? " (it waits for the end of the recorded run, not in "
                                                                 "the deadlock)"
@@ -398,7 +398,7 @@ void print_outcome(const std::vector<CommLog>& logs, const analyze::Outcome& out
   }
 }
 
-nlohmann::json outcome_json(const std::vector<CommLog>& logs, const analyze::Outcome& outcome,
+nlohmann::json outcome_json(const std::vector<CommLog>& logs, const offline::analyze::Outcome& outcome,
                             const Confirmation& confirmation) {
   nlohmann::json json;
   json["buffering"] = buffering_name(outcome.buffering);
@@ -410,20 +410,20 @@ nlohmann::json outcome_json(const std::vector<CommLog>& logs, const analyze::Out
                             {"replay", confirmation.replay}};
   json["wildcard_receives"] = outcome.choices.size();
   json["choices"] = nlohmann::json::array();  // of the ranks in the deadlock
-  for (const analyze::Choice& taken : outcome.deadlock_choices())
+  for (const offline::analyze::Choice& taken : outcome.deadlock_choices())
     json["choices"].push_back({{"rank", taken.rank},
-                               {"operation", analyze::op_text(logs[taken.rank], taken.op)},
+                               {"operation", offline::analyze::op_text(logs[taken.rank], taken.op)},
                                {"line", logs[taken.rank].ops[taken.op].line},
                                {"sender", taken.sender},
                                {"tag", taken.tag},
                                {"why", reason_text(taken)}});
   json["stopped"] = nlohmann::json::array();
-  for (const analyze::Stopped& stop : outcome.stopped) {
+  for (const offline::analyze::Stopped& stop : outcome.stopped) {
     const CommLog& log = logs[stop.rank];
     json["stopped"].push_back({{"rank", stop.rank},
                                {"log_ends", stop.log_ends},
                                {"after_log_end", stop.after_cut},
-                               {"operation", stop.log_ends ? "" : analyze::op_text(log, stop.op)},
+                               {"operation", stop.log_ends ? "" : offline::analyze::op_text(log, stop.op)},
                                {"line", stop.log_ends ? 0 : log.ops[stop.op].line},
                                {"why", stop.why}});
   }
@@ -468,7 +468,7 @@ int run_analyze_command(std::span<const std::string> words) {
   std::vector<CommLog> logs;
   try {
     logs = read_logs(args.dir);
-    analyze::validate(logs);
+    offline::analyze::validate(logs);
   } catch (const std::invalid_argument& bad) {
     std::cerr << "mpisentry analyze: " << bad.what() << '\n';
     return config::kCommandFailedStatus;
@@ -479,7 +479,7 @@ int run_analyze_command(std::span<const std::string> words) {
     operations += log.ops.size();
     threads = threads || log.multiple_threads;
     for (const recording::Op& op : log.ops)
-      wildcards += analyze::receives_from_any_source(op);
+      wildcards += offline::analyze::receives_from_any_source(op);
   }
   std::cout << fmt::format("mpisentry analyze {}: {} ranks, {} operation{}, {} receive{} from MPI_ANY_SOURCE "
                            "(rank 0 ran: {})\n",
@@ -498,8 +498,8 @@ int run_analyze_command(std::span<const std::string> words) {
   bool found = false, confirmed = false;
   runs::catch_stop_signals();
   Confirmer confirmer(args, logs, settings.settings, env);
-  for (const analyze::Buffering buffering : {analyze::Buffering::Standard, analyze::Buffering::Zero}) {
-    const analyze::Outcome outcome = analyze::run(logs, buffering);
+  for (const offline::analyze::Buffering buffering : {offline::analyze::Buffering::Standard, offline::analyze::Buffering::Zero}) {
+    const offline::analyze::Outcome outcome = offline::analyze::run(logs, buffering);
     Confirmation confirmation;
     try {
       if (outcome.deadlock()) confirmation = confirmer.confirm(outcome);

@@ -226,4 +226,26 @@ std::string wrapped(std::string_view text, std::size_t width, std::string first,
   return out + line + '\n';
 }
 
+std::vector<std::string> replay_arguments(const Arguments& args) {
+  std::vector<std::string> words;
+  for (const OptionSetting& setting : args.settings) {
+    if (setting.key == config::name_of(&config::Settings::explore_runs) ||
+        setting.key == config::name_of(&config::Settings::explore_changes) ||
+        setting.key == config::name_of(&config::Settings::explore_dir))
+      continue;
+    // --check-all and --potential stand for CHECK lines: given as such.
+    words.push_back(setting.key == config::check_key ? "--check" : setting.option);
+    words.push_back(setting.value);
+  }
+  if (!args.config_file.empty()) words.insert(words.end(), {"--config", args.config_file});
+  if (args.launcher_line.empty()) {
+    words.insert(words.end(), {"-n", args.ranks});
+    words.insert(words.end(), args.program.begin(), args.program.end());
+  } else {
+    words.push_back("--");
+    words.insert(words.end(), args.launcher_line.begin(), args.launcher_line.end());
+  }
+  return words;
+}
+
 }  // namespace mpisentry::launcher

@@ -73,4 +73,8 @@ std::string usage();
 // stands alone), each line's text from `column` on: a hanging indent.
 std::string wrapped(std::string_view text, std::size_t width, std::string first = "", std::size_t column = 0);
 
+// What follows `mpisentry --replay DIR` to replay one run of the
+// exploration `args` asks for: its options but the EXPLORE ones, and its job.
+std::vector<std::string> replay_arguments(const Arguments& args);
+
 }  // namespace mpisentry::launcher

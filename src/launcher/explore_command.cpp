@@ -5,7 +5,7 @@
 
 #include "config/exit_status.hpp"
 
-#include "launcher/explore.hpp"
+#include "offline/explore.hpp"
 #include "launcher/runs.hpp"
 
 #include <chrono>
@@ -21,7 +21,7 @@ namespace mpisentry::launcher {
 namespace {
 
 namespace fs = std::filesystem;
-using namespace explore;
+using namespace offline::explore;
 using recording::Recording;
 using runs::shell_word;
 using runs::stop_signal;

@@ -8,7 +8,7 @@
 #include "launcher/analyze_command.hpp"
 #include "launcher/arguments.hpp"
 #include "launcher/dump.hpp"
-#include "launcher/explore.hpp"
+#include "offline/explore.hpp"
 #include "launcher/explore_command.hpp"
 #include "launcher/job.hpp"
 #include "launcher/report_command.hpp"
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> command = launcher::job_command(args, mpiexec_command);
   if (settings.settings.explore_runs > 0)
-    return launcher::run_exploration({settings.settings, command, launcher::explore::replay_arguments(args)});
+    return launcher::run_exploration({settings.settings, command, launcher::replay_arguments(args)});
   std::vector<char*> command_argv;
   for (const std::string& word : command) command_argv.push_back(const_cast<char*>(word.c_str()));
   command_argv.push_back(nullptr);

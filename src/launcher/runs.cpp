@@ -121,8 +121,8 @@ JobEnd run_job(const std::vector<std::string>& command, const Variables& variabl
   return end;
 }
 
-explore::RunFacts facts_of(const JobEnd& end, const fs::path& run_dir, const fs::path& record_dir, int ranks) {
-  explore::RunFacts facts;
+offline::explore::RunFacts facts_of(const JobEnd& end, const fs::path& run_dir, const fs::path& record_dir, int ranks) {
+  offline::explore::RunFacts facts;
   facts.exit_status = end.exit_status;
   facts.killed = end.killed;
   facts.job_report = read_text(run_dir / "report.json");

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "launcher/explore.hpp"
+#include "offline/explore.hpp"
 #include "recording/recording.hpp"
 
 namespace mpisentry::launcher::runs {
@@ -53,7 +53,7 @@ JobEnd run_job(const std::vector<std::string>& command, const Variables& variabl
 
 // What a run in `run_dir` left: report.json, report.rankN.json, and the
 // recordings of its `ranks` ranks in `record_dir`.
-explore::RunFacts facts_of(const JobEnd& end, const std::filesystem::path& run_dir,
+offline::explore::RunFacts facts_of(const JobEnd& end, const std::filesystem::path& run_dir,
                            const std::filesystem::path& record_dir, int ranks);
 
 // A word as a shell reads it back.

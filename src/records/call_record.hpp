@@ -221,7 +221,7 @@ class SharedRecord {
 // MPI_Request_free beyond what the freed list holds, makes the active set
 // incomplete (lost_active), which the monitor treats as "anything may be
 // active". The request checks keep an exact table of their own
-// (checks/requests.hpp), only while they are on.
+// (trackers/requests.hpp), only while they are on.
 namespace tallies {
 class CommTallies;
 }  // namespace tallies

@@ -5,7 +5,7 @@
 // are erroneous in every MPI. Pending are the nonblocking and active
 // persistent point-to-point operations (taken and released by the request
 // checks) and the RMA operations until their window's synchronization
-// (checks/rma.hpp); a blocking send or receive is compared with them for the
+// (checks/rma/rma.hpp); a blocking send or receive is compared with them for the
 // length of its call.
 //
 // Only buffers whose datatype lays its elements out without gaps are

@@ -1,5 +1,5 @@
 // GLOBAL:MSG:RACE's clock: CLOCK_MONOTONIC, which orders events as
-// causality does within one kernel (the rule is in checks/messages).
+// causality does within one kernel (the rule is in checks/message_races).
 #pragma once
 
 #include <time.h>

@@ -1,8 +1,8 @@
 // Every request the program holds, from its start to its completion or
 // free, for LOCAL:REQUEST:NOT_FREED, LOCAL:REQUEST:PREMATURE_FREE and
 // LOCAL:MEMORY:ILLEGAL_MODIFICATION (trackers/checksums.hpp) and for the
-// message analysis (checks/messages), which hears of the requests' sends
-// and receives through MessageEvents. Exact, unlike the deadlock monitor's table
+// message channel (trackers/message_channel.hpp), which hears of the
+// requests' sends and receives through MessageEvents. Exact, unlike the deadlock monitor's table
 // (records/call_record.hpp's RequestTable): kept only while one of these
 // checks is on. Why two: the monitor's table is read by another thread, so
 // it is lock-free and fixed in size, and may forget a request (the monitor
@@ -70,9 +70,9 @@ struct Receive {
   static constexpr int kMatched = -32767;
 };
 
-// What the message analysis hears of the requests (checks/messages): it
-// registers them when it starts, before the tracker does. Without them the
-// tracker keeps no message records. Each is called outside the tracker's
+// What the message channel hears of the requests: it registers them when
+// it starts, before the tracker does (checks/lifecycle.def). Without them
+// the tracker makes no message records. Each is called outside the tracker's
 // locks.
 struct MessageEvents {
   // A nonblocking send started (at its start); `data`: its send buffer's

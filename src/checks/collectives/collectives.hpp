@@ -1,5 +1,5 @@
 // GLOBAL:COLLECTIVE checks, ITC's way: before each collective every member
-// exchanges one CollectiveRecord per peer (collective_match.hpp) with an
+// exchanges one CollectiveRecord per peer (checks/collectives/match.hpp) with an
 // MPI_Ialltoall on the same communicator, which MPI orders with the
 // program's collectives there and keeps apart from its point-to-point
 // messages. Blocking collectives wait for the exchange inside their call;

@@ -1,5 +1,5 @@
 // GLOBAL:RMA:CONFLICT: the one-sided accesses of each fence epoch, compared
-// at their targets (the rule: checks/rma_conflicts.hpp). Each rank keeps,
+// at their targets (the rule: checks/rma/conflicts.hpp). Each rank keeps,
 // per window, what its one-sided calls in a fence epoch access at each
 // target (the target's bytes, from the displacement and the target
 // datatype) and which of its own window's bytes their origin buffers use.

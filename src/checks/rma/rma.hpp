@@ -7,10 +7,10 @@
 // - LOCAL:MEMORY:ILLEGAL_MODIFICATION: the checksum of a buffer MPI reads
 //   (the origin of a put or an accumulate) taken in the call is compared in
 //   the synchronization that completes it;
-// - LOCAL:MEMORY:OVERLAP: each buffer is pending (checks/overlaps.hpp)
+// - LOCAL:MEMORY:OVERLAP: each buffer is pending (trackers/owned_buffers.hpp)
 //   until then.
 // - GLOBAL:RMA:CONFLICT: what each operation accesses at its target, kept
-//   for its fence epoch (checks/rma_epochs.hpp).
+//   for its fence epoch (checks/rma/epochs.hpp).
 // The request-based forms (MPI_Rput and the others) are not looked at.
 #pragma once
 

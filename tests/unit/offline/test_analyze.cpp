@@ -1,11 +1,11 @@
-// `mpisentry analyze` (launcher/analyze.hpp) on communication logs written
+// `mpisentry analyze` (offline/analyze.hpp) on communication logs written
 // here: the deadlocks that another matching of the receives from
 // MPI_ANY_SOURCE gives are found, with the choice that made them; programs
 // that every matching leaves correct are clean; zero buffering is told
 // apart; logs that do not belong together or that it cannot model are
 // refused with the file, line and problem. And the log's text
 // (recording/comm_log.hpp): written and read back, bad lines named.
-#include "launcher/analyze.hpp"
+#include "offline/analyze.hpp"
 #include "recording/comm_log.hpp"
 #include "recording/recording.hpp"
 
@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-using namespace mpisentry::launcher::analyze;
+using namespace mpisentry::offline::analyze;
 using namespace mpisentry::recording;
 
 namespace {
@@ -256,7 +256,7 @@ TEST_CASE("analyze: a deadlock's matching is forced from the logged run's record
   master.header = {0, 3, "./app"};
   master.runs = {{{Kind::Poll, kNothing, {}}, 3}, {{Kind::Receive, 2, {}}, 1}, {{Kind::Receive, 1, {}}, 1}};
   const std::vector<Recording> recordings = {master, {}, {}};
-  const mpisentry::launcher::explore::Schedule schedule = forcing(logs, recordings, zero);
+  const mpisentry::offline::explore::Schedule schedule = forcing(logs, recordings, zero);
   // Up to the chosen receive: the Iprobes as recorded, the receive forced to rank 1; the rest free.
   CHECK(schedule.forced.size() == 1);
   CHECK(schedule.forced.at(0) == std::vector<Event>{{Kind::Poll, kNothing, {}}, {Kind::Poll, kNothing, {}},

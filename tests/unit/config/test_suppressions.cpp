@@ -137,7 +137,7 @@ namespace {
 
 // The rows of the README's table under "## Exit status": command, status, meaning.
 std::vector<std::vector<std::string>> readme_exit_statuses() {
-  std::ifstream readme(std::filesystem::path(__FILE__).parent_path() / "../../README.md");
+  std::ifstream readme(std::filesystem::path(__FILE__).parent_path() / "../../../README.md");
   std::vector<std::vector<std::string>> rows;
   bool in_section = false;
   for (std::string line; std::getline(readme, line);) {

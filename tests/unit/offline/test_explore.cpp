@@ -1,13 +1,13 @@
-// The decisions of --explore (launcher/explore.hpp): which schedules a run
+// The decisions of --explore (offline/explore.hpp): which schedules a run
 // opens, how a run is judged (a hang before a forced outcome came is the
 // schedule's, never the program's), and how a failing run is replayed.
 #include "launcher/arguments.hpp"
-#include "launcher/explore.hpp"
+#include "offline/explore.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace mpisentry::launcher;
-using namespace mpisentry::launcher::explore;
+using namespace mpisentry::offline::explore;
 using namespace mpisentry::recording;
 
 namespace {

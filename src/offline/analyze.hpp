@@ -39,11 +39,11 @@
 #include <string>
 #include <vector>
 
-#include "launcher/explore.hpp"
+#include "offline/explore.hpp"
 #include "recording/comm_log.hpp"
 #include "recording/recording.hpp"
 
-namespace mpisentry::launcher::analyze {
+namespace mpisentry::offline::analyze {
 
 enum class Buffering { Standard, Zero };
 
@@ -114,4 +114,4 @@ explore::Schedule forcing(const std::vector<recording::CommLog>& logs,
 // at matchings.c:43 (receive_any), rank-0.log line 5".
 std::string op_text(const recording::CommLog& log, std::size_t op);
 
-}  // namespace mpisentry::launcher::analyze
+}  // namespace mpisentry::offline::analyze

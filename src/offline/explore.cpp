@@ -1,4 +1,4 @@
-#include "launcher/explore.hpp"
+#include "offline/explore.hpp"
 
 #include <algorithm>
 #include <tuple>
@@ -6,9 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "config/keys.hpp"
 
-namespace mpisentry::launcher::explore {
+namespace mpisentry::offline::explore {
 namespace {
 
 using recording::Ending;
@@ -105,27 +104,6 @@ std::string schedule_text(const recording::Header& header, const std::vector<Eve
   return recording::Writer::header_text(header) + writer.take() + recording::Writer::ending_text(Ending::Free);
 }
 
-std::vector<std::string> replay_arguments(const Arguments& args) {
-  std::vector<std::string> words;
-  for (const OptionSetting& setting : args.settings) {
-    if (setting.key == config::name_of(&config::Settings::explore_runs) ||
-        setting.key == config::name_of(&config::Settings::explore_changes) ||
-        setting.key == config::name_of(&config::Settings::explore_dir))
-      continue;
-    // --check-all and --potential stand for CHECK lines: given as such.
-    words.push_back(setting.key == config::check_key ? "--check" : setting.option);
-    words.push_back(setting.value);
-  }
-  if (!args.config_file.empty()) words.insert(words.end(), {"--config", args.config_file});
-  if (args.launcher_line.empty()) {
-    words.insert(words.end(), {"-n", args.ranks});
-    words.insert(words.end(), args.program.begin(), args.program.end());
-  } else {
-    words.push_back("--");
-    words.insert(words.end(), args.launcher_line.begin(), args.launcher_line.end());
-  }
-  return words;
-}
 
 std::string_view kind_name(Kind kind) {
   return kind == Kind::Probe ? "probe" : kind == Kind::Poll ? "nonblocking probe" : "receive";
@@ -175,4 +153,4 @@ Outcome classify(const RunFacts& run, const Schedule& schedule, int usual_exit_s
   return {Verdict::Failed, what, job.deadlock && what == job.failure};
 }
 
-}  // namespace mpisentry::launcher::explore
+}  // namespace mpisentry::offline::explore

@@ -16,8 +16,8 @@
 // and any crash, are the program's: every outcome of that run is one MPI
 // may give.
 //
-// The decisions are here, apart from running the jobs (explore_command.cpp),
-// for the tests.
+// The decisions are here, apart from running the jobs (the launcher's
+// explore_command.cpp), for the tests.
 #pragma once
 
 #include <cstdint>
@@ -27,10 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "launcher/arguments.hpp"
 #include "recording/recording.hpp"
 
-namespace mpisentry::launcher::explore {
+namespace mpisentry::offline::explore {
 
 // A receive or probe from MPI_ANY_SOURCE made to take (a probe: find)
 // another sender's message.
@@ -72,10 +71,6 @@ std::string schedule_text(const recording::Header& header, const std::vector<rec
 // "rank 0's receive #3 takes rank 1's message (rank 2's before)"
 std::string describe(const Change& change);
 
-// What follows `mpisentry --replay DIR` to replay one run of the
-// exploration `args` asks for: its options but the EXPLORE ones, and its job.
-std::vector<std::string> replay_arguments(const Arguments& args);
-
 // What one run left behind.
 struct RunFacts {
   int exit_status = 0;  // as a shell shows it: 128 + N after signal N
@@ -97,4 +92,4 @@ struct Outcome {
 // run's when it passed, else 0.
 Outcome classify(const RunFacts& run, const Schedule& schedule, int usual_exit_status);
 
-}  // namespace mpisentry::launcher::explore
+}  // namespace mpisentry::offline::explore

@@ -1,4 +1,4 @@
-#include "launcher/analyze.hpp"
+#include "offline/analyze.hpp"
 
 #include <algorithm>
 #include <array>
@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace mpisentry::launcher::analyze {
+namespace mpisentry::offline::analyze {
 
 using recording::CommLog;
 using recording::kAnyPeer;
@@ -889,4 +889,4 @@ std::string op_text(const CommLog& log, std::size_t index) {
                      log.rank, op.line);
 }
 
-}  // namespace mpisentry::launcher::analyze
+}  // namespace mpisentry::offline::analyze

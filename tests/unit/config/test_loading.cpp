@@ -74,7 +74,7 @@ class TempFile {
 };
 
 std::string shipped_config() {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / "../../config/mpisentry.conf";
+  const auto path = std::filesystem::path(__FILE__).parent_path() / "../../../config/mpisentry.conf";
   std::ifstream file(path);
   INFO(path);
   REQUIRE(file);
