@@ -46,7 +46,7 @@
 #include "monitor/rounds.hpp"
 #include "monitor/verdict.hpp"
 #include "report/report.hpp"
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 #include "stacks/stacks.hpp"
 
 namespace {

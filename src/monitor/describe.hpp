@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "monitor/rounds.hpp"
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 #include "records/call_record.hpp"
 #include "records/call_text.hpp"
 #include "records/communicators.hpp"

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 
 namespace mpisentry::monitor {
 

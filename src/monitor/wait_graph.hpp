@@ -12,7 +12,7 @@
 #include <limits>
 #include <vector>
 
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 
 namespace mpisentry::waitgraph {
 

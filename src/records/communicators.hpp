@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "api/functions.hpp"
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 
 namespace mpisentry::tallies {
 class CommTallies;

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 
 namespace mpisentry::tallies {
 

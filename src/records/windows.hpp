@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 #include "records/call_record.hpp"
 
 namespace mpisentry::windows {

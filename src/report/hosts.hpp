@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 
 namespace mpisentry::report {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "config/checks.hpp"
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 
 namespace mpisentry::report {
 

@@ -16,7 +16,7 @@
 #include <tuple>
 #include <vector>
 
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 
 namespace mpisentry::stacks {
 

@@ -516,6 +516,15 @@ MPI_Comm shadow_of_world() {
   return world == s.shadows.end() ? MPI_COMM_NULL : world->second.dup;
 }
 
+bool comparable(const MessageRecord& sent, const TakenReceive& taken) {
+  return !(sent.flags & kMultipleThreads) && taken.received_bytes == sent.bytes;
+}
+
+KeptPair keep_pair(const ShadowView& shadow, int source, const MessageRecord& sent, const std::string& sent_type,
+                   const TakenReceive& taken) {
+  return {taken, sent, sent_type, world_rank_of(shadow.peers, source), source, shadow.name};
+}
+
 std::string sent_call_text(const MessageRecord& r, const std::string& type, int dest_rank, const std::string& comm) {
   return fmt::format("{}(count={}, datatype={}, dest={}, tag={}, comm={})",
                      function_info(static_cast<FunctionId>(r.function)).name, r.count, type, dest_rank, r.tag, comm);

@@ -32,7 +32,7 @@
 
 #include "api/functions.hpp"
 #include "report/report.hpp"
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 #include "trackers/checksums.hpp"
 #include "trackers/requests.hpp"
 #include "trackers/signature.hpp"
@@ -153,6 +153,24 @@ bool count_of_messages_lost() noexcept;
 // Under the lock: whether a message that MPI_Mprobe or MPI_Improbe matched
 // still waits for its MPI_Mrecv or MPI_Imrecv.
 bool messages_probed_not_received();
+
+// Whether a record and its receive may be compared byte for byte: the
+// program runs below MPI_THREAD_MULTIPLE (else the record may be another
+// thread's message) and the receive got all that was sent (a truncation is
+// MPI's own error).
+bool comparable(const MessageRecord& sent, const TakenReceive& taken);
+
+// A pair that a listener keeps under the lock, to report after it.
+struct KeptPair {
+  TakenReceive taken;
+  MessageRecord sent;
+  std::string sent_type;
+  int sender = 0;  // world rank
+  int source = 0;  // comm rank
+  std::string comm;
+};
+KeptPair keep_pair(const ShadowView& shadow, int source, const MessageRecord& sent, const std::string& sent_type,
+                   const TakenReceive& taken);
 
 // For reports: a record's send call as text, and the sender's call site
 // symbolized in this process (the same executable).

@@ -7,7 +7,7 @@
 //
 // Input: one byte choosing the reader (a snapshot, a gathered part without
 // or with stacks), then the bytes to read.
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 #include "fuzz.hpp"
 
 #include <stdexcept>

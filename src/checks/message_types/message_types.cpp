@@ -11,42 +11,30 @@
 namespace mpisentry::checks {
 namespace {
 
-// A mismatch found under the channel's lock, reported after it.
-struct Mismatch {
-  TakenReceive taken;
-  MessageRecord sent;
-  std::string sent_type;
-  int sender = 0;  // world rank
-  int source = 0;  // comm rank
-  std::string comm;
-};
-
-// Filled under the channel's lock, emptied after it. Never at
-// MPI_THREAD_MULTIPLE, where nothing is compared (kMultipleThreads), so no
-// lock of its own.
-std::vector<Mismatch>& found() {
-  static auto* const instance = new std::vector<Mismatch>;  // never destroyed: wrappers may run during exit
+// The mismatches, found under the channel's lock and reported after it.
+// Never at MPI_THREAD_MULTIPLE, where nothing is comparable, so no lock of
+// its own.
+std::vector<KeptPair>& found() {
+  static auto* const instance = new std::vector<KeptPair>;  // never destroyed: wrappers may run during exit
   return *instance;
 }
 
 void paired(const ShadowView& shadow, int source, const MessageRecord& sent, const std::string& sent_type,
             const TakenReceive& taken) {
-  if (sent.flags & MessageRecord::kMultipleThreads) return;
-  if (taken.received_bytes != sent.bytes) return;  // truncation: MPI's own error
-  if (!taken.compare) return;
+  if (!comparable(sent, taken) || !taken.compare) return;
   // A receive that got all it asked for is hashed as a whole (one run of a
   // basic type then takes no walk): the same signature as cut to its bytes.
   const bool whole = taken.received_bytes == taken.type->size * taken.count;
   const Signature mine = signature_of(*taken.type, taken.count, whole ? -1 : taken.received_bytes);
   if (!mine.differs_from(sent.signature())) return;
-  found().push_back({taken, sent, sent_type, world_rank_of(shadow.peers, source), source, shadow.name});
+  found().push_back(keep_pair(shadow, source, sent, sent_type, taken));
 }
 
 void report_found() {
   if (found().empty()) return;
-  std::vector<Mismatch> mismatches;
+  std::vector<KeptPair> mismatches;
   mismatches.swap(found());
-  for (const Mismatch& m : mismatches) {
+  for (const KeptPair& m : mismatches) {
     const TakenReceive& t = m.taken;
     const TypeInfo& receive_type = *t.type;
     const std::string receive_amount = amount_text(receive_type, t.count);

@@ -10,36 +10,25 @@
 namespace mpisentry::checks {
 namespace {
 
-// A receive buffer found written under the channel's lock, reported after it.
-struct Modified {
-  TakenReceive taken;
-  MessageRecord sent;
-  std::string sent_type;
-  int sender = 0;  // world rank
-  int source = 0;  // comm rank
-  std::string comm;
-};
-
-// Filled under the channel's lock, emptied after it; never at
-// MPI_THREAD_MULTIPLE (summing_sends is off there), so no lock of its own.
-std::vector<Modified>& found() {
-  static auto* const instance = new std::vector<Modified>;  // never destroyed: wrappers may run during exit
+// The receive buffers found written, under the channel's lock, and reported
+// after it. Never at MPI_THREAD_MULTIPLE (summing_sends is off there), so no
+// lock of its own.
+std::vector<KeptPair>& found() {
+  static auto* const instance = new std::vector<KeptPair>;  // never destroyed: wrappers may run during exit
   return *instance;
 }
 
 void paired(const ShadowView& shadow, int source, const MessageRecord& sent, const std::string& sent_type,
             const TakenReceive& taken) {
-  if (sent.flags & MessageRecord::kMultipleThreads) return;
-  if (taken.received_bytes != sent.bytes) return;  // truncation: MPI's own error
-  if (taken.summed && (sent.flags & MessageRecord::kSummed) && taken.data_sum != sent.data_sum)
-    found().push_back({taken, sent, sent_type, world_rank_of(shadow.peers, source), source, shadow.name});
+  if (comparable(sent, taken) && taken.summed && (sent.flags & MessageRecord::kSummed) && taken.data_sum != sent.data_sum)
+    found().push_back(keep_pair(shadow, source, sent, sent_type, taken));
 }
 
 void report_found() {
   if (found().empty()) return;
-  std::vector<Modified> modified;
+  std::vector<KeptPair> modified;
   modified.swap(found());
-  for (const Modified& m : modified) {
+  for (const KeptPair& m : modified) {
     const TakenReceive& t = m.taken;
     const int me = world_rank();
     const char* function = function_info(t.function).name;

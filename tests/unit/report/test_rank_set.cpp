@@ -1,11 +1,11 @@
-#include "report/rank_set.hpp"
+#include "model/rank_set.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <climits>
 #include <vector>
 
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 
 using mpisentry::RankSet;
 using Runs = std::vector<RankSet::Run>;

@@ -1,4 +1,4 @@
-#include "report/rank_set.hpp"
+#include "model/rank_set.hpp"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 // declaration order. Numbers are decimal text ended by ';' and strings are
 // "<length>:<bytes>", so any byte (newline, NUL, invalid UTF-8) survives and
 // the reader never has to guess where a field ends.
-#include "report/snapshot.hpp"
+#include "model/snapshot.hpp"
 
 #include <fmt/format.h>
 

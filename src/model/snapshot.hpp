@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/rank_set.hpp"
+#include "model/rank_set.hpp"
 
 namespace mpisentry {
 
