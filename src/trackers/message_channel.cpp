@@ -520,9 +520,9 @@ bool comparable(const MessageRecord& sent, const TakenReceive& taken) {
   return !(sent.flags & kMultipleThreads) && taken.received_bytes == sent.bytes;
 }
 
-KeptPair keep_pair(const ShadowView& shadow, int source, const MessageRecord& sent, const std::string& sent_type,
-                   const TakenReceive& taken) {
-  return {taken, sent, sent_type, world_rank_of(shadow.peers, source), source, shadow.name};
+void KeptPairs::keep(const ShadowView& shadow, int source, const MessageRecord& sent, const std::string& sent_type,
+                     const TakenReceive& taken) {
+  pairs_.push_back({taken, sent, sent_type, world_rank_of(shadow.peers, source), source, shadow.name});
 }
 
 std::string sent_call_text(const MessageRecord& r, const std::string& type, int dest_rank, const std::string& comm) {

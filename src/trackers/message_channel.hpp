@@ -169,8 +169,26 @@ struct KeptPair {
   int source = 0;  // comm rank
   std::string comm;
 };
-KeptPair keep_pair(const ShadowView& shadow, int source, const MessageRecord& sent, const std::string& sent_type,
-                   const TakenReceive& taken);
+
+// A listener's kept pairs: kept in `paired`, reported in `after_lock`. Only
+// pairs that are comparable() are kept, never at MPI_THREAD_MULTIPLE, so it
+// takes no lock of its own.
+class KeptPairs {
+ public:
+  void keep(const ShadowView& shadow, int source, const MessageRecord& sent, const std::string& sent_type,
+            const TakenReceive& taken);
+  // Each pair kept since the last call, in the order kept, then none.
+  template <typename Report>
+  void report_each(Report&& report) {
+    if (pairs_.empty()) return;
+    std::vector<KeptPair> pairs;
+    pairs.swap(pairs_);
+    for (const KeptPair& pair : pairs) report(pair);
+  }
+
+ private:
+  std::vector<KeptPair> pairs_;
+};
 
 // For reports: a record's send call as text, and the sender's call site
 // symbolized in this process (the same executable).

@@ -1,7 +1,6 @@
 #include "checks/message_types/message_types.hpp"
 
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -11,13 +10,8 @@
 namespace mpisentry::checks {
 namespace {
 
-// The mismatches, found under the channel's lock and reported after it.
-// Never at MPI_THREAD_MULTIPLE, where nothing is comparable, so no lock of
-// its own.
-std::vector<KeptPair>& found() {
-  static auto* const instance = new std::vector<KeptPair>;  // never destroyed: wrappers may run during exit
-  return *instance;
-}
+// The mismatches found under the channel's lock, reported after it.
+KeptPairs& found = *new KeptPairs;  // never destroyed: wrappers may run during exit
 
 void paired(const ShadowView& shadow, int source, const MessageRecord& sent, const std::string& sent_type,
             const TakenReceive& taken) {
@@ -27,14 +21,11 @@ void paired(const ShadowView& shadow, int source, const MessageRecord& sent, con
   const bool whole = taken.received_bytes == taken.type->size * taken.count;
   const Signature mine = signature_of(*taken.type, taken.count, whole ? -1 : taken.received_bytes);
   if (!mine.differs_from(sent.signature())) return;
-  found().push_back(keep_pair(shadow, source, sent, sent_type, taken));
+  found.keep(shadow, source, sent, sent_type, taken);
 }
 
 void report_found() {
-  if (found().empty()) return;
-  std::vector<KeptPair> mismatches;
-  mismatches.swap(found());
-  for (const KeptPair& m : mismatches) {
+  found.report_each([](const KeptPair& m) {
     const TakenReceive& t = m.taken;
     const TypeInfo& receive_type = *t.type;
     const std::string receive_amount = amount_text(receive_type, t.count);
@@ -58,7 +49,7 @@ void report_found() {
     finding.key = fmt::format("datatype {} {} {} {} {}", function, receive_type.text, m.sent_type, m.sent.call_site,
                               m.sent.count);
     report(std::move(finding));
-  }
+  });
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "checks/receive_buffers/receive_buffers.hpp"
 
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -10,25 +9,17 @@
 namespace mpisentry::checks {
 namespace {
 
-// The receive buffers found written, under the channel's lock, and reported
-// after it. Never at MPI_THREAD_MULTIPLE (summing_sends is off there), so no
-// lock of its own.
-std::vector<KeptPair>& found() {
-  static auto* const instance = new std::vector<KeptPair>;  // never destroyed: wrappers may run during exit
-  return *instance;
-}
+// Receive buffers found written under the channel's lock, reported after it.
+KeptPairs& found = *new KeptPairs;  // never destroyed: wrappers may run during exit
 
 void paired(const ShadowView& shadow, int source, const MessageRecord& sent, const std::string& sent_type,
             const TakenReceive& taken) {
   if (comparable(sent, taken) && taken.summed && (sent.flags & MessageRecord::kSummed) && taken.data_sum != sent.data_sum)
-    found().push_back(keep_pair(shadow, source, sent, sent_type, taken));
+    found.keep(shadow, source, sent, sent_type, taken);
 }
 
 void report_found() {
-  if (found().empty()) return;
-  std::vector<KeptPair> modified;
-  modified.swap(found());
-  for (const KeptPair& m : modified) {
+  found.report_each([](const KeptPair& m) {
     const TakenReceive& t = m.taken;
     const int me = world_rank();
     const char* function = function_info(t.function).name;
@@ -48,7 +39,7 @@ void report_found() {
         {{m.sender}, "sent it", sent_call_text(m.sent, m.sent_type, me, m.comm), sender_stack(m.sent)});
     finding.key = fmt::format("modified receive {} {}", t.posted_at, m.sent.call_site);
     report(std::move(finding));
-  }
+  });
 }
 
 }  // namespace
