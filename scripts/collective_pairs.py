@@ -30,12 +30,15 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "scripts"))
-import differential  # noqa: E402  (beside this script: Job, a process group killed as one)
+from mpisentry_testkit import FATAL, Pool, read_reports
+from mpisentry_testkit import Job as KitJob
 
-VERDICT = re.compile(r"\] (ERROR|WARNING): (GLOBAL:DEADLOCK:[A-Z_]+)")
-FATAL = {"GLOBAL:DEADLOCK:HARD", "GLOBAL:DEADLOCK:POTENTIAL"}
+REPO = Path(__file__).resolve().parent.parent
+# The verdicts are read from the JSON report (mpisentry_testkit.read_reports). Regexes stay
+# only for what it does not carry: when the first fatal verdict line reached stderr (the
+# delay to the verdict is measured against the programs' own timestamps), the programs'
+# own "pairs-mark" lines, and the text report's "blocked for A-B s" shown per run.
+VERDICT_LINE = re.compile(r"\] ERROR: (GLOBAL:DEADLOCK:(?:HARD|POTENTIAL))")
 MARK = re.compile(r"^pairs-mark (\d+) (\d+\.\d+) ", re.M)
 STARTUP = "[mpisentry 0] info: checking"
 OK_LINE = "pairs: ok"
@@ -328,8 +331,8 @@ class Program:
 
 # ---------------------------------------------------------------- running
 
-class Job(differential.Job):
-    """differential.Job that also notes when the first deadlock verdict reached its stderr:
+class Job(KitJob):
+    """The kit's Job that also notes when the first deadlock verdict reached its stderr:
     a thread of its own watches the file, so that the main loop (killing another job, say)
     never delays the time taken."""
 
@@ -345,7 +348,7 @@ class Job(differential.Job):
             while True:
                 running = self.process.poll() is None
                 seen += reader.read()
-                if any(name in FATAL for _, name in VERDICT.findall(seen)):
+                if VERDICT_LINE.search(seen):
                     self.verdict_at = time.time()
                     return
                 if not running:
@@ -407,11 +410,13 @@ class Runner:
         base = self.work / "logs" / f"{case.program.name}-n{case.ranks}"
         report = Path(f"{base}.report")
         report.unlink(missing_ok=True)
+        for old in [Path(f"{base}.json"), *Path(base).parent.glob(f"{Path(base).name}.rank*.json")]:
+            old.unlink(missing_ok=True)
         late = 3 * options.timeout if case.label == "correct" else 0
         env = dict(os.environ, MPISENTRY_DEADLOCK_WARNING=f"{options.warning:g}s", MPISENTRY_VERBOSE="1")
         limit = options.job_limit + (late if case.label == "correct" else 0)
         command = [str(self.launcher), "--deadlock-timeout", f"{options.timeout:g}s", "--report-file",
-                   str(report), "-n", str(case.ranks), str(self.binary(case.program)), f"{late:g}"]
+                   str(report), "--report-json", f"{base}.json", "-n", str(case.ranks), str(self.binary(case.program)), f"{late:g}"]
         return Job(command, env, self.work, limit, f"{base}.checked"), report
 
     def take_hang_check(self, case, verdict):
@@ -422,8 +427,11 @@ class Runner:
     def judge(self, case, job, run, report):
         timeout = self.options.timeout
         case.seconds = run.seconds
-        names = [name for _, name in VERDICT.findall(run.stderr)]
-        case.verdicts = list(dict.fromkeys(names))
+        found = read_reports(report.with_suffix(".json"))
+        # The deadlock checks' verdicts only: the ranks' own LOCAL:EXIT:SIGNAL reports come
+        # from the kill at the job limit.
+        case.verdicts = list(dict.fromkeys(verdict.check for verdict in found
+                                           if verdict.check.startswith("GLOBAL:DEADLOCK:")))
         fatal = [name for name in case.verdicts if name in FATAL]
         marks = {}
         for rank, stamp in MARK.findall(run.stderr):
@@ -434,7 +442,7 @@ class Runner:
             case.delay = job.verdict_at - max(marks.values())
         elif fatal:
             # No mark from some rank: the report's shortest "blocked for" instead.
-            shortest = [float(m) for m in re.findall(r"ERROR: .*blocked for ([0-9.]+)", run.stderr)]
+            shortest = [s for verdict in found if verdict.fatal for s in verdict.blocked_seconds.values()]
             if shortest:
                 case.delay = min(shortest)
                 case.detail = "time from the report's 'blocked for'"
@@ -492,53 +500,46 @@ class Runner:
         print(line, flush=True)
 
     def run(self, cases):
-        """Up to --jobs jobs at once: for each hang-labelled case its run without the checker
-        (unless cached), then for every case its checked run."""
-        pending = list(cases)
-        running = []      # (case, job, report or None for a hang check)
+        """Up to --jobs jobs at once (the kit's Pool): for each hang-labelled case its run
+        without the checker (unless cached), then for every case its checked run."""
         done = []
-        try:
-            while pending or running:
-                while pending and len(running) < self.options.jobs:
-                    case = pending.pop(0)
-                    if case.label == "hang" and not case.plain:
-                        if not self.options.hang_check:
-                            case.plain = "not checked"
-                        elif self.cache_key(case) in self.cache:
-                            self.take_hang_check(case, self.cache[self.cache_key(case)])
-                        else:
-                            running.append((case, self.plain_job(case), None))
-                            continue
-                    if self.options.hang_check_only:
-                        if case.label != "correct":
-                            self.progress_hang_check(case, len(cases))
-                            done.append(case)
-                        continue
-                    job, report = self.checked_job(case)
-                    running.append((case, job, report))
-                time.sleep(0.02)
-                for entry in list(running):
-                    case, job, report = entry
-                    run = job.poll()
-                    if run is None:
-                        continue
-                    running.remove(entry)
-                    if report is None:
-                        verdict = "hangs" if run.status is None else \
-                            f"ends (exit {run.status}, {run.seconds:.1f} s)"
-                        self.cache[self.cache_key(case)] = verdict
-                        with open(self.cache_file, "a") as cache:
-                            cache.write(f"{self.cache_key(case)}\t{verdict}\n")
-                        self.take_hang_check(case, verdict)
-                        pending.insert(0, case)     # its checked run next
-                        continue
-                    self.judge(case, job, run, report)
+        reports = {}
+
+        def start(case):
+            if case.label == "hang" and not case.plain:
+                if not self.options.hang_check:
+                    case.plain = "not checked"
+                elif self.cache_key(case) in self.cache:
+                    self.take_hang_check(case, self.cache[self.cache_key(case)])
+                else:
+                    return self.plain_job(case)
+            if self.options.hang_check_only:
+                if case.label != "correct":
+                    self.progress_hang_check(case, len(cases))
                     done.append(case)
-                    self.progress(case, len(cases))
+                return None
+            job, reports[id(case)] = self.checked_job(case)
+            return job
+
+        def finish(case, job, run):
+            report = reports.pop(id(case), None)
+            if report is None:
+                verdict = "hangs" if run.status is None else \
+                    f"ends (exit {run.status}, {run.seconds:.1f} s)"
+                self.cache[self.cache_key(case)] = verdict
+                with open(self.cache_file, "a") as cache:
+                    cache.write(f"{self.cache_key(case)}\t{verdict}\n")
+                self.take_hang_check(case, verdict)
+                return [case]     # its checked run next
+            self.judge(case, job, run, report)
+            done.append(case)
+            self.progress(case, len(cases))
+            return []
+
+        try:
+            Pool(self.options.jobs).run(cases, start, finish)
         except KeyboardInterrupt:
             print("== interrupted: ending the running jobs; the table covers the finished runs", flush=True)
-            for _, job, _ in running:
-                job.kill_group()
         return done
 
 
