@@ -58,6 +58,23 @@ class RunnerTest(unittest.TestCase):
         self.assertLess(time.monotonic() - started, 1.4)
 
 
+class CommandLineTest(unittest.TestCase):
+    def test_run_status_and_timeout(self):
+        import subprocess
+        import tempfile
+        with tempfile.TemporaryDirectory() as work:
+            out, err = f"{work}/out", f"{work}/err"
+            kit = [sys.executable, "-m", "mpisentry_testkit", "run"]
+            ended = subprocess.run(kit + ["10", out, err, "--", "sh", "-c", "echo a; exit 7"])
+            self.assertEqual(ended.returncode, 7)
+            self.assertEqual(Path(out).read_text(), "a\n")
+            stopped = subprocess.run(kit + ["0.3", out, err, "--", "sleep", "30"])
+            self.assertEqual(stopped.returncode, 124)
+            checks = subprocess.run([sys.executable, "-m", "mpisentry_testkit", "checks",
+                                     str(HERE / "sample_hard.json")], capture_output=True, text=True)
+            self.assertEqual(checks.stdout, "GLOBAL:DEADLOCK:HARD\n")
+
+
 class ReportTest(unittest.TestCase):
     # Made by scripts/demo's example: mpisentry --report-json sample_hard.json -n 4 build/examples/deadlock
     SAMPLE = HERE / "sample_hard.json"
