@@ -1,4 +1,4 @@
-"""Unit tests of the test kit (no MPI): the runner, the JSON report reader, the summary.
+"""Unit tests of the test kit (no MPI): the runner, the pool, the JSON report reader.
 Run with PYTHONPATH=tests/kit python3 -m unittest tests/kit/test_kit.py (ctest: kit_unit)."""
 import os
 import signal
@@ -7,7 +7,7 @@ import time
 import unittest
 from pathlib import Path
 
-from mpisentry_testkit import Job, Pool, Summary, read_report, read_reports, run
+from mpisentry_testkit import Job, Pool, read_report, read_reports, run
 
 HERE = Path(__file__).resolve().parent
 
@@ -107,20 +107,6 @@ class ReportTest(unittest.TestCase):
             other.flush()
             with self.assertRaises(ValueError):
                 read_report(other.name)
-
-
-class SummaryTest(unittest.TestCase):
-    def test_counts(self):
-        summary = Summary()
-        for label in ["clean", "clean", "false HARD", "clean"]:
-            summary.add(label)
-        summary.add("failed", 0)
-        self.assertEqual(summary["clean"], 3)
-        self.assertEqual(summary["false HARD"], 1)
-        self.assertEqual(summary["failed"], 0)
-        self.assertEqual(summary.total(), 4)
-        self.assertEqual(summary.lines(width=12), ["clean             3", "false HARD        1",
-                                                   "failed            0"])
 
 
 if __name__ == "__main__":
