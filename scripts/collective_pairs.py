@@ -631,7 +631,7 @@ def summarize(options, cases, wall):
 # ---------------------------------------------------------------- main
 
 def parse_options():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="scripts/collective_pairs", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ranks", default="2,3", help="rank counts, comma-separated (2,3)")
     parser.add_argument("--timeout", type=float, default=2.0,

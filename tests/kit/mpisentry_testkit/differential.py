@@ -1,14 +1,14 @@
-#!/usr/bin/env python3
 """Differential check: a correct program must end the same with and without mpisentry:
 the same exit status, the same output lines (the checker's own stderr lines aside) and
 about the same wall time. Runs the program plainly and checked, interleaved (plain,
 checked, plain, checked) so that both see the same load, and prints what differed.
-scripts/corpus imports this module; scripts/generated runs it once per program.
-Exits 1 when something differed, 2 when the first plain run failed (nothing compared).
+scripts/corpus imports this module; scripts/generated runs it once per program
+(python3 -m mpisentry_testkit.differential). Exits 1 when something differed, 2 when the
+first plain run failed (nothing compared).
 
-Usage: scripts/differential.py --checker 'PREFIX' [--name NAME] [--runs N]
-                               [--time-limit S] [--logs DIR] [--record FILE] -- COMMAND...
-       scripts/differential.py --summarize FILE
+Usage: scripts/differential --checker 'PREFIX' [--name NAME] [--runs N]
+                            [--time-limit S] [--logs DIR] [--record FILE] -- COMMAND...
+       scripts/differential --summarize FILE
 The checked command is PREFIX followed by COMMAND. --record appends the program's
 figures to FILE (TSV); --summarize prints the totals of such a file.
 See docs/corpus.md.
@@ -16,15 +16,13 @@ See docs/corpus.md.
 import argparse
 import collections
 import dataclasses
-import os
 import re
 import shlex
-import signal
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from .jobs import Job
 
 # The checker's own stderr lines: its log (src/log: "[mpisentry] info: ...",
 # "[mpisentry 3] error: ..."), its reports (src/report, src/signals: "[0] ERROR: ",
@@ -45,87 +43,6 @@ DEFAULT_RUNS = 2
 # load one run of a polling program can take ten times another (rma/at_complete
 # 2 took 0.9 to 8.4 s plainly in five runs), so one such run is no finding.
 CONFIRMING_RUNS = 3
-
-
-@dataclasses.dataclass
-class Run:
-    status: int               # exit status, None on timeout
-    seconds: float
-    stdout: str
-    stderr: str
-
-
-class Job:
-    """One job in its own process group (setsid), killed as a group on timeout."""
-
-    def __init__(self, command, env, cwd, time_limit, out_base):
-        self.time_limit = time_limit
-        self.stdout, self.stderr = open(f"{out_base}.out", "w+"), open(f"{out_base}.err", "w+")
-        self.started = time.monotonic()
-        self.process = subprocess.Popen(command, env=env, cwd=cwd, stdout=self.stdout,
-                                        stderr=self.stderr, stdin=subprocess.DEVNULL,
-                                        start_new_session=True)
-        self.timed_out = False
-
-    def poll(self):
-        """The finished Run, or None while the job runs; kills the job past its time limit."""
-        if self.process.poll() is None:
-            if time.monotonic() - self.started < self.time_limit:
-                return None
-            self.timed_out = True
-            self.kill_group()
-        seconds = time.monotonic() - self.started
-        self.stdout.seek(0)
-        self.stderr.seek(0)
-        run = Run(None if self.timed_out else self.process.returncode, seconds,
-                  self.stdout.read(), self.stderr.read())
-        self.stdout.close()
-        self.stderr.close()
-        return run
-
-    def wait(self):
-        while True:
-            run = self.poll()
-            if run is not None:
-                return run
-            time.sleep(0.02)
-
-    def kill_group(self):
-        """SIGTERM to mpiexec's process group (mpiexec then ends its ranks), then SIGKILL to
-        whatever is left of the job: hydra starts its proxy and every rank with setsid, so
-        they are found as mpiexec's descendants, not as members of its group."""
-        job = descendants(self.process.pid)
-        try:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(5)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
-        if self.process.poll() is None:
-            job |= {self.process.pid} | descendants(self.process.pid)
-        for pid in job:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.process.wait()
-
-
-def descendants(root):
-    """The pids of root's descendants, from /proc."""
-    children = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, frontier = set(), [root]
-    while frontier:
-        for child in children.get(frontier.pop(), []):
-            if child not in found:
-                found.add(child)
-                frontier.append(child)
-    return found
 
 
 def runs_wanted(plain, checked):
@@ -321,7 +238,7 @@ def summarize_record(path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="scripts/differential", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--summarize", metavar="FILE", help="print the totals of a --record file and exit")
     parser.add_argument("--checker", help="the checked command's prefix, e.g. 'build/install/bin/mpisentry --'")
