@@ -6,6 +6,7 @@
 #include "checks/message_types/message_types.hpp"
 #include "checks/pending/pending.hpp"
 #include "checks/receive_buffers/receive_buffers.hpp"
+#include "checks/requests/requests.hpp"
 #include "checks/rma/rma.hpp"
 #include "findings/findings.hpp"
 #include "trackers/checksums.hpp"

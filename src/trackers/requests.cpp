@@ -74,8 +74,7 @@ struct StartedReceive {
 };
 
 struct RequestsState {
-  bool not_freed_check = false;
-  bool premature_free_check = false;
+  RequestCheckEvents checks;  // listen_for_request_checks
   bool modification_check = false;
   bool multiple_threads = false;
   // The message channel's, when it listens (listening()).
@@ -234,23 +233,27 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
   link_receive(entry);
 }
 
-std::string started_text(const Entry& entry) { return call_text(entry.record); }
+RequestView view_of(const Entry& entry) {
+  return {entry.record, entry.kind == Kind::Receive || entry.kind == Kind::SendReceive, entry.active,
+          entry.persistent, entry.call_site};
+}
 
 }  // namespace
 
 void start_requests(const StartContext& context) {
   RequestsState& s = requests_state();
-  s.not_freed_check = on(report::Check::RequestNotFreed);
-  s.premature_free_check = on(report::Check::RequestPrematureFree);
   // Not at MPI_THREAD_MULTIPLE: there the check reported a correct program
   // (tests/message_checks/msg_threads.c), for a reason not found yet.
   s.modification_check = on(report::Check::MemoryIllegalModification) && !context.multiple_threads;
   s.multiple_threads = context.multiple_threads;
-  detail::tracking = s.not_freed_check || s.premature_free_check || on(report::Check::MemoryIllegalModification) ||
+  detail::tracking = s.checks.freed_while_active || s.checks.left_at_finalize ||
+                     on(report::Check::MemoryIllegalModification) ||
                      on(report::Check::MemoryOverlap) || listening();
 }
 
 void listen_for_messages(const MessageEvents& events) { requests_state().messages = events; }
+
+void listen_for_request_checks(const RequestCheckEvents& events) { requests_state().checks = events; }
 
 void listen_for_passed_over(void (*passed_over)(const void*)) { requests_state().passed_over = passed_over; }
 
@@ -330,19 +333,7 @@ void freeing(MPI_Request request) {
     else if (entry.kind == Kind::SendReceive)
       s.messages.receive_abandoned(r.comm, r.source, r.recv_tag);
   }
-  if (!s.premature_free_check || !entry.active) return;
-  const char* started_by = function_info(entry.record.function).name;
-  report::Finding finding;
-  finding.check = report::Check::RequestPrematureFree;
-  finding.summary = {fmt::format("MPI_Request_free frees the request of {} while its operation is still active:",
-                                 started_by),
-                     entry.kind == Kind::Receive || entry.kind == Kind::SendReceive
-                         ? "the receive may still write its buffer, and nothing can tell when it has."
-                         : "nothing can tell when the operation has completed."};
-  finding.parties.push_back({{world_rank()}, "frees it", "MPI_Request_free(request)", {}});
-  finding.parties.push_back({{world_rank()}, "started it", started_text(entry), call_site_stack(entry.call_site)});
-  finding.key = fmt::format("premature free {} {}", started_by, entry.call_site);
-  report(std::move(finding), /*own_stack=*/true);
+  if (entry.active && s.checks.freed_while_active) s.checks.freed_while_active(view_of(entry));
 }
 
 namespace {
@@ -571,25 +562,12 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
 
 void finish_requests() {
   RequestsState& s = requests_state();
-  if (!s.not_freed_check) return;
+  if (!s.checks.left_at_finalize) return;
   std::vector<Entry> left;
   // Every other thread is done with MPI: no lock.
   for (RequestShard& shard : s.shards) shard.live.for_each([&](std::uint64_t, const Entry& entry) { left.push_back(entry); });
   std::sort(left.begin(), left.end(), [](const Entry& a, const Entry& b) { return a.sequence < b.sequence; });
-  for (const Entry& entry : left) {
-    const char* started_by = function_info(entry.record.function).name;
-    report::Finding finding;
-    finding.check = report::Check::RequestNotFreed;
-    finding.summary = {entry.active       ? fmt::format("A request of {} was never completed nor freed.", started_by)
-                       : entry.persistent ? fmt::format("A persistent request of {} is inactive but was never freed.",
-                                                        started_by)
-                                          : fmt::format("A request of {} completed (MPI_Request_get_status said so) "
-                                                        "but was never freed.",
-                                                        started_by)};
-    finding.parties.push_back({{world_rank()}, "started it", started_text(entry), call_site_stack(entry.call_site)});
-    finding.key = fmt::format("not freed {} {}", started_by, entry.call_site);
-    report(std::move(finding));
-  }
+  for (const Entry& entry : left) s.checks.left_at_finalize(view_of(entry));
 }
 
 

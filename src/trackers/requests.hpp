@@ -1,5 +1,6 @@
 // Every request the program holds, from its start to its completion or
-// free, for LOCAL:REQUEST:NOT_FREED, LOCAL:REQUEST:PREMATURE_FREE and
+// free, for LOCAL:REQUEST:NOT_FREED and LOCAL:REQUEST:PREMATURE_FREE
+// (checks/requests, through RequestCheckEvents), for
 // LOCAL:MEMORY:ILLEGAL_MODIFICATION (trackers/checksums.hpp) and for the
 // message channel (trackers/message_channel.hpp), which hears of the
 // requests' sends and receives through MessageEvents. Exact, unlike the deadlock monitor's table
@@ -33,8 +34,28 @@ extern bool tracking;  // a GLOBAL:MSG, LOCAL:REQUEST or LOCAL:MEMORY check is o
 
 inline bool tracking() noexcept { return detail::tracking; }
 
-// checks/lifecycle.def: after the message analysis, whose events it needs.
+// checks/lifecycle.def: after the message channel and the request checks,
+// whose events it needs.
 void start_requests(const StartContext& context);
+
+// A request as the request checks see it.
+struct RequestView {
+  const CallRecord& record;  // as started (the fields its shape uses)
+  bool receives;             // a receive or send-receive: it may still write its buffer
+  bool active;
+  bool persistent;
+  const void* call_site;     // where it was started
+};
+
+// What the request checks hear (checks/requests registers them when it
+// starts, before the tracker does).
+struct RequestCheckEvents {
+  // MPI_Request_free frees an active request.
+  void (*freed_while_active)(const RequestView& request) = nullptr;
+  // In MPI_Finalize, in start order: each request never completed or freed.
+  void (*left_at_finalize)(const RequestView& request) = nullptr;
+};
+void listen_for_request_checks(const RequestCheckEvents& events);
 
 // A receive that completed, as the message analysis pairs it with its
 // message's record: from a request, or from a blocking receive
@@ -161,7 +182,8 @@ bool receive_active_before(MPI_Comm comm, std::uint64_t before);
 // reported as not freed) and GLOBAL:MSG:PENDING stops (MessageEvents::receive_failed).
 void failed(const MPI_Request* requests, int count, const HeldRequests& held);
 
-// In MPI_Finalize: every request never completed or freed.
+// In MPI_Finalize: every request never completed or freed, to the request
+// checks.
 void finish_requests();
 
 // Wait and Test (flag: nullptr for Wait), and MPI_Request_get_status, which
