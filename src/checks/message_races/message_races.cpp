@@ -107,7 +107,7 @@ void add_rank(std::vector<int>& ranks, int rank) {
   if (at == ranks.end() || *at != rank) ranks.insert(at, rank);
 }
 
-// Under the lock: the index of the place of `kind` at `call_site`.
+// The index of the place of `kind` at `call_site`.
 std::uint32_t race_place(const void* call_site, RacePlace::Kind kind) {
   RacesState& s = races_state();
   const auto [index, added] =
@@ -128,7 +128,7 @@ struct WildcardCall {
   bool after_active;  // a receive started before it was active
 };
 
-// Under the lock: `call` completed at `at`, after `order` receives of the
+// `call` completed at `at`, after `order` receives of the
 // rank (counting itself, for a receive).
 void note_wildcard(const ShadowView& shadow, const WildcardCall& call, std::uint64_t order, std::int64_t at) {
   RacesState& s = races_state();
@@ -145,7 +145,7 @@ void note_wildcard(const ShadowView& shadow, const WildcardCall& call, std::uint
   if (call.probe) ++place.judged;
 }
 
-// Under the lock: a race of `receive` counts once its own message is known
+// A race of `receive` counts once its own message is known
 // to be no synchronous send's.
 void count_race(Wildcard& receive) {
   if (receive.own != Wildcard::Own::Ordinary || receive.raced_with.empty()) return;
@@ -156,7 +156,7 @@ void count_race(Wildcard& receive) {
   receive.raced_with.clear();
 }
 
-// Under the lock: `record` is the own message of the rank's `order`-th
+// `record` is the own message of the rank's `order`-th
 // receive.
 void own_message(std::deque<Wildcard>& wildcards, std::uint64_t order, const MessageRecord& record) {
   if (wildcards.empty() || order == 0) return;
@@ -180,7 +180,7 @@ bool same_clock(const ShadowView& shadow, int source) {
          s.clock_domains[static_cast<std::size_t>(sender)] == s.clock_domains[static_cast<std::size_t>(world_rank())];
 }
 
-// Under the lock: the message of `record` from comm rank `source`, taken by
+// The message of `record` from comm rank `source`, taken by
 // the rank's `taken_order`-th receive (UINT64_MAX: by none), against the
 // receives from MPI_ANY_SOURCE that completed before.
 void judge_races(const ShadowView& shadow, std::deque<Wildcard>& wildcards, int source, const MessageRecord& record,
@@ -200,7 +200,7 @@ void judge_races(const ShadowView& shadow, std::deque<Wildcard>& wildcards, int 
   }
 }
 
-// Under the lock: the message of `record` from comm rank `source`, taken by
+// The message of `record` from comm rank `source`, taken by
 // a receive that a Waitany, Waitsome, Testany or Testsome at `by` passed
 // over at `at`: had it come first, the call could have returned that
 // receive.
@@ -214,7 +214,7 @@ void judge_passed_over(const ShadowView& shadow, int source, const MessageRecord
   add_rank(place.could_take, world_rank_of(shadow.peers, source));
 }
 
-// Under the lock: the rules on `record`, the message that `taken` received.
+// The rules on `record`, the message that `taken` received.
 void paired(const ShadowView& shadow, int source, const MessageRecord& record, const std::string&,
             const TakenReceive& taken) {
   const auto window = races_state().windows.find(shadow.id);
@@ -302,7 +302,6 @@ void report_races() {
   report(std::move(finding));
 }
 
-
 void receive_completed(const ShadowView& shadow, const Receive& receive, const MPI_Status& status,
                        const TakenReceive& taken, std::int64_t at, bool after_active) {
   if (at == 0) return;
@@ -321,11 +320,9 @@ void passed_over(const void* call_site) {
   ++races_state().race_places[race_place(call_site, RacePlace::Kind::Completions)].calls;
 }
 
-bool judging = false;  // start_message_races found the check on and the program below MPI_THREAD_MULTIPLE
-
 }  // namespace
 
-void start_message_races(const StartContext& context) {
+void start_message_races(const StartContext&) {
   if (!on(report::Check::MessageRace)) return;
   // On every rank, whatever its thread level, as the others do it.
   RacesState& s = races_state();
@@ -334,11 +331,11 @@ void start_message_races(const StartContext& context) {
   s.clock_domains.assign(static_cast<std::size_t>(world_size), 0);
   const std::uint64_t mine = clock_domain();
   PMPI_Allgather(&mine, 1, MPI_UINT64_T, s.clock_domains.data(), 1, MPI_UINT64_T, shadow_of_world());
-  if (context.multiple_threads) {
+  // The channel times messages and receives below MPI_THREAD_MULTIPLE only.
+  if (!judging_races()) {
     if (world_rank() == 0) log::info("GLOBAL:MSG:RACE judges no receive of a program at MPI_THREAD_MULTIPLE");
     return;
   }
-  judging = true;
   listen_to_channel({.receive_completed = receive_completed,
                      .probe_found = probe_found,
                      .paired = paired,
@@ -347,9 +344,7 @@ void start_message_races(const StartContext& context) {
   listen_for_passed_over(passed_over);
 }
 
-void finish_message_races() {
-  if (judging) report_races();
-  judging = false;
-}
+// Nothing judged (MPI_THREAD_MULTIPLE, or no race) reports nothing.
+void finish_message_races() { report_races(); }
 
 }  // namespace mpisentry::checks
