@@ -8,7 +8,7 @@ set -euo pipefail
 # What -DBUILD_TESTING=OFF builds with (docs/install.md). libmpich-dev brings
 # gfortran with it, which this build does not use.
 demo_packages=(cmake make g++ pkg-config python3 mpich libmpich-dev libunwind-dev
-               libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+               libspdlog-dev libfmt-dev nlohmann-json3-dev
                libxxhash-dev)  # the checks' buffer checksums
 test_packages=(gfortran catch2  # the tests' Fortran programs; the unit and integration tests
                dpkg-dev file lintian groff-base  # the Debian package (cpack) and its checks; the man pages' test

@@ -18,6 +18,7 @@
 
 #include "config/exit_status.hpp"
 #include "config/keys.hpp"
+#include "config/text.hpp"
 #include "offline/analyze.hpp"
 #include "launcher/arguments.hpp"
 #include "offline/explore.hpp"
@@ -35,41 +36,37 @@ constexpr int kNone = 0, kConfirmed = 1, kUnconfirmed = 3;
 constexpr std::size_t kShown = 20;  // choices and stopped ranks printed; --json has them all
 constexpr std::string_view kRunsFile = "confirmations.json";
 
+constexpr std::string_view kJsonOption = "--json", kRunsDirOption = "--runs-dir", kNoConfirmOption = "--no-confirm",
+                           kHelpOption = "--help";
+
 struct AnalyzeArguments {
   bool help = false;
   bool confirm = true;
-  std::string dir, json, deadlock_timeout;
+  std::string dir, json;
   std::string runs_dir = "mpisentry-analyze";
-  std::string error;
+  std::vector<OptionSetting> settings;  // of the confirming runs
+  std::vector<config::Problem> errors;
 };
 
 AnalyzeArguments parse(std::span<const std::string> words) {
+  CommandLine line =
+      parse_command_line(analyze_options(), words, Operands::AmongOptions, "the directory", std::string(kAnalyzeCommandName) + ": ");
   AnalyzeArguments args;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const std::string& word = words[i];
-    const auto value = [&](std::string& into, std::string_view what) {
-      if (i + 1 == words.size()) args.error = fmt::format("{} needs {}", word, what);
-      else into = words[++i];
-    };
-    if (word == "--help" || word == "-h") {
-      args.help = true;
-    } else if (word == "--json") {
-      value(args.json, "a file name");
-    } else if (word == "--runs-dir") {
-      value(args.runs_dir, "a directory");
-    } else if (word == "--deadlock-timeout") {
-      value(args.deadlock_timeout, "a time");
-    } else if (word == "--no-confirm") {
-      args.confirm = false;
-    } else if (word.starts_with("-")) {
-      args.error = fmt::format("unknown option \"{}\"", word);
-    } else if (!args.dir.empty()) {
-      args.error = fmt::format("takes one directory, and no more: \"{}\"", word);
-    } else {
-      args.dir = word;
-    }
+  args.errors = std::move(line.errors);
+  for (GivenOption& given : line.options) {
+    const std::string_view name = given.option->name;
+    if (name == kHelpOption) args.help = true;
+    else if (name == kJsonOption) args.json = std::move(given.value);
+    else if (name == kRunsDirOption) args.runs_dir = std::move(given.value);
+    else if (name == kNoConfirmOption) args.confirm = false;
+    else args.settings.push_back({given.option->setting, std::move(given.value), given.written});
   }
-  if (args.error.empty() && !args.help && args.dir.empty()) args.error = "needs the directory of the logs";
+  if (line.operands.size() > 1)
+    args.errors.push_back({std::string(kAnalyzeCommandName), "takes one directory, and no more: " + config::in_quotes(line.operands[1])});
+  else if (line.operands.size() == 1)
+    args.dir = line.operands.front();
+  else if (args.errors.empty() && !args.help)
+    args.errors.push_back({std::string(kAnalyzeCommandName), "needs the directory of the logs"});
   return args;
 }
 
@@ -274,7 +271,7 @@ class Confirmer {
   std::vector<std::string> job_words(bool zero) const {
     std::vector<std::string> words;
     if (zero) words.push_back("--potential");
-    if (!args_.deadlock_timeout.empty()) words.insert(words.end(), {"--deadlock-timeout", args_.deadlock_timeout});
+    for (const OptionSetting& setting : args_.settings) words.insert(words.end(), {setting.option, setting.value});
     const bool one_command = std::ranges::all_of(
         logs_, [&](const CommLog& log) { return log.command == logs_.front().command; });
     if (one_command) {
@@ -432,14 +429,32 @@ nlohmann::json outcome_json(const std::vector<CommLog>& logs, const offline::ana
 
 }  // namespace
 
+std::span<const OptionSpec> analyze_options() {
+  static const std::vector<OptionSpec> table = [] {
+    OptionSpec deadlock_timeout =
+        setting_option(*config::find_key(config::name_of(&config::Settings::deadlock_timeout)));
+    deadlock_timeout.help = "DEADLOCK-TIMEOUT of the confirming runs (default: as configured)";
+    return std::vector<OptionSpec>{
+        value_option(std::string(kJsonOption), "FILE", "a file name", "write the same as JSON (schema mpisentry-analyze/2)"),
+        value_option(std::string(kRunsDirOption), "DIR", "a directory",
+                     "where the confirming runs' files go (DIR/standard, DIR/zero: schedule, recording, output and "
+                     "reports, and DIR/confirmations.json); it must be new, empty or an earlier analysis's (default: "
+                     "mpisentry-analyze in the current directory)"),
+        deadlock_timeout,
+        flag_option(std::string(kNoConfirmOption), "run nothing: every deadlock found is reported UNCONFIRMED"),
+        help_option(),
+    };
+  }();
+  return table;
+}
+
 std::string analyze_usage() {
-  constexpr std::size_t width = 80;
-  std::string text = "usage: mpisentry analyze [options] DIR\n\n" + wrapped(kAnalyzeDescription, width) + "\noptions:\n";
-  for (const AnalyzeOption& option : kAnalyzeOptions)
-    text += wrapped(option.help, width, "  " + std::string(option.option), 28);
+  std::string text = "usage: mpisentry analyze [options] DIR\n\n" + wrapped(kAnalyzeDescription, kHelpWidth) +
+                     "\noptions:\n" + options_text(help_rows(analyze_options()), 32);
   text += "\nexit status:\n";
   for (const config::ExitStatus& status : config::kExitStatuses)
-    if (status.command == kAnalyzeCommandName) text += wrapped(status.meaning, width, "  " + std::string(status.status), 9);
+    if (status.command == kAnalyzeCommandName)
+      text += wrapped(status.meaning, kHelpWidth, "  " + std::string(status.status), 9);
   return text;
 }
 
@@ -449,16 +464,14 @@ int run_analyze_command(std::span<const std::string> words) {
     std::cout << analyze_usage();
     return kNone;
   }
-  if (!args.error.empty()) {
-    std::cerr << "mpisentry analyze: " << args.error << "\n" << analyze_usage();
+  if (!args.errors.empty()) {
+    for (const config::Problem& problem : args.errors) std::cerr << problem.str() << '\n';
+    std::cerr << analyze_usage();
     return config::kCommandFailedStatus;
   }
   // The confirming runs' settings: the environment's, then the options.
   Arguments run_options;
-  if (!args.deadlock_timeout.empty())
-    run_options.settings.push_back(
-        {std::string(config::name_of(&config::Settings::deadlock_timeout)), args.deadlock_timeout,
-         "--deadlock-timeout"});
+  run_options.settings = args.settings;
   const config::EnvLookup env = [](const char* name) -> const char* { return std::getenv(name); };
   const config::LoadResult settings = resolve_settings(run_options, env);
   if (!settings.ok()) {

@@ -6,6 +6,8 @@
 // The exit statuses are kExitStatuses' rows for kAnalyzeCommandName.
 #pragma once
 
+#include "launcher/command_line.hpp"
+
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,20 +29,8 @@ inline constexpr std::string_view kAnalyzeDescription =
     "verdict; else it is reported UNCONFIRMED, with what the run showed. Prints each deadlock, the receives whose "
     "choice made it and where every rank stops.";
 
-struct AnalyzeOption {
-  std::string_view option;
-  std::string_view help;
-};
-inline constexpr AnalyzeOption kAnalyzeOptions[] = {
-    {"--json FILE", "write the same as JSON (schema mpisentry-analyze/2)"},
-    {"--runs-dir DIR",
-     "where the confirming runs' files go (DIR/standard, DIR/zero: schedule, recording, output and reports, and "
-     "DIR/confirmations.json); it must be new, empty or an earlier analysis's (default: mpisentry-analyze in the "
-     "current directory)"},
-    {"--deadlock-timeout TIME", "DEADLOCK-TIMEOUT of the confirming runs (default: as configured)"},
-    {"--no-confirm", "run nothing: every deadlock found is reported UNCONFIRMED"},
-    {"--help", "show this text"},
-};
+// Its options: --json FILE, --runs-dir DIR, --deadlock-timeout TIME, --no-confirm, --help.
+std::span<const OptionSpec> analyze_options();
 
 // The command kExitStatuses (config/exit_status.hpp) lists analyze's statuses under.
 inline constexpr std::string_view kAnalyzeCommandName = "mpisentry analyze";

@@ -3,7 +3,9 @@
 #include "config/keys.hpp"
 #include "config/text.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 
 namespace mpisentry::launcher {
 namespace {
@@ -19,41 +21,48 @@ constexpr std::string_view check_all_option = "--check-all";
 // which is information (most races are intended), not a problem.
 constexpr std::string_view check_all_patterns[] = {"GLOBAL:COLLECTIVE:** ON", "GLOBAL:MSG:** ON", "GLOBAL:RMA:** ON",
                                                    "LOCAL:** ON", "GLOBAL:MSG:RACE OFF"};
-constexpr std::string_view help_option = "--help";
+constexpr std::string_view version_option = "--version";
+constexpr std::string_view ranks_option = "-n";
 // `--explore` without a number of runs.
 constexpr std::string_view kDefaultExploreRuns = "50";
-const std::string explore_option = config::option_name(config::name_of(&config::Settings::explore_runs));
-constexpr std::string_view version_option = "--version";
 
-// The config key an option sets; empty for options that set none.
-std::string key_of(std::string_view option) {
-  if (option == check_option) return std::string(config::check_key);
-  for (const config::Key& key : config::keys())
-    if (option == config::option_name(key.name)) return std::string(key.name);
-  return {};
+std::string check_all_help() {
+  std::string patterns;
+  for (const std::string_view pattern : check_all_patterns)
+    patterns += (patterns.empty() ? "--check \"" : " --check \"") + std::string(pattern) + "\"";
+  return "for a test run: every consistency check on but the race summary (" + patterns +
+         "); they cost more than the deadlock checks (README)";
 }
 
-bool is_switch(const std::string& key) {
-  const config::Key* found = config::find_key(key);
-  return found && std::holds_alternative<bool config::Settings::*>(found->member);
-}
-
-std::vector<std::string> option_names() {
-  std::vector<std::string> names = {std::string(config_option), std::string(check_option),
-                                    std::string(potential_option), std::string(check_all_option),
-                                    std::string(help_option),
-                                    std::string(version_option)};
-  for (const config::Key& key : config::keys()) names.push_back(config::option_name(key.name));
-  return names;
-}
-
-Problem unknown_option(std::string_view option) {
-  const auto names = option_names();
-  const std::vector<std::string_view> candidates(names.begin(), names.end());
-  std::string message = "unknown option";
-  if (const auto guess = config::nearest(option, candidates); !guess.empty())
-    message += " (did you mean " + std::string(guess) + "?)";
-  return {std::string(option), message};
+// The job's options: --config, a setting each key of flags.def, the checks,
+// the command's own; -n is in the command's forms.
+std::span<const OptionSpec> job_options() {
+  static const std::vector<OptionSpec> table = [] {
+    std::vector<OptionSpec> options;
+    options.push_back(value_option(std::string(config_option), "FILE", "a value",
+                                   "read settings from FILE (ITC syntax; default: $MPISENTRY_CONFIG, else $VT_CONFIG)"));
+    for (const config::Key& key : config::keys()) {
+      OptionSpec option = setting_option(key);
+      // --explore takes its number of runs only when one follows, 0 too.
+      if (key.name == config::name_of(&config::Settings::explore_runs)) {
+        option.value = ValueRule::Number;
+        option.absent = kDefaultExploreRuns;
+      }
+      options.push_back(std::move(option));
+    }
+    OptionSpec check = value_option(std::string(check_option), "\"PATTERN ON|OFF\"", "a value",
+                                    std::string(kCheckPatternHelp) + " (repeatable)");
+    check.setting = config::check_key;
+    options.push_back(std::move(check));
+    options.push_back(flag_option(std::string(potential_option), "the same as --check \"GLOBAL:DEADLOCK:POTENTIAL ON\""));
+    options.push_back(flag_option(std::string(check_all_option), check_all_help()));
+    options.push_back(help_option());
+    options.push_back(flag_option(std::string(version_option), "show the version"));
+    // In the command's forms, not among the options.
+    options.push_back(value_option(std::string(ranks_option), "N", "a number of ranks", "", "-np"));
+    return options;
+  }();
+  return table;
 }
 
 bool is_positive_number(std::string_view text) {
@@ -62,91 +71,37 @@ bool is_positive_number(std::string_view text) {
   return status == std::errc{} && end == text.data() + text.size() && value > 0;
 }
 
-// Digits, with a '-' before them or not: a number of runs as written, which
-// the config's range then checks (0 is one run, -1 is refused by name).
-bool is_whole_number(std::string_view text) {
-  if (text.starts_with('-')) text.remove_prefix(1);
-  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
 }  // namespace
 
 Arguments parse_arguments(std::span<const std::string> words) {
+  CommandLine line = parse_command_line(job_options(), words, Operands::EndOptions, "the program");
   Arguments args;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const std::string& word = words[i];
-    if (word == "--") {
-      args.launcher_line.assign(words.begin() + i + 1, words.end());
-      if (args.launcher_line.empty()) args.errors.push_back({"--", "needs a launcher line after it, e.g. -- mpiexec -n 2 ./app"});
-      break;
-    }
-    if (word == "-n" || word == "-np") {
-      if (i + 1 == words.size() || !is_positive_number(words[i + 1])) {
-        args.errors.push_back({word, i + 1 == words.size() ? "needs a number of ranks"
-                                                           : config::in_quotes(words[i + 1]) + " is not a positive number of ranks"});
-        ++i;
-        continue;
-      }
-      args.ranks = words[++i];
-      continue;
-    }
-    if (word == help_option || word == "-h") {
+  args.errors = std::move(line.errors);
+  for (GivenOption& given : line.options) {
+    const std::string_view name = given.option->name;
+    if (name == ranks_option) {
+      if (is_positive_number(given.value)) args.ranks = given.value;
+      else args.errors.push_back({given.written, config::in_quotes(given.value) + " is not a positive number of ranks"});
+    } else if (name == help_option().name) {
       args.help = true;
-      continue;
-    }
-    if (word == version_option) {
+    } else if (name == version_option) {
       args.version = true;
-      continue;
-    }
-    if (word == potential_option) {
-      args.settings.push_back({std::string(config::check_key), "GLOBAL:DEADLOCK:POTENTIAL ON", word});
-      continue;
-    }
-    // --explore takes its number of runs only when one follows, 0 too.
-    if (word == explore_option && (i + 1 == words.size() || !is_whole_number(words[i + 1]))) {
-      args.settings.push_back({std::string(config::name_of(&config::Settings::explore_runs)),
-                               std::string(kDefaultExploreRuns), word});
-      continue;
-    }
-    if (word == check_all_option) {
+    } else if (name == config_option) {
+      args.config_file = given.value;
+    } else if (name == potential_option) {
+      args.settings.push_back({std::string(config::check_key), "GLOBAL:DEADLOCK:POTENTIAL ON", given.written});
+    } else if (name == check_all_option) {
       for (const std::string_view pattern : check_all_patterns)
-        args.settings.push_back({std::string(config::check_key), std::string(pattern), word});
-      continue;
-    }
-    if (word.empty()) {
-      // Mostly an unset variable ("$APP"); a message about "" would name nothing.
-      args.errors.push_back({"argument " + std::to_string(i + 1), "is empty where an option or the program should be"});
-      break;
-    }
-    if (!word.starts_with('-')) {
-      // The program; everything after it is its own.
-      args.program.assign(words.begin() + i, words.end());
-      break;
-    }
-    // "--option value" or "--option=value"
-    const auto equals = word.find('=');
-    const std::string option = word.substr(0, equals);
-    const std::string key = key_of(option);
-    if (key.empty() && option != config_option) {
-      args.errors.push_back(unknown_option(option));
-      continue;
-    }
-    std::string value;
-    if (bool on = true; equals == std::string::npos && is_switch(key) &&
-                        (i + 1 == words.size() || !config::parse_switch(words[i + 1], on))) {
-      value = "on";  // a switch alone is on
-    } else if (equals != std::string::npos) {
-      value = word.substr(equals + 1);
-    } else if (i + 1 < words.size()) {
-      value = words[++i];
+        args.settings.push_back({std::string(config::check_key), std::string(pattern), given.written});
     } else {
-      args.errors.push_back({option, "needs a value"});
-      continue;
+      args.settings.push_back({given.option->setting, std::move(given.value), given.written});
     }
-    if (option == config_option)
-      args.config_file = value;
-    else
-      args.settings.push_back({key, value, option});
+  }
+  if (line.double_dash) {
+    args.launcher_line = std::move(line.operands);
+    if (args.launcher_line.empty()) args.errors.push_back({"--", "needs a launcher line after it, e.g. -- mpiexec -n 2 ./app"});
+  } else {
+    args.program = std::move(line.operands);
   }
   // What to run, once every word made sense.
   if (args.help || args.version || !args.errors.empty()) return args;
@@ -175,55 +130,24 @@ std::span<const CommandForm> command_forms() {
 }
 
 std::vector<OptionHelp> options_help() {
-  std::vector<OptionHelp> options;
-  options.push_back({"--config FILE", "read settings from FILE (ITC syntax; default: $MPISENTRY_CONFIG, else $VT_CONFIG)"});
+  std::vector<OptionHelp> rows;
   const config::Settings defaults;
-  for (const config::Key& key : config::keys()) {
-    options.push_back({config::option_name(key.name) + ' ' + config::value_syntax(key),
-                       std::string(key.help) + " (" + std::string(key.name) + ", default " +
-                           config::value_text(key, defaults) + ')'});
+  for (const OptionSpec& option : job_options()) {
+    std::ranges::move(help_rows(std::span(&option, 1)), std::back_inserter(rows));
+    if (option.name != check_option) continue;
+    for (const config::CheckInfo& check : config::switchable_checks())
+      rows.push_back({std::string(check.name),
+                      std::string(check.help) + (defaults.*check.member ? " (default ON)" : " (default OFF)"), true});
   }
-  options.push_back({"--check \"PATTERN ON|OFF\"", std::string(kCheckPatternHelp) + " (repeatable)"});
-  for (const config::CheckInfo& check : config::switchable_checks())
-    options.push_back({std::string(check.name),
-                       std::string(check.help) + (defaults.*check.member ? " (default ON)" : " (default OFF)"), true});
-  options.push_back({std::string(potential_option), "the same as --check \"GLOBAL:DEADLOCK:POTENTIAL ON\""});
-  std::string check_all_text;
-  for (const std::string_view pattern : check_all_patterns)
-    check_all_text += (check_all_text.empty() ? "--check \"" : " --check \"") + std::string(pattern) + "\"";
-  options.push_back({std::string(check_all_option),
-                     "for a test run: every consistency check on but the race summary (" + check_all_text +
-                         "); they cost more than the deadlock checks (README)"});
-  options.push_back({std::string(help_option), "show this text"});
-  options.push_back({std::string(version_option), "show the version"});
-  return options;
+  return rows;
 }
 
 std::string usage() {
-  constexpr std::size_t width = 80;
   std::string text;
   for (const CommandForm& form : command_forms())
-    text += wrapped(form.does, width, (text.empty() ? "usage: " : "       ") + std::string(form.command), 49);
-  text += "\n" + wrapped(kDescription, width) + "\noptions:\n";
-  for (const OptionHelp& option : options_help())
-    text += wrapped(option.help, width, (option.is_check ? "    " : "  ") + option.option, 34);
-  return text + "\n" + wrapped(kTimeSyntax, width) + wrapped(kEnvironmentHelp, width);
-}
-
-std::string wrapped(std::string_view text, std::size_t width, std::string first, std::size_t column) {
-  std::string out, line = std::move(first);
-  for (const auto word : config::split(text, " ")) {
-    if (line.empty() || line.size() < column) {
-      line.resize(column, ' ');
-      line += word;
-    } else if (line.size() + 1 + word.size() > width) {
-      out += line + '\n';
-      line = std::string(column, ' ') + std::string(word);
-    } else {
-      line += ' ' + std::string(word);
-    }
-  }
-  return out + line + '\n';
+    text += wrapped(form.does, kHelpWidth, (text.empty() ? "usage: " : "       ") + std::string(form.command), 49);
+  return text + "\n" + wrapped(kDescription, kHelpWidth) + "\noptions:\n" + options_text(options_help(), 34) + "\n" +
+         wrapped(kTimeSyntax, kHelpWidth) + wrapped(kEnvironmentHelp, kHelpWidth);
 }
 
 std::vector<std::string> replay_arguments(const Arguments& args) {

@@ -4,9 +4,9 @@
 #pragma once
 
 #include "config/loading.hpp"
+#include "launcher/command_line.hpp"
 #include "config/settings.hpp"
 
-#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,12 +44,7 @@ struct CommandForm {
 std::span<const CommandForm> command_forms();
 
 // Every option and what it does: the keys of flags.def, the checks of
-// checks.def (is_check: listed under --check), and the command's own.
-struct OptionHelp {
-  std::string option;  // "--deadlock-timeout TIME"
-  std::string help;
-  bool is_check = false;
-};
+// checks.def (listed under --check), and the command's own.
 std::vector<OptionHelp> options_help();
 
 // What --check and the config file's CHECK lines do.
@@ -68,10 +63,6 @@ inline constexpr std::string_view kEnvironmentHelp =
 
 // --help: the forms, every option, with the help text of flags.def.
 std::string usage();
-
-// `first`, then `text` as lines of at most `width` characters (a longer word
-// stands alone), each line's text from `column` on: a hanging indent.
-std::string wrapped(std::string_view text, std::size_t width, std::string first = "", std::size_t column = 0);
 
 // What follows `mpisentry --replay DIR` to replay one run of the
 // exploration `args` asks for: its options but the EXPLORE ones, and its job.

@@ -1,6 +1,7 @@
 #include "launcher/dump.hpp"
 
 #include "config/text.hpp"
+#include "launcher/command_line.hpp"
 #include "mpi_libraries/mpi_libraries.hpp"
 
 #include <fmt/format.h>
@@ -22,29 +23,35 @@ std::string pid_list(std::span<const pid_t> pids) {
   return text;
 }
 
+std::span<const OptionSpec> dump_options() {
+  static const OptionSpec table[] = {help_option()};
+  return table;
+}
+
 }  // namespace
 
 DumpArguments parse_dump_arguments(std::span<const std::string> words) {
-  DumpArguments args;
   const std::string where = "mpisentry dump";
-  if (words.size() == 1 && (words[0] == "--help" || words[0] == "-h")) {
-    args.help = true;
+  CommandLine line = parse_command_line(dump_options(), words, Operands::AmongOptions, "the PID", where + ": ");
+  DumpArguments args;
+  args.errors = std::move(line.errors);
+  for (config::Problem& problem : args.errors) problem.message += "; usage: mpisentry dump PID";
+  args.help = !line.options.empty();  // --help, the only option
+  if (args.help) return args;
+  if (line.operands.empty()) {
+    if (args.errors.empty()) args.errors.push_back({where, "needs the PID of the job: mpisentry dump PID"});
     return args;
   }
-  if (words.empty()) {
-    args.errors.push_back({where, "needs the PID of the job: mpisentry dump PID"});
-    return args;
-  }
-  const std::string& word = words[0];
+  const std::string& word = line.operands.front();
   long pid = 0;
   const auto [end, status] = std::from_chars(word.data(), word.data() + word.size(), pid);
   if (status != std::errc{} || end != word.data() + word.size() || pid <= 0 || pid > INT32_MAX)
     args.errors.push_back({where, config::in_quotes(word) + " is not a process ID; usage: mpisentry dump PID"});
   else
     args.pid = static_cast<pid_t>(pid);
-  if (words.size() > 1) {
+  if (line.operands.size() > 1) {
     std::string extra;
-    for (const std::string& more : words.subspan(1)) extra += (extra.empty() ? "" : " ") + more;
+    for (const std::string& more : std::span(line.operands).subspan(1)) extra += (extra.empty() ? "" : " ") + more;
     args.errors.push_back({where, "takes one PID, and no more: " + config::in_quotes(extra)});
   }
   return args;

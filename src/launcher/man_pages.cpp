@@ -91,7 +91,7 @@ std::string command_man_page() {
   if (in_checks) page += ".RE\n";
   page += ".SH TIME\n" + escaped(kTimeSyntax) + '\n';
   page += ".SH ANALYZE\n.B mpisentry analyze [options] DIR\n.PP\n" + escaped(kAnalyzeDescription) + '\n';
-  for (const AnalyzeOption& option : kAnalyzeOptions) page += item(option.option, option.help);
+  for (const OptionHelp& option : help_rows(analyze_options())) page += item(option.option, option.help);
   page += ".SH EXIT STATUS\n" + escaped(kExitStatusHelp) + '\n';
   std::string_view command;
   for (const config::ExitStatus& status : config::kExitStatuses) {

@@ -11,6 +11,7 @@
 namespace mpisentry::launcher {
 
 inline constexpr std::string_view kReportCommand = "report";
+inline constexpr std::string_view kReportCommandName = "mpisentry report";
 
 // `words` are those after "report".
 int run_report_command(std::span<const std::string> words);
