@@ -159,8 +159,8 @@ const char* completing_call() {
 
 }  // namespace
 
-void report_modified(const char* buffer, const char* started_by, const std::string& start,
-                     const std::string& started_call, const void* started_at) {
+report::Finding modified_buffer_finding(const char* buffer, const char* started_by, const std::string& start,
+                                        const std::string& started_call, const void* started_at) {
   const char* completed_by = completing_call();
   report::Finding finding;
   finding.check = report::Check::MemoryIllegalModification;
@@ -172,7 +172,7 @@ void report_modified(const char* buffer, const char* started_by, const std::stri
   finding.parties.push_back({{world_rank()}, "completes it", completed_by, {}});
   finding.parties.push_back({{world_rank()}, "started it", started_call, call_site_stack(started_at)});
   finding.key = fmt::format("modified {} {}", started_by, started_at);
-  report(std::move(finding), /*own_stack=*/true);
+  return finding;
 }
 
 void datatype_freed() noexcept { derived_types_freed.fetch_add(1, std::memory_order_acq_rel); }

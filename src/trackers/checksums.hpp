@@ -6,7 +6,7 @@
 // starting call, after MPI took the buffer, and again in the completing
 // call, before the program gets it back: the checker reads the buffer only
 // inside calls that hand it to MPI, and never writes it. Which buffer of a
-// record is a send buffer: sending_part() in buffers.cpp.
+// record is a send buffer: sending_part() in checksums.cpp.
 #pragma once
 
 #include <mpi.h>
@@ -58,12 +58,14 @@ void sum_send_buffer(const CallRecord& started, BufferChecksum& into);
 // cannot tell.
 bool buffer_changed(const BufferChecksum& then);
 
-// Reports that the `buffer` ("send buffer", "origin buffer") of the
-// operation `started_by` began (`start`, its words for the starting call;
-// `started_call` its text) was written before the call this thread is in
-// completed it.
-void report_modified(const char* buffer, const char* started_by, const std::string& start,
-                     const std::string& started_call, const void* started_at);
+// LOCAL:MEMORY:ILLEGAL_MODIFICATION, for the analysis that found
+// buffer_changed (checks/requests of a send buffer, checks/rma of an origin
+// buffer) to report with its own stack: the `buffer` ("send buffer",
+// "origin buffer") of the operation `started_by` began (`start`, its words
+// for the starting call; `started_call` its text) was written before the
+// call this thread is in completed it.
+report::Finding modified_buffer_finding(const char* buffer, const char* started_by, const std::string& start,
+                                        const std::string& started_call, const void* started_at);
 
 // MPI_Type_free, before the call: see BufferChecksum::types_freed.
 void datatype_freed() noexcept;

@@ -5,9 +5,6 @@
 #include <bit>
 #include <optional>
 
-#include <fmt/format.h>
-
-#include "findings/findings.hpp"
 #include "trackers/signature.hpp"
 #include "trackers/thread_lock.hpp"
 #include "records/handle_slots.hpp"
@@ -16,6 +13,10 @@ namespace mpisentry::checks {
 
 namespace detail {
 bool watching_overlaps = false;
+}
+
+namespace {
+void (*conflict_listener)(const BufferConflict& conflict) = nullptr;
 }
 
 namespace {
@@ -116,29 +117,6 @@ std::optional<Span> span_of(const void* buffer, std::int64_t count, MPI_Datatype
   return Span{low, low + static_cast<std::uintptr_t>(dense->bytes)};
 }
 
-const char* verb(BufferUse use) { return use == BufferUse::Write ? "writes" : "reads"; }
-
-void report_overlap(const Span& span, BufferUse use, FunctionId function, const PendingBuffer& earlier) {
-  const std::uintptr_t low = std::max(span.low, earlier.low);
-  const std::uintptr_t high = std::min(span.high, earlier.high);
-  const char* name = function_info(function).name;
-  const char* earlier_name = function_info(earlier.function).name;
-  report::Finding finding;
-  finding.check = report::Check::MemoryOverlap;
-  finding.summary = {fmt::format("{} {} {} bytes at {:#x} that {}, still pending, {}.", name, verb(use), high - low,
-                                 low, earlier_name, verb(earlier.use)),
-                     "MPI owns the buffer of a pending operation until the call that completes it returns; "
-                     "another operation may use the same bytes only if both only read them."};
-  const auto bytes = [](const Span& s) { return fmt::format("{} bytes at {:#x}", s.high - s.low, s.low); };
-  finding.parties.push_back({{world_rank()}, fmt::format("{} them", verb(use)),
-                             fmt::format("{} ({})", name, bytes(span)), {}});
-  finding.parties.push_back({{world_rank()}, fmt::format("started earlier, {} them", verb(earlier.use)),
-                             fmt::format("{} ({})", earlier_name, bytes({earlier.low, earlier.high})),
-                             call_site_stack(earlier.call_site)});
-  finding.key = fmt::format("overlap {} {}", earlier_name, earlier.call_site);
-  report(std::move(finding), /*own_stack=*/true);
-}
-
 // `candidate` (a pending buffer found under its shard's lock, or null) into
 // `lowest` when it starts before what `lowest` holds (`found`: it holds one).
 // Copied only when found: an optional assigned every call is written narrow
@@ -151,7 +129,7 @@ void keep_lowest(const PendingBuffer* candidate, PendingBuffer& lowest, bool& fo
 
 PendingSpans& table_of(BufferShard& shard, BufferUse use) { return use == BufferUse::Write ? shard.writes : shard.reads; }
 
-// Compares the buffer with the pending ones and reports one conflict, the
+// Compares the buffer with the pending ones and tells of one conflict, the
 // pending write that starts lowest, else (for a buffer MPI writes) the
 // pending read that does, whichever shards they are kept in; with `kept`,
 // the buffer stays pending until released.
@@ -179,17 +157,21 @@ void compare(TakenBuffer* kept, const void* buffer, std::int64_t count, MPI_Data
     kept->low = span->low;
     kept->order = order;
   }
-  if (write_found)
-    report_overlap(*span, use, function, write);
-  else if (read_found)
-    report_overlap(*span, use, function, read);
+  if (write_found || read_found)
+    conflict_listener({span->low, span->high, use, function, write_found ? write : read});
 }
 
 }  // namespace
 
 void start_owned_buffers(const StartContext& context) {
-  detail::watching_overlaps = on(report::Check::MemoryOverlap);
+  detail::watching_overlaps = false;
+  conflict_listener = nullptr;
   overlaps_state().multiple_threads = context.multiple_threads;
+}
+
+void listen_for_buffer_conflicts(void (*listener)(const BufferConflict& conflict)) {
+  conflict_listener = listener;
+  detail::watching_overlaps = true;
 }
 
 void buffer_taken(TakenBuffer& taken, const void* buffer, std::int64_t count, MPI_Datatype type, BufferUse use,

@@ -1,8 +1,9 @@
-// LOCAL:MEMORY:OVERLAP: the bytes of a pending operation's buffer are MPI's
-// until the call that completes it returns. A second operation may use the
-// same bytes only if both only read them (two sends from one buffer, MPI
-// 3.0); two receives into them, or a send from bytes a receive is filling,
-// are erroneous in every MPI. Pending are the nonblocking and active
+// The buffers MPI owns, for LOCAL:MEMORY:OVERLAP (checks/buffer_overlaps,
+// which hears of each conflict): the bytes of a pending operation's buffer
+// are MPI's until the call that completes it returns. A second operation may
+// use the same bytes only if both only read them (two sends from one buffer,
+// MPI 3.0); two receives into them, or a send from bytes a receive is
+// filling, are erroneous in every MPI. Pending are the nonblocking and active
 // persistent point-to-point operations (taken and released by the request
 // checks) and the RMA operations until their window's synchronization
 // (checks/rma/rma.hpp); a blocking send or receive is compared with them for the
@@ -27,9 +28,23 @@ namespace detail {
 extern bool watching_overlaps;
 }
 
-// checks/lifecycle.def: on with LOCAL:MEMORY:OVERLAP; at
+// checks/lifecycle.def: watching nothing until a listener comes; at
 // MPI_THREAD_MULTIPLE the tables take a lock.
 void start_owned_buffers(const StartContext& context);
+
+// A buffer an operation hands MPI, [low, high), overlaps the pending buffer
+// `earlier`, and not both only read: the pending write that starts lowest,
+// else (for a buffer MPI writes) the pending read that does.
+struct BufferConflict {
+  std::uintptr_t low = 0, high = 0;
+  BufferUse use = BufferUse::Read;
+  FunctionId function = FunctionId::None;
+  PendingBuffer earlier;
+};
+
+// From now on the buffers are watched, and `listener` hears of each
+// conflict, in the calling thread, after the tables' locks.
+void listen_for_buffer_conflicts(void (*listener)(const BufferConflict& conflict));
 
 inline bool watching_overlaps() noexcept { return detail::watching_overlaps; }
 

@@ -244,11 +244,10 @@ void start_requests(const StartContext& context) {
   RequestsState& s = requests_state();
   // Not at MPI_THREAD_MULTIPLE: there the check reported a correct program
   // (tests/message_checks/msg_threads.c), for a reason not found yet.
-  s.modification_check = on(report::Check::MemoryIllegalModification) && !context.multiple_threads;
+  s.modification_check = s.checks.send_buffer_written && !context.multiple_threads;
   s.multiple_threads = context.multiple_threads;
-  detail::tracking = s.checks.freed_while_active || s.checks.left_at_finalize ||
-                     on(report::Check::MemoryIllegalModification) ||
-                     on(report::Check::MemoryOverlap) || listening();
+  detail::tracking = s.checks.freed_while_active || s.checks.left_at_finalize || s.checks.send_buffer_written ||
+                     watching_overlaps() || listening();
 }
 
 void listen_for_messages(const MessageEvents& events) { requests_state().messages = events; }
@@ -433,17 +432,6 @@ void failed(const MPI_Request* requests, int count, const HeldRequests& held) {
   if (receives) requests_state().messages.receive_failed();
 }
 
-namespace {
-
-void report_send_modified(const CallRecord& started, const void* started_at) {
-  const char* started_by = function_info(started.function).name;
-  const std::string start = is_persistent(started.function) ? fmt::format("MPI_Start of {}", started_by)
-                                                                : std::string(started_by);
-  checks::report_modified("send buffer", started_by, start, call_text(started), started_at);
-}
-
-}  // namespace
-
 void completed(const MPI_Request* requests, const int* indices, int count, const MPI_Status* statuses, Handle handle,
                const void* call_site, const HeldRequests& held) {
   struct Done {
@@ -557,7 +545,9 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
   const MessageEvents& messages = requests_state().messages;
   for (const Cancelled& c : cancelled_sends) messages.send_cancelled(c.number, c.comm, c.dest, c.tag);
   for (const Done& done : receives) messages.receive_completed(done.receive, *done.status);
-  for (const Modified& m : modified) report_send_modified(m.started, m.started_at);
+  for (const Modified& m : modified)
+    requests_state().checks.send_buffer_written(
+        {m.started, false, true, is_persistent(m.started.function), m.started_at});
 }
 
 void finish_requests() {

@@ -54,6 +54,10 @@ struct RequestCheckEvents {
   void (*freed_while_active)(const RequestView& request) = nullptr;
   // In MPI_Finalize, in start order: each request never completed or freed.
   void (*left_at_finalize)(const RequestView& request) = nullptr;
+  // A completion found the send buffer of the request's operation written
+  // since it started (buffer_changed; not at MPI_THREAD_MULTIPLE, where
+  // no checksums are taken).
+  void (*send_buffer_written)(const RequestView& request) = nullptr;
 };
 void listen_for_request_checks(const RequestCheckEvents& events);
 

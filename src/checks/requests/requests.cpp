@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "trackers/checksums.hpp"
 #include "trackers/requests.hpp"
 
 namespace mpisentry::checks {
@@ -38,12 +39,20 @@ void left_at_finalize(const RequestView& request) {
   report(std::move(finding));
 }
 
+void send_buffer_written(const RequestView& request) {
+  const char* started_by = function_info(request.record.function).name;
+  const std::string start = request.persistent ? fmt::format("MPI_Start of {}", started_by) : std::string(started_by);
+  report(modified_buffer_finding("send buffer", started_by, start, call_text(request.record), request.call_site),
+         /*own_stack=*/true);
+}
+
 }  // namespace
 
 void start_request_checks(const StartContext&) {
   RequestCheckEvents events;
   if (on(report::Check::RequestPrematureFree)) events.freed_while_active = freed_while_active;
   if (on(report::Check::RequestNotFreed)) events.left_at_finalize = left_at_finalize;
+  if (on(report::Check::MemoryIllegalModification)) events.send_buffer_written = send_buffer_written;
   listen_for_request_checks(events);
 }
 

@@ -99,10 +99,11 @@ void rma_completed(MPI_Win win, int target) {
     release_buffers(op);
     if (!op.read.taken || !buffer_changed(op.read)) continue;
     const char* name = function_info(op.function).name;
-    report_modified("origin buffer", name, name,
-                    fmt::format("{}(origin_addr={}, origin_count={}, target_rank={})", name, op.read.buffer,
-                                op.read.count, op.target),
-                    op.call_site);
+    report(modified_buffer_finding("origin buffer", name, name,
+                                   fmt::format("{}(origin_addr={}, origin_count={}, target_rank={})", name,
+                                               op.read.buffer, op.read.count, op.target),
+                                   op.call_site),
+           /*own_stack=*/true);
   }
 }
 
