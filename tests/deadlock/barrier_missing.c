@@ -1,5 +1,12 @@
 /* All ranks but the last enter MPI_Barrier; the last waits for a message
  * nobody sends and never reaches the barrier: a hard deadlock. */
+/* mpisentry-expect: 4 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Barrier\(
+ * mpisentry-expect: rank 1 MPI_Barrier\(
+ * mpisentry-expect: rank 2 MPI_Barrier\(
+ * mpisentry-expect: rank 3 MPI_Recv\(
+ * mpisentry-expect: blocks in synchronize wait_for_work
+ */
 #include <mpi.h>
 
 #include "support.h"

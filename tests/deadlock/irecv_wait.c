@@ -1,5 +1,10 @@
 /* Both ranks post a receive (tag 7) from the other and wait on it; nobody
  * sends: a hard deadlock inside MPI_Wait. */
+/* mpisentry-expect: 2 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Wait\(
+ * mpisentry-expect: rank 1 MPI_Wait\(
+ * mpisentry-expect: blocks in await_reply
+ */
 #include <mpi.h>
 
 #include "support.h"

@@ -1,5 +1,10 @@
 /* Two ranks each receive from the other before either sends: a hard
  * deadlock (rank 0 -> rank 1 -> rank 0). */
+/* mpisentry-expect: 2 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Recv\(.*source=1\b
+ * mpisentry-expect: rank 1 MPI_Recv\(.*source=0\b
+ * mpisentry-expect: blocks in exchange
+ */
 #include <mpi.h>
 
 #include "support.h"

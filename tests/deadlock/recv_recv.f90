@@ -1,5 +1,9 @@
 ! Two ranks each receive from the other before either sends: a hard
 ! deadlock, through the Fortran bindings.
+! mpisentry-expect: 2 ranks, GLOBAL:DEADLOCK:HARD
+! mpisentry-expect: rank 0 MPI_Recv\(
+! mpisentry-expect: rank 1 MPI_Recv\(
+! mpisentry-expect: blocks in *
 program recv_recv
   use mpi
   implicit none

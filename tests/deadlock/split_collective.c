@@ -2,6 +2,11 @@
  * communicator and finish; rank 0 reduces on the even one, but rank 2 waits
  * for a message from rank 0 instead of joining it: rank 0 and rank 2 wait
  * for each other, a hard deadlock on a communicator other than the world. */
+/* mpisentry-expect: 4 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Allreduce\(.*comm=(?!MPI_COMM_WORLD)
+ * mpisentry-expect: rank 2 MPI_Recv\(.*source=0\b
+ * mpisentry-expect: blocks in reduce_within_group wait_for_leader
+ */
 #include <mpi.h>
 
 #include "support.h"

@@ -5,6 +5,11 @@
  * their low bits and gives every send that completed at once one built-in
  * handle: the request table must keep all of them apart, or it loses an
  * active request and can prove nothing after. */
+/* mpisentry-expect: 2 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Recv\(.*source=1\b
+ * mpisentry-expect: rank 1 MPI_Recv\(.*source=0\b
+ * mpisentry-expect: blocks in exchange
+ */
 #include <mpi.h>
 
 #include "support.h"

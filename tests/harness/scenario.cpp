@@ -2,7 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
 
 #include "report_text.hpp"
 
@@ -60,6 +64,32 @@ Environment open_mpi_settings() {
   return settings;
 }
 
+std::string cycle_line(const std::string& report) {
+  const std::size_t start = report.find("deadlock: rank ");
+  if (start == std::string::npos) return "";
+  return report.substr(start, report.find('\n', start) - start);
+}
+
+void check_cycle(const JobResult& result, const std::vector<int>& ranks) {
+  const std::string line = cycle_line(result.report.value_or(""));
+  INFO("cycle line: " << line);
+  std::vector<std::string> rotations;
+  for (std::size_t first = 0; first < ranks.size(); ++first) {
+    std::string path;
+    for (std::size_t i = 0; i <= ranks.size(); ++i)
+      path += (i == 0 ? "rank " : " -> rank ") + std::to_string(ranks[(first + i) % ranks.size()]);
+    rotations.push_back(regex_escape(path) + " \\(");
+  }
+  std::string pattern = "deadlock: (";
+  for (std::size_t i = 0; i < rotations.size(); ++i) pattern += (i == 0 ? "" : "|") + rotations[i];
+  CHECK(any_line_matches(line, pattern + ")"));
+  for (int rank = 0; rank < 8; ++rank) {
+    if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end()) continue;
+    INFO("rank " << rank << " is not in the cycle");
+    CHECK_FALSE(any_line_matches(line, "rank " + std::to_string(rank) + "\\b"));
+  }
+}
+
 void check_deadlock(const JobResult& result, const Program& program, const ExpectedDeadlock& expected) {
   INFO(describe(result));
   REQUIRE_FALSE(result.timed_out);
@@ -87,6 +117,52 @@ void check_deadlock(const JobResult& result, const Program& program, const Expec
     INFO("expected a stack frame matching " << frame);
     CHECK(any_line_matches(report, frame));
   }
+  if (!expected.cycle.empty()) check_cycle(result, expected.cycle);
+}
+
+ProgramExpectation expectation_of(const Program& program) {
+  static const std::string kExpect = "mpisentry-expect: ";
+  static const std::regex ranks_and_check(R"((\d+) ranks, (\S+))"), rank_call(R"(rank (\d+) (.+))"),
+      blocks_in(R"(blocks in (.+))"), cycle(R"(cycle ((\d+ ?)+))");
+  std::ifstream in(program.source);
+  if (!in) throw std::runtime_error("cannot read test program source " + program.source);
+  ProgramExpectation expectation;
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    const auto at = line.find(kExpect);
+    if (at == std::string::npos) continue;
+    std::string text = line.substr(at + kExpect.size());
+    text.erase(text.find_last_not_of(" \t") + 1);  // trailing blanks
+    std::smatch match;
+    if (std::regex_match(text, match, ranks_and_check)) {
+      expectation.ranks = std::stoi(match[1]);
+      expectation.deadlock.check = match[2];
+    } else if (std::regex_match(text, match, rank_call)) {
+      expectation.deadlock.calls[std::stoi(match[1])] = match[2];
+    } else if (std::regex_match(text, match, cycle)) {
+      std::istringstream ranks(match[1]);
+      for (int rank = 0; ranks >> rank;) expectation.deadlock.cycle.push_back(rank);
+    } else if (std::regex_match(text, match, blocks_in)) {
+      std::istringstream functions(match[1]);
+      for (std::string function; functions >> function;)
+        expectation.deadlock.blocking_functions.push_back(function == "*" ? "" : function);
+    } else {
+      throw std::runtime_error(program.source + ":" + std::to_string(number) + ": cannot read \"" + text +
+                               "\"; expected \"N ranks, CHECK\", \"rank R REGEX\", \"blocks in FUNCTION...\" or \"cycle R...\"");
+    }
+  }
+  if (expectation.ranks == 0)
+    throw std::runtime_error(program.source + ": no line \"" + kExpect + "N ranks, CHECK\"");
+  return expectation;
+}
+
+JobResult check_expected_deadlock(const Program& program, const std::vector<std::string>& options) {
+  const ProgramExpectation expected = expectation_of(program);
+  Workspace workspace;
+  JobResult result = run_checked(workspace, expected.ranks, program, options);
+  check_deadlock(result, program, expected.deadlock);
+  return result;
 }
 
 void check_clean_run(const JobResult& result, const Workspace& workspace, int exit_status) {

@@ -83,12 +83,33 @@ struct ExpectedDeadlock {
   std::vector<std::string> blocking_functions;
   // Only the marked lines tagged "[shape]" count, when not empty.
   std::string shape = "";
+  // When not empty: the ranks of the report's cycle (check_cycle).
+  std::vector<int> cycle = {};
 };
 
 // The job failed by itself soon after the start, rank 0's verdict is on
 // stderr and in the report, every expected call is there and the stacks show
-// each marked line of the program in its function.
+// each marked line of the program in its function; the cycle, when given.
 void check_deadlock(const JobResult& result, const Program& program, const ExpectedDeadlock& expected);
+
+// What a test program says it does, in lines of its source that carry
+// "mpisentry-expect:", beside the lines it marks "mpisentry: blocks":
+//   mpisentry-expect: 2 ranks, GLOBAL:DEADLOCK:HARD   how many ranks it needs, the verdict
+//   mpisentry-expect: rank 0 MPI_Recv\(.*source=1\b  a regex that rank's blocked call matches
+//   mpisentry-expect: blocks in exchange other        the function of each marked line, in order;
+//                                                     "*" for any (Fortran's main program)
+//   mpisentry-expect: cycle 0 2                       the ranks of the report's cycle
+// Throws std::runtime_error naming the file and line of a line it cannot read.
+struct ProgramExpectation {
+  int ranks = 0;
+  ExpectedDeadlock deadlock;
+};
+ProgramExpectation expectation_of(const Program& program);
+
+// The one body of the deadlock tests: runs the program under the checker
+// with `options` and the ranks it asks for, and checks the deadlock it
+// expects (check_deadlock). Returns the run, for what a test checks beyond.
+JobResult check_expected_deadlock(const Program& program, const std::vector<std::string>& options = kDeadlockOptions);
 
 // The job ended with `exit_status`, with neither error nor global warning on
 // stderr and no file written beyond the captured output.
@@ -107,6 +128,13 @@ JobResult check_unchanged_by_checker(const Workspace& workspace, int ranks, cons
 // ends as `checked` did, at most a few times, and fails when none does.
 void check_ending_possible_without_checker(const Workspace& workspace, const std::vector<std::string>& plain,
                                            const JobResult& checked);
+
+// The report's line "deadlock: rank a -> rank b -> ... (reasons)", or "".
+std::string cycle_line(const std::string& report);
+
+// The report's cycle goes through exactly `ranks` (in some rotation) and
+// names no other rank.
+void check_cycle(const JobResult& result, const std::vector<int>& ranks);
 
 // `options` followed by `more`.
 std::vector<std::string> with(std::vector<std::string> options, const std::vector<std::string>& more);

@@ -1,6 +1,13 @@
 /* Deadlock: the root of an MPI_Bcast first waits in MPI_Recv for rank 2,
  * which sends only after the broadcast and so waits in MPI_Bcast for the
  * root; rank 1 waits in MPI_Bcast too. */
+/* mpisentry-expect: 3 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Recv\(.*source=2\b
+ * mpisentry-expect: rank 1 MPI_Bcast\(.*root=0\b
+ * mpisentry-expect: rank 2 MPI_Bcast\(.*root=0\b
+ * mpisentry-expect: blocks in broadcast wait_for_rank_2
+ * mpisentry-expect: cycle 0 2
+ */
 #include <mpi.h>
 
 #include "support.h"

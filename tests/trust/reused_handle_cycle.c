@@ -2,6 +2,12 @@
  * completes, and its next MPI_Irecv, from rank 2 (MPICH hands out the same
  * handle), waits in MPI_Wait while rank 2 waits in MPI_Recv for what rank 0
  * sends only afterwards. Rank 1 sent and went on to finalize. */
+/* mpisentry-expect: 3 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Wait\(request=MPI_Irecv\(.*source=2\b
+ * mpisentry-expect: rank 2 MPI_Recv\(.*source=0\b
+ * mpisentry-expect: blocks in receive_from wait_for_rank_0
+ * mpisentry-expect: cycle 0 2
+ */
 #include <mpi.h>
 
 #include "support.h"

@@ -2,6 +2,12 @@
  * and its 1 MB send half to rank 2 pending, while rank 2 waits in MPI_Recv
  * for a message with another tag that rank 0 sends only afterwards. Rank 1
  * sent and went on to finalize. */
+/* mpisentry-expect: 3 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Sendrecv\(.*dest=2\b
+ * mpisentry-expect: rank 2 MPI_Recv\(.*source=0\b
+ * mpisentry-expect: blocks in exchange wait_for_rank_0
+ * mpisentry-expect: cycle 0 2
+ */
 #include <mpi.h>
 #include <stdlib.h>
 

@@ -1,6 +1,12 @@
 /* Deadlock of every thread (MPI_THREAD_MULTIPLE): on each of 2 ranks the
  * main thread and a helper thread wait in MPI_Recv from the other rank's
  * threads, with tags that no send ever uses. */
+/* mpisentry-expect: 2 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Recv\(.*source=1\b
+ * mpisentry-expect: rank 1 MPI_Recv\(.*source=0\b
+ * mpisentry-expect: blocks in wait_for_other_rank
+ * mpisentry-expect: cycle 0 1
+ */
 #include <mpi.h>
 #include <pthread.h>
 

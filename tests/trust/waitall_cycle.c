@@ -1,6 +1,12 @@
 /* Deadlock: rank 0's MPI_Waitall has its receive from rank 1 done and its
  * receive from rank 2 pending, while rank 2 waits in MPI_Recv for what rank
  * 0 sends only after the MPI_Waitall. Rank 1 sent and went on to finalize. */
+/* mpisentry-expect: 3 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Waitall\(.*source=2\b
+ * mpisentry-expect: rank 2 MPI_Recv\(.*source=0\b
+ * mpisentry-expect: blocks in gather_from_both wait_for_rank_0
+ * mpisentry-expect: cycle 0 2
+ */
 #include <mpi.h>
 
 #include "support.h"
