@@ -118,12 +118,14 @@ void check_deadlock(const JobResult& result, const Program& program, const Expec
     CHECK(any_line_matches(report, frame));
   }
   if (!expected.cycle.empty()) check_cycle(result, expected.cycle);
+  INFO("the report should give the rule: " << expected.rule);
+  CHECK(report.find(expected.rule) != std::string::npos);
 }
 
 ProgramExpectation expectation_of(const Program& program) {
   static const std::string kExpect = "mpisentry-expect: ";
   static const std::regex ranks_and_check(R"((\d+) ranks, (\S+))"), rank_call(R"(rank (\d+) (.+))"),
-      blocks_in(R"(blocks in (.+))"), cycle(R"(cycle ((\d+ ?)+))");
+      blocks_in(R"(blocks in (.+))"), cycle(R"(cycle ((\d+ ?)+))"), args(R"(args (.+))"), rule(R"(rule (.+))");
   std::ifstream in(program.source);
   if (!in) throw std::runtime_error("cannot read test program source " + program.source);
   ProgramExpectation expectation;
@@ -143,13 +145,18 @@ ProgramExpectation expectation_of(const Program& program) {
     } else if (std::regex_match(text, match, cycle)) {
       std::istringstream ranks(match[1]);
       for (int rank = 0; ranks >> rank;) expectation.deadlock.cycle.push_back(rank);
+    } else if (std::regex_match(text, match, args)) {
+      std::istringstream words(match[1]);
+      for (std::string word; words >> word;) expectation.args.push_back(word);
+    } else if (std::regex_match(text, match, rule)) {
+      expectation.deadlock.rule = match[1];
     } else if (std::regex_match(text, match, blocks_in)) {
       std::istringstream functions(match[1]);
       for (std::string function; functions >> function;)
         expectation.deadlock.blocking_functions.push_back(function == "*" ? "" : function);
     } else {
       throw std::runtime_error(program.source + ":" + std::to_string(number) + ": cannot read \"" + text +
-                               "\"; expected \"N ranks, CHECK\", \"rank R REGEX\", \"blocks in FUNCTION...\" or \"cycle R...\"");
+                               "\"; expected \"N ranks, CHECK\", \"rank R REGEX\", \"blocks in FUNCTION...\", \"cycle R...\", \"rule TEXT\" or \"args WORD...\"");
     }
   }
   if (expectation.ranks == 0)
@@ -160,7 +167,7 @@ ProgramExpectation expectation_of(const Program& program) {
 JobResult check_expected_deadlock(const Program& program, const std::vector<std::string>& options) {
   const ProgramExpectation expected = expectation_of(program);
   Workspace workspace;
-  JobResult result = run_checked(workspace, expected.ranks, program, options);
+  JobResult result = run_checked(workspace, expected.ranks, program, options, expected.args);
   check_deadlock(result, program, expected.deadlock);
   return result;
 }

@@ -85,11 +85,14 @@ struct ExpectedDeadlock {
   std::string shape = "";
   // When not empty: the ranks of the report's cycle (check_cycle).
   std::vector<int> cycle = {};
+  // Words of the rule that fired, which the report must hold.
+  std::string rule = "";
 };
 
 // The job failed by itself soon after the start, rank 0's verdict is on
 // stderr and in the report, every expected call is there and the stacks show
-// each marked line of the program in its function; the cycle, when given.
+// each marked line of the program in its function; the cycle, when given,
+// and the rule's words.
 void check_deadlock(const JobResult& result, const Program& program, const ExpectedDeadlock& expected);
 
 // What a test program says it does, in lines of its source that carry
@@ -99,9 +102,12 @@ void check_deadlock(const JobResult& result, const Program& program, const Expec
 //   mpisentry-expect: blocks in exchange other        the function of each marked line, in order;
 //                                                     "*" for any (Fortran's main program)
 //   mpisentry-expect: cycle 0 2                       the ranks of the report's cycle
+//   mpisentry-expect: rule every rank is blocked      words of the rule the report gives
+//   mpisentry-expect: args 0 deadlock                 the program's arguments for its hang
 // Throws std::runtime_error naming the file and line of a line it cannot read.
 struct ProgramExpectation {
   int ranks = 0;
+  std::vector<std::string> args;
   ExpectedDeadlock deadlock;
 };
 ProgramExpectation expectation_of(const Program& program);

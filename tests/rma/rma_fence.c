@@ -4,6 +4,14 @@
  * second fence, while rank 0 waits in it: every rank is blocked and neither
  * call can complete) or "correct" (rank 1 computes for argv[1] seconds
  * first, rank 0 waits in the fence meanwhile). */
+/* mpisentry-expect: 2 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: args 0 deadlock
+ * mpisentry-expect: rank 0 MPI_Win_fence\(assert=MPI_MODE_NOSUCCEED, win=0x[0-9a-f]+ \(on MPI_COMM_WORLD\)\)
+ * mpisentry-expect: rank 1 MPI_Barrier\(comm=MPI_COMM_WORLD\)
+ * mpisentry-expect: blocks in end_epoch synchronize
+ * mpisentry-expect: cycle 0 1
+ * mpisentry-expect: rule every rank is blocked and no call can complete: rank 0's MPI_Win_fence waits for rank 1
+ */
 #include <mpi.h>
 #include <stdio.h>
 

@@ -4,6 +4,14 @@
  * (rank 0 waits for the reply before it unlocks, while rank 1 waits in
  * MPI_Win_lock for the lock rank 0 holds) or "correct" (rank 0 computes for
  * argv[1] seconds, unlocks, then waits for the reply). */
+/* mpisentry-expect: 2 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: args 0 deadlock
+ * mpisentry-expect: rank 0 MPI_Recv\(.*source=1\b
+ * mpisentry-expect: rank 1 MPI_Win_lock\(lock_type=MPI_LOCK_EXCLUSIVE, rank=1, assert=0, win=0x[0-9a-f]+ \(on MPI_COMM_WORLD\)\)
+ * mpisentry-expect: blocks in await_reply lock_own_window
+ * mpisentry-expect: cycle 0 1
+ * mpisentry-expect: rule every rank is blocked and no call can complete: rank 1's MPI_Win_lock waits for rank 0
+ */
 #include <mpi.h>
 #include <stdio.h>
 

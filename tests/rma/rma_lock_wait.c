@@ -5,6 +5,14 @@
  * waits in MPI_Barrier and makes progress there) or "target" (a deadlock:
  * rank 1 holds the lock on its own window while it waits in MPI_Barrier for
  * rank 0, which waits for that lock). */
+/* mpisentry-expect: 3 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: args target
+ * mpisentry-expect: rank 0 MPI_Win_lock\(lock_type=MPI_LOCK_EXCLUSIVE, rank=1, assert=0, win=0x[0-9a-f]+ \(on MPI_COMM_WORLD\)\)
+ * mpisentry-expect: rank 1 MPI_Barrier\(comm=MPI_COMM_WORLD\)
+ * mpisentry-expect: blocks in put_under_lock meet
+ * mpisentry-expect: cycle 0 1
+ * mpisentry-expect: rule every rank is blocked and no call can complete: rank 0's MPI_Win_lock waits for rank 1
+ */
 #include <mpi.h>
 #include <stddef.h>
 

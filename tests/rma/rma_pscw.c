@@ -4,6 +4,14 @@
  * its epoch: each waits for the other, in every MPI implementation) or
  * "correct" (rank 1 computes for argv[1] seconds, does its epoch, then
  * receives the message). */
+/* mpisentry-expect: 2 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: args 0 deadlock
+ * mpisentry-expect: rank 0 MPI_Win_wait\(origins=\[1\], win=0x[0-9a-f]+ \(on MPI_COMM_WORLD\)\)
+ * mpisentry-expect: rank 1 MPI_Recv\(.*source=0\b
+ * mpisentry-expect: blocks in expose receive_done
+ * mpisentry-expect: cycle 0 1
+ * mpisentry-expect: rule in every MPI implementation (definite waits
+ */
 #include <mpi.h>
 #include <stdio.h>
 
