@@ -36,8 +36,7 @@ constexpr int kNone = 0, kConfirmed = 1, kUnconfirmed = 3;
 constexpr std::size_t kShown = 20;  // choices and stopped ranks printed; --json has them all
 constexpr std::string_view kRunsFile = "confirmations.json";
 
-constexpr std::string_view kJsonOption = "--json", kRunsDirOption = "--runs-dir", kNoConfirmOption = "--no-confirm",
-                           kHelpOption = "--help";
+constexpr std::string_view kJsonOption = "--json", kRunsDirOption = "--runs-dir", kNoConfirmOption = "--no-confirm";
 
 struct AnalyzeArguments {
   bool help = false;
@@ -55,7 +54,7 @@ AnalyzeArguments parse(std::span<const std::string> words) {
   args.errors = std::move(line.errors);
   for (GivenOption& given : line.options) {
     const std::string_view name = given.option->name;
-    if (name == kHelpOption) args.help = true;
+    if (name == help_option().name) args.help = true;
     else if (name == kJsonOption) args.json = std::move(given.value);
     else if (name == kRunsDirOption) args.runs_dir = std::move(given.value);
     else if (name == kNoConfirmOption) args.confirm = false;
