@@ -402,6 +402,11 @@ class Function:
             else:
                 target = self.arg("target") if covers == "target" else "checks::kEveryTarget"
                 done.append(f"checks::rma_completed({self.arg('win')}, {target})")
+        if (sync := self.entry.get("rma_epoch")) is not None:
+            done.append(self.rma_synchronized(sync))
+        if self.entry["kind"] == "nonblocking" and "accesses" in self.entry:
+            done.append(f"checks::rma_request_issued({self.id()}, {self.target_access()}, "
+                        f"{self.args('target', 'win')}, MPISENTRY_CALL_SITE)")
         if done:
             return done[0] if len(done) == 1 else "(" + ", ".join(done) + ")"
         hook = self.entry.get("created")
@@ -423,12 +428,40 @@ class Function:
                                          f"{shadow('newcomm')}"),
             "file": lambda: f"comms::opened_file({a('comm')}, *{a('file')})",
             "window": lambda: (f"windows::created({a('comm')}, *{a('win')}), "
-                               f"checks::rma_window_created({a('comm')}, *{a('win')})"),
+                               f"checks::rma_window_created({a('comm')}, *{a('win')}, MPISENTRY_CALL_SITE)"),
         }
         if hook not in calls:
             raise SpecError(f"MPI_{self.name}: created {hook} is for local functions only ({SPEC_HELP})")
         kind, handle = self.made_handle()
         return f"({calls[hook]()}, checks::made({kind}, *{handle}, {self.id()}, MPISENTRY_CALL_SITE))"
+
+    def target_access(self):
+        """The checks::TargetAccess of a one-sided operation: what it does at the target, and with which
+        operation when it is an accumulate."""
+        kind, *target_part = self.entry["accesses"]
+        if kind not in ("write", "read", "atomic"):
+            raise SpecError(f"MPI_{self.name}: unknown accesses {kind} ({SPEC_HELP})")
+        # An atomic operation without an op parameter is MPI_Compare_and_swap's kind: it swaps.
+        op = (f", {self.arg('op')}" if self.has("op") else ", MPI_OP_NULL, true") if kind == "atomic" else ""
+        return f"checks::TargetAccess{{checks::AccessKind::{kind.capitalize()}, {self.args(*target_part)}{op}}}"
+
+    # What each rma_epoch value passes: its checks::RmaSync, and whether it names a target, a lock type, a group.
+    RMA_SYNCS = {"lock": ("Lock", True, True, False), "lock_all": ("LockAll", False, False, False),
+                 "unlock": ("Unlock", True, False, False), "unlock_all": ("UnlockAll", False, False, False),
+                 "flush": ("Flush", True, False, False), "flush_all": ("FlushAll", False, False, False),
+                 "start": ("Start", False, False, True), "complete": ("Complete", False, False, False),
+                 "post": ("Post", False, False, True), "wait": ("Wait", False, False, False)}
+
+    def rma_synchronized(self, sync):
+        if sync not in self.RMA_SYNCS:
+            raise SpecError(f"MPI_{self.name}: unknown rma_epoch {sync} ({SPEC_HELP})")
+        name, target, lock_type, group = self.RMA_SYNCS[sync]
+        call = (f"checks::rma_synchronized({self.arg('win')}, checks::RmaSync::{name}, "
+                f"{self.arg('target') if target else 'checks::kEveryTarget'}, "
+                f"{self.arg('lock_type') if lock_type else '0'}, {self.arg('group') if group else 'MPI_GROUP_NULL'})")
+        if self.entry["kind"] == "polling":  # MPI_Win_test: only when it ended the epoch
+            call = f"(({self.completed()}) ? {call} : (void)0)"
+        return call
 
     def local_body(self):
         """The one statement of a local function's wrapper: the call, and the handle it makes or frees or the
@@ -442,10 +475,7 @@ class Function:
             if "accesses" not in self.entry:
                 raise SpecError(f"MPI_{self.name}: a one-sided operation says what it does at the target (accesses) "
                                 f"({SPEC_HELP})")
-            kind, *target_part = self.entry["accesses"]
-            if kind not in ("write", "read", "atomic"):
-                raise SpecError(f"MPI_{self.name}: unknown accesses {kind} ({SPEC_HELP})")
-            access = f"{{checks::AccessKind::{kind.capitalize()}, {self.args(*target_part)}}}"
+            access = self.target_access()
             return (f"checks::rma_issued({self.pmpi()}, {self.id()}, {part('reads')}, {part('writes')}, {access}, "
                     f"{self.args('target', 'win')}, MPISENTRY_CALL_SITE)")
         made = self.made_handle()

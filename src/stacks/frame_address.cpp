@@ -1,12 +1,15 @@
 // Frames as module and offset, and their text form: what a rank sends rank 0
 // instead of symbolizing its stack itself.
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <charconv>
 #include <climits>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -32,6 +35,46 @@ std::string canonical_module_path(const char* loaded_name) {
 }
 
 }  // namespace detail
+
+namespace {
+
+// The program file's identity, 0 when it cannot be read.
+std::uint64_t program_identity() {
+  static const std::uint64_t identity = [] {
+    struct stat file {};
+    if (stat(detail::kProgramFile, &file) != 0) return std::uint64_t{0};
+    const std::uint64_t parts[] = {file.st_dev, file.st_ino, static_cast<std::uint64_t>(file.st_size),
+                                   static_cast<std::uint64_t>(file.st_mtim.tv_sec),
+                                   static_cast<std::uint64_t>(file.st_mtim.tv_nsec)};
+    return std::uint64_t{std::hash<std::string_view>{}({reinterpret_cast<const char*>(parts), sizeof parts})} | 1;
+  }();
+  return identity;
+}
+
+// The main program's load bias.
+std::uintptr_t program_bias() {
+  static const std::uintptr_t bias = [] {
+    link_map* map = nullptr;
+    void* self = dlopen(nullptr, RTLD_NOW | RTLD_NOLOAD);
+    if (self == nullptr || dlinfo(self, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return std::uintptr_t{0};
+    return static_cast<std::uintptr_t>(map->l_addr);
+  }();
+  return bias;
+}
+
+}  // namespace
+
+ProgramSite program_site(const void* call_site) {
+  const auto pc = reinterpret_cast<std::uintptr_t>(call_site);
+  const link_map* module = call_site ? detail::module_at(pc - 1) : nullptr;
+  if (module == nullptr || (module->l_name != nullptr && *module->l_name != '\0')) return {};
+  return {program_identity(), pc - module->l_addr};
+}
+
+const void* local_call_site(const ProgramSite& site) {
+  if (site.offset == 0 || site.program != program_identity()) return nullptr;
+  return reinterpret_cast<const void*>(program_bias() + site.offset);
+}
 
 std::vector<FrameAddress> locate(const RawStack& stack) {
   std::vector<FrameAddress> frames;

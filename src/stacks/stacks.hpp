@@ -163,6 +163,19 @@ std::vector<FrameAddress> locate(const RawStack& stack);
 std::string serialize(const std::vector<FrameAddress>& frames);
 std::vector<FrameAddress> parse_frame_addresses(std::string_view text);
 
+// A call site as another process of the same program file finds it: its
+// offset in the program's mapping, and the file's identity (device, inode,
+// size, modification time). Both 0 for a call site in any other module,
+// which may lie elsewhere in another rank. Cheap: no symbolization.
+struct ProgramSite {
+  std::uint64_t program = 0;
+  std::uint64_t offset = 0;
+};
+ProgramSite program_site(const void* call_site);
+// This process's call site for `site`; null when this process runs another
+// program file or the site is empty.
+const void* local_call_site(const ProgramSite& site);
+
 // Symbolizes frames located in another process running the same program, as
 // symbolize() does those of this one (same frames, same modules' names, same
 // user-frame filtering). Each module is found among this process's modules by

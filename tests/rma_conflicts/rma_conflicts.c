@@ -14,7 +14,7 @@
  *     (both put the same ints, so that the order of the locks shows in
  *     nothing printed);
  *   "vectors": rank 0 puts the even ints, rank 2 the odd ones (a vector
- *     target datatype: the spans interleave, the bytes do not);
+ *     target datatype: the spans interleave, the bytes do not; not judged);
  *   "own_halves": own_get, with rank 1 getting into its ints 8 to 11.
  * Rank 0 prints what rank 1's window and the gets ended with. */
 #include <mpi.h>

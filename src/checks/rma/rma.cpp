@@ -70,8 +70,17 @@ void start_rma(const StartContext&) {
   detail::watching_rma = s.modification_check || s.overlap_check || conflict_check;
 }
 
-void rma_window_created(MPI_Comm comm, MPI_Win win) {
-  if (watching_rma()) epoch_window_created(comm, win);
+void rma_window_created(MPI_Comm comm, MPI_Win win, const void* call_site) {
+  if (watching_rma()) epoch_window_created(comm, win, call_site);
+}
+
+void rma_request_issued(FunctionId function, const TargetAccess& access, int target, MPI_Win win,
+                        const void* call_site) {
+  if (watching_rma() && target != MPI_PROC_NULL) epoch_access(function, {}, {}, access, target, win, call_site);
+}
+
+void rma_synchronized(MPI_Win win, RmaSync sync, int target, int lock_type, MPI_Group group) {
+  if (watching_rma()) epoch_synchronized(win, sync, target, lock_type, group);
 }
 
 int rma_issued(int result, FunctionId function, const BufferPart& read, const BufferPart& written,

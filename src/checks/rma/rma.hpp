@@ -9,9 +9,11 @@
 //   the synchronization that completes it;
 // - LOCAL:MEMORY:OVERLAP: each buffer is pending (trackers/owned_buffers.hpp)
 //   until then.
-// - GLOBAL:RMA:CONFLICT: what each operation accesses at its target, kept
-//   for its fence epoch (checks/rma/epochs.hpp).
-// The request-based forms (MPI_Rput and the others) are not looked at.
+// - GLOBAL:RMA:CONFLICT: what each operation accesses at its target, with
+//   its epoch (checks/rma/epochs.hpp).
+// The request-based forms (MPI_Rput and the others) are looked at by
+// GLOBAL:RMA:CONFLICT only: their buffers are the program's again once the
+// request completes, which these buffers' checks do not follow.
 #pragma once
 
 #include <mpi.h>
@@ -34,17 +36,22 @@ void start_rma(const StartContext& context);
 
 inline bool watching_rma() noexcept { return detail::watching_rma; }
 
-// The targets a synchronization covers when it names none.
-inline constexpr int kEveryTarget = -1;
-
-// After a window-creating call made `win` on `comm`.
-void rma_window_created(MPI_Comm comm, MPI_Win win);
+// After a window-creating call at `call_site` made `win` on `comm`.
+void rma_window_created(MPI_Comm comm, MPI_Win win, const void* call_site);
 
 // After an RMA operation's call: `read` is the buffer MPI reads, `written`
 // the one it writes (either may be empty), `access` what it does at the
 // target. Returns `result`.
 int rma_issued(int result, FunctionId function, const BufferPart& read, const BufferPart& written,
                const TargetAccess& access, int target, MPI_Win win, const void* call_site);
+
+// After a request-based one-sided operation's call (MPI_Rput, ...).
+void rma_request_issued(FunctionId function, const TargetAccess& access, int target, MPI_Win win,
+                        const void* call_site);
+
+// After a successful synchronization that opens, divides or ends an epoch
+// (checks/rma/epochs.hpp's epoch_synchronized).
+void rma_synchronized(MPI_Win win, RmaSync sync, int target, int lock_type, MPI_Group group);
 
 // After a successful synchronization of `win` that completes the operations
 // on `target` (kEveryTarget: on all).
