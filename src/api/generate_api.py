@@ -69,6 +69,8 @@ def expand(functions):
             for key in ("record", "waits"):
                 if key in base:
                     f[key] = base[key]
+        if f["kind"] == "persistent" and "waits" not in f and "waits" in base:
+            f["waits"] = base["waits"]  # a persistent collective's start is waited on as its blocking base
         f["plain"] = f["name"]
         f["large"] = False
         out.append(f)

@@ -14,6 +14,7 @@
 #include "config/slow_paths.hpp"
 #include "records/call_record.hpp"
 #include "records/communicators.hpp"
+#include "records/persistent_collectives.hpp"
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
 #include "interceptors/outcomes.hpp"
@@ -241,6 +242,7 @@ CallRecord opaque() {
 void started_request(MPI_Request request, CallRecord& record) {
   tallies::CommTallies* tallies = is_point_to_point(record) ? tallies_for(record.comm) : nullptr;
   if (record.comm_id == 0) record.comm_id = tallies ? tallies->comm_id() : comms::id_of(record.comm);
+  if (is_persistent_collective(record)) record.persistent = {persistent_collectives::made(record.comm), 0};
   if (tallies && function_info(record.function).form != Form::Persistent) count_started(*tallies, record);
   requests().remember(request, record, tallies);
 }
@@ -379,6 +381,8 @@ MPISENTRY_API int MPI_Cancel(MPI_Request* request) {
 // handle out again.
 MPISENTRY_API int MPI_Request_free(MPI_Request* request) {
   if (checks::tracking() && request) checks::freeing(*request);
+  if (CallRecord started; request && requests().find(*request, started) && is_persistent_collective(started))
+    persistent_collectives::freed(started.persistent.id);
   if (request) requests().release(*request);
   return PMPI_Request_free(request);
 }

@@ -13,6 +13,7 @@
 
 #include "monitor/handshake.hpp"
 #include "records/message_tallies.hpp"
+#include "records/persistent_collectives.hpp"
 #include "records/windows.hpp"
 
 namespace mpisentry::monitor {
@@ -280,6 +281,12 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
     }
     if (is_nonblocking_collective(request.started)) {
       Waits twin = collective_waits(request.started, world_rank, communicator);
+      if (is_persistent_collective(request.started)) {
+        // Its start, matched across the members by the persistent collective's own count.
+        twin.collective.comm_id = request.started.persistent.id;
+        twin.collective.sequence = request.started.persistent.start;
+        twin.reason += fmt::format(" (a persistent collective, in its start #{})", request.started.persistent.start);
+      }
       if (twin.collective.comm_id == 0 || (!wait_for_all && twin.definite.empty())) {
         unreadable = true;
         continue;
@@ -547,6 +554,8 @@ RankSnapshot Describer::describe(RankState rank_state, double rank_seconds, std:
   snapshot.collectives = comms::collective_counts();
   const std::vector<CollectiveCount> fences = windows::collective_counts();
   snapshot.collectives.insert(snapshot.collectives.end(), fences.begin(), fences.end());
+  const std::vector<CollectiveCount> starts = persistent_collectives::collective_counts();
+  snapshot.collectives.insert(snapshot.collectives.end(), starts.begin(), starts.end());
   std::sort(snapshot.collectives.begin(), snapshot.collectives.end(),
             [](const CollectiveCount& a, const CollectiveCount& b) { return a.comm_id < b.comm_id; });
   snapshot.locked_windows = windows::locked();

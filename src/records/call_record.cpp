@@ -1,6 +1,7 @@
 #include "records/call_record.hpp"
 
 #include "records/handle_slots.hpp"
+#include "records/persistent_collectives.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -99,6 +100,10 @@ void RequestTable::set_state(Slot& slot, std::uint64_t state) noexcept {
 bool RequestTable::activate(MPI_Request request, CallRecord& started, tallies::CommTallies*& tallies) noexcept {
   Slot* slot = slot_of(request);
   if (slot == nullptr || !slot->record.load(started)) return false;
+  if (is_persistent_collective(started)) {  // its next start
+    started.persistent.start = persistent_collectives::started(started.persistent.id);
+    slot->record.store(started);
+  }
   // A new start: MPI_Cancel asked of the last one, and its early match, are done with.
   const std::uintptr_t summary = slot->summary.load(std::memory_order_relaxed) & ~(kCancelling | kMatchedEarly);
   slot->summary.store(summary, std::memory_order_relaxed);
@@ -185,8 +190,13 @@ bool is_point_to_point(const CallRecord& op) {
 }
 
 bool is_nonblocking_collective(const CallRecord& op) {
+  const Form form = function_info(op.function).form;
   return (op.shape == CallShape::Collective || op.shape == CallShape::Rooted) &&
-         function_info(op.function).form == Form::Nonblocking;
+         (form == Form::Nonblocking || form == Form::Persistent);
+}
+
+bool is_persistent_collective(const CallRecord& op) {
+  return is_nonblocking_collective(op) && function_info(op.function).form == Form::Persistent;
 }
 
 bool state_readable(const CallRecord& started) { return is_point_to_point(started) || is_nonblocking_collective(started); }

@@ -61,6 +61,13 @@ struct WindowFields {
   int group[kCopiedRequests];  // the group's first members, as window ranks
 };
 
+// A persistent collective's request (records/persistent_collectives.hpp):
+// its id, and which start of it is the last (0 before the first).
+struct PersistentFields {
+  std::uint64_t id;
+  std::uint64_t start;
+};
+
 // Which halves of a send-receive (CallShape::SendReceive) may still be
 // incomplete.
 enum class Halves : std::uint8_t {
@@ -103,6 +110,7 @@ struct CallRecord {
     MPI_Request requests[kCopiedRequests];  // Requests: min(request_count, kCopiedRequests) of them
     FileFields file;                        // FileCollective, FileAccess
     WindowFields window;                    // Window
+    PersistentFields persistent;            // Collective and Rooted, of a persistent collective's init
   };
 
 };
@@ -116,7 +124,7 @@ static_assert(std::is_trivially_copyable_v<CallRecord>);
 // shape needs and a reader reads no field it did not store.
 template <typename To, typename From, typename Visit>
 [[gnu::always_inline]] inline void for_each_used_field(To& to, From& from, Visit&& visit) {
-  visit(to.function, from.function);
+  const FunctionId function = visit(to.function, from.function);
   const CallShape shape = visit(to.shape, from.shape);
   visit(to.converted_send, from.converted_send);
   visit(to.tests_requests, from.tests_requests);
@@ -162,6 +170,12 @@ template <typename To, typename From, typename Visit>
       for (int i = 0; i < std::clamp(members, 0, kCopiedRequests); ++i) visit(to.window.group[i], from.window.group[i]);
       return;
     }
+    case CallShape::Collective:
+    case CallShape::Rooted:
+      if (function_info(function).form != Form::Persistent) return;
+      visit(to.persistent.id, from.persistent.id);
+      visit(to.persistent.start, from.persistent.start);
+      return;
     default: return;
   }
 }
@@ -341,9 +355,12 @@ inline RequestTable& requests() noexcept { return detail::request_table; }
 
 // A point-to-point operation: a send, a receive or both (MPI_Sendrecv).
 bool is_point_to_point(const CallRecord& op);
-// A nonblocking collective's request (not a persistent one, whose record is
-// its init's): it completes only when its blocking twin could.
+// A nonblocking collective's request, or a persistent collective's (whose
+// record is its init's, with its last start): it completes only when its
+// blocking twin could.
 bool is_nonblocking_collective(const CallRecord& op);
+// A persistent collective's request.
+bool is_persistent_collective(const CallRecord& op);
 // Whether MPI_Request_get_status may be asked about a request started as
 // `started`: point-to-point operations and nonblocking collectives, the
 // requests whose waits the monitor reads. Never a generalized request (MPI-IO's

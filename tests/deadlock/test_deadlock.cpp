@@ -37,6 +37,21 @@ TEST_CASE("irecv_wait: waiting on receives that nobody matches", "[deadlock]") {
   CHECK(result.report.value_or("").find("tag=7") != std::string::npos);
 }
 
+TEST_CASE("persistent_collective: a persistent barrier's third start that one rank never makes", "[deadlock]") {
+  check_expected_deadlock(TEST_PROGRAM(persistent_collective));
+}
+
+TEST_CASE("persistent_collective: every rank starting each time, barrier or broadcast, is no deadlock",
+          "[deadlock][clean]") {
+  const std::string mode = GENERATE("all", "bcast");
+  INFO("mode " << mode);
+  Workspace workspace;
+  const JobResult result =
+      check_unchanged_by_checker(workspace, 3, TEST_PROGRAM(persistent_collective), {"--check-all"}, {mode});
+  INFO(describe(result));
+  CHECK(result.err.find("] ERROR:") == std::string::npos);
+}
+
 TEST_CASE("split_collective: a reduction on a split communicator meets a receive", "[deadlock]") {
   check_expected_deadlock(TEST_PROGRAM(split_collective));
 }

@@ -1,0 +1,54 @@
+/* An MPI_Barrier_init barrier that every rank starts three times, but the
+ * last rank only twice: it then waits for a message from rank 0, which waits
+ * in the third start's MPI_Wait, as does rank 1. A hard deadlock, read as
+ * the blocking barrier's. With argument "all", the last rank starts it a
+ * third time too, and then receives the message: the correct twin.
+ * With argument "bcast", an MPI_Bcast_init from rank 0 each rank starts and
+ * waits for three times, correct, printing what it got. */
+/* mpisentry-expect: 3 ranks, GLOBAL:DEADLOCK:HARD
+ * mpisentry-expect: rank 0 MPI_Wait\(request=MPI_Barrier_init
+ * mpisentry-expect: rank 1 MPI_Wait\(request=MPI_Barrier_init
+ * mpisentry-expect: rank 2 MPI_Recv\(
+ * mpisentry-expect: blocks in main main
+ * mpisentry-expect: rule start #3
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support.h"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const int rank = world_rank_checked(3, 3);
+  const char* mode = argc > 1 ? argv[1] : "";
+  MPI_Request request;
+  if (strcmp(mode, "bcast") == 0) {
+    int value = 0;
+    MPI_Bcast_init(&value, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+    int sum = 0;
+    for (int round = 1; round <= 3; ++round) {
+      if (rank == 0) value = round * 10;
+      MPI_Start(&request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+      sum += value;
+    }
+    MPI_Request_free(&request);
+    printf("persistent_collective bcast: rank %d got %d\n", rank, sum);
+    MPI_Finalize();
+    return 0;
+  }
+  MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+  int message = 0;
+  for (int round = 1; round <= 3; ++round) {
+    if (rank == 2 && round == 3 && strcmp(mode, "all") != 0) break;
+    MPI_Start(&request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE); /* mpisentry: blocks */
+  }
+  if (rank == 0) MPI_Send(&message, 1, MPI_INT, 2, 0, MPI_COMM_WORLD);
+  if (rank == 2) MPI_Recv(&message, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* mpisentry: blocks */
+  MPI_Request_free(&request);
+  printf("persistent_collective %s: rank %d done\n", mode, rank);
+  MPI_Finalize();
+  return 0;
+}
