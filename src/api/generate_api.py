@@ -406,6 +406,9 @@ class Function:
                 done.append(f"checks::rma_completed({self.arg('win')}, {target})")
         if (sync := self.entry.get("rma_epoch")) is not None:
             done.append(self.rma_synchronized(sync))
+        if self.entry.get("partitioned") in ("send", "receive"):
+            done.append(f"checks::partitioned_made(*{self.arg('request')}, {self.arg('partitions')}, "
+                        f"{'true' if self.entry['partitioned'] == 'send' else 'false'})")
         if self.entry["kind"] == "nonblocking" and "accesses" in self.entry:
             done.append(f"checks::rma_request_issued({self.id()}, {self.target_access()}, "
                         f"{self.args('target', 'win')}, MPISENTRY_CALL_SITE)")
@@ -472,6 +475,14 @@ class Function:
             if len(self.params) != 1:
                 raise SpecError(f"MPI_{self.name}: a function that frees takes the handle only ({SPEC_HELP})")
             return f"checks::freed_by(PMPI_{self.name}, checks::HandleKind::{kind}, {self.params[0][0]})"
+        if self.entry.get("partitioned") == "ready":
+            a, has = self.arg, self.has
+            low = a("partition") if has("partition") else a("partition_low") if has("partition_low") else "0"
+            high = a("partition") if has("partition") else a("partition_high") if has("partition_high") else "-1"
+            listed = f"{a('array_of_partitions')}, {a('length')}" if has("length") else "nullptr, 0"
+            named = "List" if has("length") else "One" if has("partition") else "Range"
+            return (f"(checks::partitions_readied({self.id()}, checks::PartitionsNamed::{named}, {a('request')}, "
+                    f"{low}, {high}, {listed}, MPISENTRY_CALL_SITE), {self.pmpi()})")
         if "reads" in self.entry or "writes" in self.entry:
             part = lambda key: "{" + self.args(*self.entry[key]) + "}" if key in self.entry else "{}"
             if "accesses" not in self.entry:
@@ -521,6 +532,20 @@ class Function:
         """A variable holding the address of the one request (MPI_Request_get_status takes the handle itself)."""
         address = self.request_address()
         return "request_address" if address.startswith("&") else address
+
+    def partition_lines(self):
+        """What the wrapper of a partitioned request's init, or of MPI_Parrived, says before its call (the
+        LOCAL:PARTITION checks)."""
+        kind = self.entry.get("partitioned")
+        if kind is None:
+            return []
+        if kind in ("send", "receive"):
+            peer = "dest" if kind == "send" else "source"
+            return [f"if (kSlow) checks::partitioned_init({'true' if kind == 'receive' else 'false'}, "
+                    f"{self.args('partitions', peer, 'tag')}, MPISENTRY_CALL_SITE);"]
+        if kind == "arrived":
+            return [f"if (kSlow) checks::partition_asked({self.args('request', 'partition')}, MPISENTRY_CALL_SITE);"]
+        raise SpecError(f"MPI_{self.name}: unknown partitioned {kind} ({SPEC_HELP})")
 
     def outcome_lines(self, start):
         """What the wrapper says before the call's record, and after its call, for its outcome."""
@@ -617,7 +642,7 @@ def wrapper_text(fn, spec_name, spec_line):
                  "  const ScopedCall<kSlow> scope;"]
     forward = fn.forward_text(" " * 6)
     before, after = fn.outcome_lines(p["wrapper"] == "start")
-    lines += ["  " + line for line in before]
+    lines += ["  " + line for line in before + fn.partition_lines()]
     if p["wrapper"] == "waiting":
         lines += [f"  CallRecord record = {p['describe']};"]
         # The messages it sends and matches, for the monitor's account of what is in flight.

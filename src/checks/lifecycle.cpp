@@ -5,6 +5,7 @@
 #include "checks/handles/handles.hpp"
 #include "checks/message_races/message_races.hpp"
 #include "checks/message_types/message_types.hpp"
+#include "checks/partitions/partitions.hpp"
 #include "checks/pending/pending.hpp"
 #include "checks/receive_buffers/receive_buffers.hpp"
 #include "checks/requests/requests.hpp"

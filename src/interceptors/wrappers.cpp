@@ -9,6 +9,7 @@
 #include "checks/collectives/collectives.hpp"
 #include "checks/failed_calls/failed_calls.hpp"
 #include "checks/handles/handles.hpp"
+#include "checks/partitions/partitions.hpp"
 #include "checks/rma/rma.hpp"
 #include "comm_log/comm_log.hpp"
 #include "config/slow_paths.hpp"
@@ -346,6 +347,7 @@ MPISENTRY_API int MPI_Win_free(MPI_Win* win) {
 MPISENTRY_API int MPI_Start(MPI_Request* request) {
   const int result = PMPI_Start(request);
   if (result == MPI_SUCCESS && request) restarted_request(*request);
+  if (result == MPI_SUCCESS && checks::watching_partitions()) checks::partitioned_started(1, request);
   if (result == MPI_SUCCESS && checks::tracking()) checks::restarted(1, request, MPISENTRY_CALL_SITE);
   if (result == MPI_SUCCESS && comm_log::on()) comm_log::restarted(1, request, MPISENTRY_CALL_SITE);
   return result;
@@ -355,6 +357,7 @@ MPISENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[]) {
   const int result = PMPI_Startall(count, array_of_requests);
   if (result == MPI_SUCCESS && array_of_requests)
     for (int i = 0; i < count; ++i) restarted_request(array_of_requests[i]);
+  if (result == MPI_SUCCESS && checks::watching_partitions()) checks::partitioned_started(count, array_of_requests);
   if (result == MPI_SUCCESS && checks::tracking())
     checks::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
   if (result == MPI_SUCCESS && comm_log::on()) comm_log::restarted(count, array_of_requests, MPISENTRY_CALL_SITE);
@@ -381,6 +384,7 @@ MPISENTRY_API int MPI_Cancel(MPI_Request* request) {
 // handle out again.
 MPISENTRY_API int MPI_Request_free(MPI_Request* request) {
   if (checks::tracking() && request) checks::freeing(*request);
+  if (request && checks::watching_partitions()) checks::partitioned_freed(*request);
   if (CallRecord started; request && requests().find(*request, started) && is_persistent_collective(started))
     persistent_collectives::freed(started.persistent.id);
   if (request) requests().release(*request);

@@ -23,7 +23,8 @@ struct Slot {
 Slot slots[kSlots];
 
 std::mutex mutex;  // init and free
-std::deque<CollectiveCount> freed_counts;  // a member still in the last start must not seem to wait for one that freed it
+// A member still in the last start must not seem to wait for one that freed it.
+std::deque<CollectiveCount> freed_counts;
 
 Slot* find_slot(std::uint64_t id) noexcept {
   for (std::size_t i = 0; i < kSlots; ++i) {

@@ -232,7 +232,8 @@ TEST_CASE("check names: 27 from ITC, the implemented ones among them, and mpisen
   const std::vector<std::string_view> own = {"GLOBAL:DEADLOCK:UNSAFE", "GLOBAL:DEADLOCK:OUTSIDE_MPI", "GLOBAL:MSG:RACE",
                                              "GLOBAL:RMA:CONFLICT",    "LOCAL:COMM:NOT_FREED",   "LOCAL:GROUP:NOT_FREED",      "LOCAL:OP:NOT_FREED",
                                              "LOCAL:WIN:NOT_FREED",    "LOCAL:FILE:NOT_FREED",       "LOCAL:INFO:NOT_FREED",
-                                             "GLOBAL:RANK:LOST"};
+                                             "GLOBAL:RANK:LOST",       "LOCAL:PARTITION:WILDCARD",   "LOCAL:PARTITION:INVALID",
+                                             "LOCAL:PARTITION:INACTIVE", "LOCAL:PARTITION:DOUBLE_READY"};
   for (const CheckInfo& check : switchable_checks()) {
     INFO(check.name);
     const bool from_itc = std::ranges::find(itc_checks(), check.name) != itc_checks().end();

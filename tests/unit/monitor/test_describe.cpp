@@ -410,12 +410,22 @@ TEST_CASE("a wait on a nonblocking collective waits as its blocking twin would, 
                                          incomplete(irecv(2), 11)};
     check_no_wait(waits(on_requests(FunctionId::Waitany, views), views));
   }
-  SECTION("a persistent collective's, an opaque call's or an unasked request reads nothing") {
+  SECTION("a persistent collective's start waits as its blocking base, matched by its own count of starts") {
+    CallRecord started = collective(FunctionId::Barrier_init, 0);
+    started.persistent = {777, 3};
+    const std::vector<RequestView> one{incomplete(started, 10)};
+    const Waits w = waits(on_requests(FunctionId::Wait, one), one);
+    CHECK(w.mode == WaitMode::All);
+    REQUIRE(w.started_collectives.size() == 1);
+    CHECK(w.started_collectives[0].call.comm_id == 777u);
+    CHECK(w.started_collectives[0].call.sequence == 3u);
+    CHECK(w.reason.find("a persistent collective, in its start #3") != std::string::npos);
+  }
+  SECTION("an opaque call's or an unasked request reads nothing") {
     CallRecord file_read;
     file_read.function = FunctionId::File_iread;
     file_read.shape = CallShape::Opaque;
-    for (const RequestView& view : {incomplete(collective(FunctionId::Barrier_init, 0), 10), incomplete(file_read, 11),
-                                    not_asked(ibarrier, 12)}) {
+    for (const RequestView& view : {incomplete(file_read, 11), not_asked(ibarrier, 12)}) {
       const std::vector<RequestView> one{view};
       const Waits w = waits(on_requests(FunctionId::Wait, one), one);
       check_no_wait(w);
