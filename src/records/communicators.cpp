@@ -95,7 +95,10 @@ std::vector<int> world_ranks(MPI_Group group) {
   std::vector<int> local(static_cast<std::size_t>(size));
   for (int i = 0; i < size; ++i) local[static_cast<std::size_t>(i)] = i;
   std::vector<int> world(local.size(), MPI_UNDEFINED);
-  PMPI_Group_translate_ranks(group, size, local.data(), world_group, world.data());
+  // Without MPI_COMM_WORLD (a program of sessions alone, which the checker
+  // does not start in) the ranks stay unknown.
+  if (world_group != MPI_GROUP_NULL)
+    PMPI_Group_translate_ranks(group, size, local.data(), world_group, world.data());
   return world;
 }
 

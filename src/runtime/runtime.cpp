@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -278,6 +279,18 @@ MPISENTRY_API int MPI_Init(int* argc, char*** argv) { return initialize(argc, ar
 
 MPISENTRY_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   return initialize(argc, argv, required, provided);
+}
+
+// A program of sessions alone (no MPI_Init) has no MPI_COMM_WORLD for the
+// checker to start on: it runs unchecked, and says so once per process.
+MPISENTRY_API int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
+  const int result = PMPI_Session_init(info, errhandler, session);
+  int initialized = 0;
+  static std::atomic<bool> said{false};
+  if (result == MPI_SUCCESS && PMPI_Initialized(&initialized) == MPI_SUCCESS && !initialized && !said.exchange(true))
+    log::warn("this process started MPI with MPI_Session_init and has not called MPI_Init or MPI_Init_thread: "
+              "mpisentry checks a program from its MPI_Init, and does not check this one");
+  return result;
 }
 
 MPISENTRY_API int MPI_Query_thread(int* provided) {

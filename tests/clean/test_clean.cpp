@@ -117,3 +117,16 @@ TEST_CASE("pingpong: each behaviour off by default takes the wrappers' slow path
     CHECK(result.err.find("the wrappers' slow paths: " + paths + "\n") != std::string::npos);
   }
 }
+
+// A program of MPI 4.0 sessions alone (no MPI_Init, so no MPI_COMM_WORLD for
+// the checker to start on) runs as without the checker, which says once
+// per process that it does not check it.
+TEST_CASE("sessions_only: a program without MPI_Init runs unchanged, and is said to be unchecked", "[clean]") {
+  Workspace workspace;
+  check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(sessions_only), {"--check-all"});
+  const JobResult result = run_checked(workspace, 2, TEST_PROGRAM(sessions_only), {"--check-all"});
+  INFO(describe(result));
+  CHECK(result.succeeded());
+  CHECK(count_occurrences(result.err, "this process started MPI with MPI_Session_init and has not called MPI_Init") ==
+        2u);
+}

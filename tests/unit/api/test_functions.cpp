@@ -34,7 +34,7 @@ TEST_CASE("every function is listed once, under its MPI name") {
     // older than 4.0 (Open MPI 4.1) lacks 4.0's, which the build leaves out.
     if (MPI_VERSION >= 4) CHECK(dlsym(RTLD_DEFAULT, ("P" + name).c_str()) != nullptr);
   }
-  CHECK(names.size() == 378);  // 372 generated wrappers, 6 written by hand
+  CHECK(names.size() == 379);  // 372 generated wrappers, 7 written by hand
 }
 
 TEST_CASE("a large-count twin has its base's kind, family, pattern, wait rule, completion and mode") {
@@ -148,7 +148,9 @@ TEST_CASE("persistent requests are made by the _init functions") {
   for (std::size_t i = 1; i < kCount; ++i) {
     const FunctionInfo& info = function_info(id_of(i));
     INFO(info.name);
-    CHECK((info.form == Form::Persistent) == (std::string_view(info.name).find("_init") != std::string_view::npos));
+    const std::string_view name = info.name;
+    const bool makes_request = name.find("_init") != std::string_view::npos && name != "MPI_Session_init";
+    CHECK((info.form == Form::Persistent) == makes_request);
   }
 }
 
