@@ -251,6 +251,10 @@ KERNELS = [
                             Metric("allreduce_1MiB", "MPI_Allreduce 1 MiB, 4 ranks", "ms", 1e3, 2, 1.02)]),
     Kernel("stencil", 4, [Metric("stencil_iteration", "2-D Jacobi halo stencil, 2x2 ranks: iteration", "ms", 1e3, 3,
                                  1.01)]),
+    Kernel("rma", 2, [Metric("rma_fence_epoch", "fence epoch: MPI_Put 8 B each way, MPI_Win_fence, 2 ranks", "us",
+                             1e6, 2, None),
+                      Metric("rma_lock_epoch", "lock epoch: MPI_Win_lock shared, MPI_Put 8 B, MPI_Win_unlock, 2 ranks",
+                             "us", 1e6, 2, None)]),
     Kernel("call_cost", 1, [Metric("call_nonblocking", "one call of Isend/Irecv/Waitall to self, 1 rank", "ns", 1e9, 1,
                                    None),
                             Metric("call_iprobe", "one MPI_Iprobe finding nothing, 1 rank", "ns", 1e9, 1, None)]),
@@ -319,6 +323,9 @@ def overhead_variants(library: str, baseline: str | None, defaults_only: bool) -
             Variant("with the buffer-overlap check",
                     {**checker, "MPISENTRY_CHECK": "LOCAL:MEMORY:OVERLAP ON"},
                     ", checker with CHECK LOCAL:MEMORY:OVERLAP ON", over="with"),
+            # GLOBAL:RMA:CONFLICT: each one-sided access kept with its epoch, an exchange at each fence.
+            Variant("with the RMA checks", {**checker, "MPISENTRY_CHECK": "GLOBAL:RMA:** ON"},
+                    ", checker with CHECK GLOBAL:RMA:** ON", over="with"),
             # The race summary on the same channel: a clock read per message and per wildcard receive.
             Variant("with the race check", {**checker, "MPISENTRY_CHECK": "GLOBAL:MSG:RACE ON"},
                     ", checker with CHECK GLOBAL:MSG:RACE ON", over="with")]

@@ -281,6 +281,7 @@ MPISENTRY_API int MPI_Init_thread(int* argc, char*** argv, int required, int* pr
   return initialize(argc, argv, required, provided);
 }
 
+#if MPI_VERSION >= 4  // sessions are MPI 4.0's (Open MPI 4.1 has none)
 // A program of sessions alone (no MPI_Init) has no MPI_COMM_WORLD for the
 // checker to start on: it runs unchecked, and says so once per process.
 MPISENTRY_API int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session) {
@@ -292,6 +293,7 @@ MPISENTRY_API int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI
               "mpisentry checks a program from its MPI_Init, and does not check this one");
   return result;
 }
+#endif
 
 MPISENTRY_API int MPI_Query_thread(int* provided) {
   const int result = PMPI_Query_thread(provided);
