@@ -23,8 +23,7 @@ TEST_CASE("rma_epochs: conflicting accesses in lock and PSCW epochs are GLOBAL:R
   const auto [mode, summary, mark, function] = GENERATE(table<std::string, std::string, std::string, std::string>({
       {"shared_put_put",
        "rank 0's MPI_Put writes bytes 8 to 23 of rank 1's window memory, which rank 2's MPI_Put writes, and nothing "
-       "orders the two: one in a shared lock epoch, the other in a shared lock epoch, and each was called before the "
-       "other was completed",
+       "orders the two: both in shared lock epochs, and each was called before the other was completed",
        "put_put_call", "put_put"},
       {"lock_all_put_get",
        "rank 0's MPI_Put writes bytes 8 to 23 of rank 1's window memory, which rank 2's MPI_Get reads", "put_get_put",

@@ -264,14 +264,20 @@ const char* verb(AccessKind kind) {
   return "accesses";
 }
 
-const char* epoch_words(const AccessOrder& order) {
-  switch (order.epoch) {
-    case EpochKind::Fence: return "a fence epoch";
-    case EpochKind::SharedLock: return "a shared lock epoch";
-    case EpochKind::ExclusiveLock: return "an exclusive lock epoch";
-    case EpochKind::Start: return "an MPI_Win_start epoch";
+const char* epoch_name(EpochKind epoch) {
+  switch (epoch) {
+    case EpochKind::Fence: return "fence";
+    case EpochKind::SharedLock: return "shared lock";
+    case EpochKind::ExclusiveLock: return "exclusive lock";
+    case EpochKind::Start: return "MPI_Win_start";
   }
-  return "an epoch";
+  return "other";
+}
+
+// "a shared lock epoch", "an exclusive lock epoch".
+std::string an_epoch(EpochKind epoch) {
+  const bool vowel = epoch == EpochKind::ExclusiveLock || epoch == EpochKind::Start;
+  return fmt::format("{} {} epoch", vowel ? "an" : "a", epoch_name(epoch));
 }
 
 // One access of a conflict, described for the report.
@@ -291,10 +297,11 @@ std::string why_unordered(const WindowAccess& a, const WindowAccess& b, std::uin
   if (a.order.epoch == EpochKind::Start && b.order.epoch == EpochKind::Start)
     return fmt::format("both in the target's exposure epoch {} (one MPI_Win_post ... MPI_Win_wait)",
                        a.order.epoch_number);
-  return fmt::format(
-      "one in {}, the other in {}, and each was called before the other was completed, with no exclusive lock between "
-      "them",
-      epoch_words(a.order), epoch_words(b.order));
+  const std::string epochs = a.order.epoch == b.order.epoch
+                                 ? fmt::format("both in {} epochs", epoch_name(a.order.epoch))
+                                 : fmt::format("one in {}, the other in {}", an_epoch(a.order.epoch),
+                                               an_epoch(b.order.epoch));
+  return epochs + ", and each was called before the other was completed, with no exclusive lock between them";
 }
 
 void report_conflict(const Window& w, const EpochExchange& e, const Described& a, const Described& b) {
