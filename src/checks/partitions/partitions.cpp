@@ -37,8 +37,9 @@ PartitionsState& partitions_state() {
 }
 
 // A request handle as reports show it (an int in MPICH, a pointer in Open MPI).
-std::string handle_text(MPI_Request request) {
-  if constexpr (std::is_pointer_v<MPI_Request>)
+template <typename Handle>
+std::string handle_text(Handle request) {
+  if constexpr (std::is_pointer_v<Handle>)
     return fmt::format("{}", fmt::ptr(request));
   else
     return fmt::format("{:#x}", static_cast<std::uint32_t>(request));
