@@ -1,6 +1,6 @@
 /* MPI from a session alone (MPI 4.0): no MPI_Init. A communicator made
  * from the session's world group sums each rank's 1 with MPI_Allreduce;
- * each rank prints the sum. */
+ * rank 0 prints the sum. */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -14,7 +14,7 @@ int main(void) {
   int rank, one = 1, sum = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
-  printf("sessions_only: rank %d sum %d\n", rank, sum);
+  if (rank == 0) printf("sessions_only: sum %d\n", sum);
   MPI_Comm_free(&comm);
   MPI_Group_free(&group);
   MPI_Session_finalize(&session);
