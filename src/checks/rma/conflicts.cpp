@@ -34,7 +34,12 @@ bool overlapping_in_time(const AccessOrder& a, const AccessOrder& b, int a_origi
 // Whether nothing orders a and b (conflicts.hpp).
 bool unordered(const WindowAccess& a, const WindowAccess& b, const std::vector<ExclusiveEpoch>& exclusive) {
   const AccessOrder &x = a.order, &y = b.order;
-  if (a.origin == b.origin) return x.serial == y.serial;  // one process: program order and its synchronizations
+  if (a.origin == b.origin) {
+    // One process: program order and its synchronizations; and MPI orders
+    // one origin's accumulates to one target (the default accumulate_ordering).
+    if (atomic(a.kind) && atomic(b.kind) && !a.local && !b.local) return false;
+    return x.serial == y.serial;
+  }
   if (x.epoch == EpochKind::Fence && y.epoch == EpochKind::Fence) return x.epoch_number == y.epoch_number;
   if (x.epoch == EpochKind::Start && y.epoch == EpochKind::Start)
     return x.epoch_number != 0 && x.epoch_number == y.epoch_number;

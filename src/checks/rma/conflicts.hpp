@@ -5,7 +5,8 @@
 // operation or MPI_NO_OP (the window's default accumulate_ops,
 // same_op_no_op). The accesses are the one-sided operations that target
 // the window, from any origin and also two from one origin within one
-// epoch (nothing orders them before its synchronization), and the target's
+// epoch (nothing orders them before its synchronization, but accumulates:
+// MPI orders one origin's accumulates to a target), and the target's
 // own one-sided calls whose origin buffers lie in its window. Two such own
 // calls are LOCAL:MEMORY:OVERLAP's, not compared here.
 //

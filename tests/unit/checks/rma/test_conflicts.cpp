@@ -115,6 +115,16 @@ TEST_CASE("rma conflicts: one process's accesses are ordered by its synchronizat
                           in_epoch(AccessKind::Write, 0, EpochKind::SharedLock, 15, 60, 0, 6)));  // a flush between
 }
 
+TEST_CASE("rma conflicts: one origin's accumulates are ordered, whatever their operations", "[rma]") {
+  WindowAccess replace = in_epoch(AccessKind::Atomic, 1, EpochKind::SharedLock, 10, 30);
+  WindowAccess sum = in_epoch(AccessKind::Atomic, 1, EpochKind::SharedLock, 10, 30);
+  replace.op = 3;
+  sum.op = 4;
+  CHECK_FALSE(conflicting(replace, sum));
+  sum.origin = 2;
+  CHECK(conflicting(replace, sum));
+}
+
 TEST_CASE("rma conflicts: lock epochs conflict when shared and overlapping in time on one clock", "[rma]") {
   const WindowAccess a = in_epoch(AccessKind::Write, 0, EpochKind::SharedLock, 10, 30);
   CHECK(conflicting(a, in_epoch(AccessKind::Write, 2, EpochKind::SharedLock, 20, 40)));
