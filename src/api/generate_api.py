@@ -323,8 +323,8 @@ class Function:
         done_by = self.entry.get("tested")
         if done_by is None:
             return None
-        if done_by not in ("flag", "outcount"):
-            raise SpecError(f"MPI_{self.name}: tested is flag or outcount, not {done_by} ({SPEC_HELP})")
+        if done_by not in ("flag", "all", "outcount"):
+            raise SpecError(f"MPI_{self.name}: tested is flag, all or outcount, not {done_by} ({SPEC_HELP})")
         count, array = self.request_array()
         return f"tested_wait(self, {count}, {array}, patient_waits<kSlow>(), {self.test_lambda(done_by)})"
 
@@ -334,6 +334,11 @@ class Function:
         args = ", ".join("done" if role == "flag" else self.arg(role) for _, role in test.params)
         if done_by == "flag":
             return f"[&](int* done) {{ return {self.pmpi(test.name, args)}; }}"
+        if done_by == "all":
+            count, array = self.request_array()
+            statuses = self.arg("statuses")
+            return (f"[&, partitioned = holds_partitioned({count}, {array})](int* done) {{ return partitioned ? "
+                    f"tested_by_status({count}, {array}, done, {statuses}) : {self.pmpi(test.name, args)}; }}")
         return (f"[&](int* done) {{ const int tested = {self.pmpi(test.name, args)}; "
                 f"*done = *{self.arg('outcount')} != 0; return tested; }}")
 
@@ -407,8 +412,9 @@ class Function:
         if (sync := self.entry.get("rma_epoch")) is not None:
             done.append(self.rma_synchronized(sync))
         if self.entry.get("partitioned") in ("send", "receive"):
-            done.append(f"checks::partitioned_made(*{self.arg('request')}, {self.arg('partitions')}, "
-                        f"{'true' if self.entry['partitioned'] == 'send' else 'false'})")
+            sends = "true" if self.entry["partitioned"] == "send" else "false"
+            done.append(f"partitioned_requests::made(*{self.arg('request')}, {self.arg('partitions')}, {sends})")
+            done.append(f"checks::partitioned_made(*{self.arg('request')}, {self.arg('partitions')}, {sends})")
         if self.entry["kind"] == "nonblocking" and "accesses" in self.entry:
             done.append(f"checks::rma_request_issued({self.id()}, {self.target_access()}, "
                         f"{self.args('target', 'win')}, MPISENTRY_CALL_SITE)")
@@ -481,8 +487,10 @@ class Function:
             high = a("partition") if has("partition") else a("partition_high") if has("partition_high") else "-1"
             listed = f"{a('array_of_partitions')}, {a('length')}" if has("length") else "nullptr, 0"
             named = "List" if has("length") else "One" if has("partition") else "Range"
-            return (f"(checks::partitions_readied({self.id()}, checks::PartitionsNamed::{named}, {a('request')}, "
-                    f"{low}, {high}, {listed}, MPISENTRY_CALL_SITE), {self.pmpi()})")
+            count = a("length") if has("length") else "1" if has("partition") else f"{high} - {low} + 1"
+            return (f"(readied_partitions({a('request')}, {count}), checks::partitions_readied({self.id()}, "
+                    f"checks::PartitionsNamed::{named}, {a('request')}, {low}, {high}, {listed}, MPISENTRY_CALL_SITE), "
+                    f"{self.pmpi()})")
         if "reads" in self.entry or "writes" in self.entry:
             part = lambda key: "{" + self.args(*self.entry[key]) + "}" if key in self.entry else "{}"
             if "accesses" not in self.entry:

@@ -16,6 +16,7 @@
 #include "records/call_record.hpp"
 #include "records/communicators.hpp"
 #include "records/persistent_collectives.hpp"
+#include "records/partitioned_requests.hpp"
 #include "interceptors/delay_injection.hpp"
 #include "interceptors/interceptors.hpp"
 #include "interceptors/outcomes.hpp"
@@ -253,7 +254,18 @@ void started_request(MPI_Request request, CallRecord& record) {
 void restarted_request(MPI_Request request) {
   CallRecord started;
   tallies::CommTallies* tallies = nullptr;
-  if (requests().activate(request, started, tallies) && tallies != nullptr) count_started(*tallies, started);
+  // A partitioned send's message is counted when its last partition is readied.
+  if (requests().activate(request, started, tallies) && !partitioned_requests::started_send(request, tallies) &&
+      tallies != nullptr)
+    count_started(*tallies, started);
+}
+
+// MPI_Pready*, before the call: `count` partitions of the request's start
+// readied; the last one sends its message, counted now, before the receiver
+// may count it.
+void readied_partitions(MPI_Request request, int count) noexcept {
+  tallies::CommTallies* tallies = partitioned_requests::readied(request, count);
+  if (CallRecord started; tallies != nullptr && requests().find(request, started)) count_started(*tallies, started);
 }
 
 }  // namespace
@@ -385,6 +397,7 @@ MPISENTRY_API int MPI_Cancel(MPI_Request* request) {
 MPISENTRY_API int MPI_Request_free(MPI_Request* request) {
   if (checks::tracking() && request) checks::freeing(*request);
   if (request && checks::watching_partitions()) checks::partitioned_freed(*request);
+  if (request) partitioned_requests::freed(*request);
   if (CallRecord started; request && requests().find(*request, started) && is_persistent_collective(started))
     persistent_collectives::freed(started.persistent.id);
   if (request) requests().release(*request);

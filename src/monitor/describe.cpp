@@ -14,6 +14,7 @@
 #include "monitor/handshake.hpp"
 #include "records/message_tallies.hpp"
 #include "records/persistent_collectives.hpp"
+#include "records/partitioned_requests.hpp"
 #include "records/windows.hpp"
 
 namespace mpisentry::monitor {
@@ -270,7 +271,7 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
   const bool wait_for_all = completes == Completes::One || completes == Completes::All;
   std::set<int> all_of;
   std::vector<PointToPoint> any_of;
-  std::vector<std::string> collective_reasons;
+  std::vector<std::string> collective_reasons, partition_reasons;
   int incomplete = 0;
   bool unreadable = call.request_count > kCopiedRequests;
   for (const RequestView& request : requests) {
@@ -302,6 +303,15 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
       continue;
     }
     ++incomplete;
+    if (request.unreadied_partitions > 0) {
+      // No message yet: only its own rank readies the rest.
+      all_of.insert(world_rank);
+      partition_reasons.push_back(fmt::format("its partitioned send has {} partition{} not readied (MPI_Pready), "
+                                              "which only rank {} itself can ready",
+                                              request.unreadied_partitions,
+                                              request.unreadied_partitions == 1 ? "" : "s", world_rank));
+      continue;
+    }
     w.converted_send = w.converted_send || request.started.converted_send;
     add_messages(request.started, communicator, w.messages, /*alone=*/!wait_for_all);
     PointToPoint part = point_to_point_wait(request.started, communicator);
@@ -344,6 +354,7 @@ Waits request_waits(const CallRecord& call, const std::vector<RequestView>& requ
                          : w.mode == WaitMode::Any                       ? " or on nonblocking collectives"
                                                                          : " and on nonblocking collectives",
                          counted);
+  for (const std::string& reason : partition_reasons) w.reason += ": " + reason;
   for (const std::string& reason : collective_reasons) w.reason += ": " + reason;
   return w;
 }
@@ -481,6 +492,7 @@ std::vector<RequestView> view_requests(const CallRecord& call, std::optional<std
     RequestView view;
     view.handle = call.requests[i];
     if (view.handle != MPI_REQUEST_NULL) view.known = requests().find(view.handle, view.started);
+    if (view.known) view.unreadied_partitions = partitioned_requests::unreadied(view.handle);
     if (incomplete && view.known && state_readable(view.started))
       view.state = (*incomplete >> i) & 1 ? RequestState::Incomplete : RequestState::Complete;
     views.push_back(view);
@@ -521,12 +533,16 @@ namespace {
 // Every point-to-point operation of the rank that is started and not yet
 // completed, whatever its threads do (RequestTable::for_each_active). A
 // matched receive (MPI_Imrecv) names neither peer nor communicator: with
-// one active, any send to this rank may be under way.
+// one active, any send to this rank may be under way. A partitioned send
+// with partitions not readied is no message yet: only an MPI_Pready of this
+// rank sends it, and a thread that might call it keeps the rank out of any
+// deadlock.
 void add_active_operations(RankSnapshot& snapshot) {
   const CommunicatorLookup lookup = communicator_of;
   std::vector<PendingMessage>& pending = snapshot.pending;
-  requests().for_each_active([&](const CallRecord& started) {
+  requests().for_each_active([&](MPI_Request handle, const CallRecord& started) {
     if (started.shape == CallShape::MatchedReceive) snapshot.pending_unlisted = true;
+    if (handle != MPI_REQUEST_NULL && partitioned_requests::unreadied(handle) > 0) return;
     add_messages(started, lookup, pending, /*alone=*/false);
   });
   std::sort(pending.begin(), pending.end(), [](const PendingMessage& a, const PendingMessage& b) {

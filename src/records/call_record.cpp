@@ -1,5 +1,7 @@
 #include "records/call_record.hpp"
 
+#include <cstring>
+
 #include "records/handle_slots.hpp"
 #include "records/persistent_collectives.hpp"
 
@@ -22,6 +24,13 @@ bool SharedRecord::load(CallRecord& out) const noexcept {
 }
 
 std::uint64_t RequestTable::key_of(MPI_Request request) noexcept { return handle_slots::key_of(request); }
+
+MPI_Request RequestTable::handle_of(std::uint64_t key) noexcept {
+  MPI_Request request;
+  const std::uint64_t bits = key - 1;
+  std::memcpy(&request, &bits, sizeof(request));  // the inverse of key_of
+  return request;
+}
 
 // Fibonacci hashing (one multiply), not the handle's low bits alone: MPICH
 // puts a pool index there, but its direct, indirect and built-in handles

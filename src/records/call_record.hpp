@@ -293,7 +293,8 @@ class RequestTable {
   // MPI_Request_free, before the call: an active request goes on, handleless.
   void release(MPI_Request request) noexcept;
 
-  // The monitor: every active request's start record (freed ones too).
+  // The monitor: every active request's handle and start record (freed
+  // ones too, with MPI_REQUEST_NULL).
   template <typename Visit>
   void for_each_active(Visit&& visit) const;
   // Some active request is not in the table (see above).
@@ -302,6 +303,7 @@ class RequestTable {
  private:
   static constexpr std::size_t kProbes = 16;
   static std::uint64_t key_of(MPI_Request request) noexcept;
+  static MPI_Request handle_of(std::uint64_t key) noexcept;
   static std::size_t home_of(std::uint64_t key) noexcept;
   Slot* slot_of(MPI_Request request) noexcept;
   void mark_lost() noexcept { lost_active_.store(true, std::memory_order_release); }
@@ -337,15 +339,15 @@ template <typename Visit>
 void RequestTable::for_each_active(Visit&& visit) const {
   CallRecord record;
   for (const Slot& slot : slots_) {
-    if (slot.key.load(std::memory_order_acquire) == 0 || !(slot.state.load(std::memory_order_acquire) & kActive))
-      continue;
+    const std::uint64_t key = slot.key.load(std::memory_order_acquire);
+    if (key == 0 || !(slot.state.load(std::memory_order_acquire) & kActive)) continue;
     // A writer holds the record for nanoseconds: read it again.
     while (!slot.record.load(record)) std::this_thread::yield();
-    if (slot.state.load(std::memory_order_acquire) & kActive) visit(record);
+    if (slot.state.load(std::memory_order_acquire) & kActive) visit(handle_of(key), record);
   }
   const std::size_t freed = std::min(freed_count_.load(std::memory_order_acquire), kFreedKept);
   for (std::size_t i = 0; i < freed; ++i)
-    if (freed_[i].load(record)) visit(record);
+    if (freed_[i].load(record)) visit(MPI_REQUEST_NULL, record);
 }
 
 namespace detail {
@@ -379,6 +381,7 @@ struct RequestView {
   bool known = false;  // the request table knows how it started
   CallRecord started;
   RequestState state = RequestState::Unknown;
+  int unreadied_partitions = 0;  // a partitioned send's, in its current start (records/partitioned_requests.hpp)
 };
 
 }  // namespace mpisentry

@@ -8,15 +8,9 @@
 #include <catch2/catch.hpp>
 
 #include "report_text.hpp"
-#include "scenario.hpp"
+#include "rma_cases.hpp"
 
 using namespace harness;
-
-namespace {
-
-const std::vector<std::string> kAllChecks = {"--check-all", "--check-max-errors", "0"};
-
-}  // namespace
 
 TEST_CASE("rma_epochs: conflicting accesses in lock and PSCW epochs are GLOBAL:RMA:CONFLICT", "[rma][memory]") {
   // case, the summary's words, rank 0's marked call (the target shows its place) and its function
@@ -72,16 +66,10 @@ TEST_CASE("rma_epochs: conflicting accesses in lock and PSCW epochs are GLOBAL:R
       {"lock_own", "rank 0's MPI_Put writes bytes 8 to 23 of rank 1's window memory, which rank 1's own MPI_Get writes",
        "lock_own_put", "lock_own"},
   }));
-  INFO("case " << mode);
-  Workspace workspace;
   const Program program = TEST_PROGRAM(rma_epochs);
-  const JobResult result = run_checked(workspace, 3, program, kAllChecks, {mode});
-  CHECK(result.succeeded());
-  std::vector<std::string> patterns = {R"(^\[1\] ERROR: GLOBAL:RMA:CONFLICT: error$)", summary,
-                                       "MPI leaves undefined the bytes, or the data read, where two accesses"};
+  std::vector<std::string> patterns = {summary};
   if (!mark.empty()) patterns.push_back(frame_pattern(function, program.source, marked_line(program, mark)));
-  check_reported(result, patterns);
-  CHECK(count_occurrences(result.err, "GLOBAL:RMA:CONFLICT: error") == 1u);
+  check_rma_conflict(program, mode, patterns);
 }
 
 TEST_CASE("rma_epochs: the correct twins are not reported and run as without the checker", "[rma][memory][clean]") {
@@ -89,11 +77,5 @@ TEST_CASE("rma_epochs: the correct twins are not reported and run as without the
       GENERATE("shared_halves", "lock_all_barrier", "acc_acc", "acc_no_op", "acc_same_type", "fetch_fetch", "swap_swap",
                "get_get_acc", "rput_halves", "rget_rget", "pscw_epochs", "pscw_get_get", "pscw_own_apart", "flushed",
                "thread_halves", "lock_own_apart");
-  INFO("case " << mode);
-  Workspace workspace;
-  const Program program = TEST_PROGRAM(rma_epochs);
-  const JobResult result = check_unchanged_by_checker(workspace, 3, program, kAllChecks, {mode});
-  INFO(describe(result));
-  CHECK(result.err.find("GLOBAL:RMA:CONFLICT") == std::string::npos);
-  CHECK(result.err.find("] ERROR:") == std::string::npos);
+  check_rma_twin(TEST_PROGRAM(rma_epochs), mode);
 }

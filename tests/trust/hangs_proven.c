@@ -15,18 +15,40 @@
  *   sendrecv_tags (2 ranks): bug: rank 0's MPI_Sendrecv sends 1 MiB with
  *     tag 1 and receives tag 2; rank 1's sends tag 2 and receives tag 3:
  *     rank 1's send half is taken, rank 0's never is. Correct: rank 1
- *     computes, then receives tag 1. */
+ *     computes, then receives tag 1.
+ *   partition_wait (2 ranks): bug: rank 0 starts a partitioned send of
+ *     kPartitions partitions to rank 1, readies all but the last and waits
+ *     on it; rank 1 waits on its partitioned receive. Correct: rank 0
+ *     computes, then readies the last partition before its wait.
+ *   partition_waitall (2 ranks): bug: the same, rank 0 waiting in
+ *     MPI_Waitall on the partitioned send and a receive that rank 1's
+ *     MPI_Send completes. Correct: rank 0 computes and readies the last.
+ *   partition_recv_first (2 ranks): bug: rank 0 readies all partitions but
+ *     the last, then receives from rank 1, which waits on its partitioned
+ *     receive before sending: no message is under way, as the partitioned
+ *     send's goes only with its last partition. Correct: rank 1 computes,
+ *     sends, then waits. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "support.h"
 
-enum Shape { kMixedCollective, kRootReturns, kLateIbarrier, kSendrecvTags };
-static const char* const kShapes[] = {"mixed_collective", "root_returns", "late_ibarrier", "sendrecv_tags"};
+enum Shape {
+  kMixedCollective,
+  kRootReturns,
+  kLateIbarrier,
+  kSendrecvTags,
+  kPartitionWait,
+  kPartitionWaitall,
+  kPartitionRecvFirst,
+  kShapeCount
+};
+static const char* const kShapes[] = {"mixed_collective", "root_returns",      "late_ibarrier",       "sendrecv_tags",
+                                      "partition_wait",   "partition_waitall", "partition_recv_first"};
 static const char* const kCorrectness[] = {"correct", "bug"};
 
-enum { kLargeCount = 131072 /* doubles: 1 MiB, past the eager limit */ };
+enum { kLargeCount = 131072 /* doubles: 1 MiB, past the eager limit */, kPartitions = 4 };
 
 static void gather_blocking(int* mine, int* all) {
   MPI_Allgather(mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD); /* mpisentry: blocks [mixed_collective] */
@@ -128,12 +150,82 @@ static void sendrecv_tags(int rank, int bug, double compute_seconds) {
   free(send);
 }
 
+static void send_partitions(MPI_Request* request) {
+  MPI_Wait(request, MPI_STATUS_IGNORE); /* mpisentry: blocks [partition_wait] */
+}
+
+static void receive_partitions(MPI_Request* request) {
+  MPI_Wait(request, MPI_STATUS_IGNORE); /* mpisentry: blocks [partition_wait] */
+}
+
+static void send_partitions_and_receive(MPI_Request requests[2]) {
+  MPI_Waitall(2, requests, MPI_STATUSES_IGNORE); /* mpisentry: blocks [partition_waitall] */
+}
+
+static void receive_partitions_after_send(MPI_Request* request) {
+  MPI_Wait(request, MPI_STATUS_IGNORE); /* mpisentry: blocks [partition_waitall] */
+}
+
+static void receive_before_last_partition(int* value) {
+  MPI_Recv(value, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* mpisentry: blocks [partition_recv_first] */
+}
+
+static void receive_partitions_first(MPI_Request* request) {
+  MPI_Wait(request, MPI_STATUS_IGNORE); /* mpisentry: blocks [partition_recv_first] */
+}
+
+/* Rank 0 sends kPartitions partitions of two ints to rank 1 (tag 7); rank 1
+ * answers with one int (tag 8) where the shape has it. */
+static void partitioned(enum Shape shape, int rank, int bug, double compute_seconds) {
+  int data[kPartitions * 2], value = rank + 1;
+  for (int i = 0; i < kPartitions * 2; ++i) data[i] = rank == 0 ? i + 1 : 0;
+  MPI_Request requests[2];
+  if (rank == 0) {
+    MPI_Psend_init(data, kPartitions, 2, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_INFO_NULL, &requests[0]);
+    MPI_Start(&requests[0]);
+    MPI_Pready_range(0, kPartitions - 2, requests[0]);
+    if (shape == kPartitionRecvFirst) {
+      receive_before_last_partition(&value);
+      MPI_Pready(kPartitions - 1, requests[0]);
+      MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+    } else {
+      if (shape == kPartitionWaitall) MPI_Irecv(&value, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, &requests[1]);
+      if (!bug) {
+        compute_for(compute_seconds);
+        MPI_Pready(kPartitions - 1, requests[0]);
+      }
+      if (shape == kPartitionWaitall)
+        send_partitions_and_receive(requests);
+      else
+        send_partitions(&requests[0]);
+    }
+    printf("answered %d\n", value);
+  } else {
+    MPI_Precv_init(data, kPartitions, 2, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_INFO_NULL, &requests[0]);
+    MPI_Start(&requests[0]);
+    if (shape == kPartitionWaitall) {
+      MPI_Send(&value, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
+      receive_partitions_after_send(&requests[0]);
+    } else if (shape == kPartitionRecvFirst && !bug) {
+      compute_for(compute_seconds);
+      MPI_Send(&value, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
+      MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+    } else if (shape == kPartitionRecvFirst) {
+      receive_partitions_first(&requests[0]);
+      MPI_Send(&value, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
+    } else {
+      receive_partitions(&requests[0]);
+    }
+  }
+  MPI_Request_free(&requests[0]);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const double compute_seconds = seconds_argument(argc, argv, 1, "how long one rank computes first");
-  const enum Shape shape = variant_argument(argc, argv, 2, "the shape", kShapes, 4);
+  const enum Shape shape = variant_argument(argc, argv, 2, "the shape", kShapes, kShapeCount);
   const int bug = variant_argument(argc, argv, 3, "correct or bug", kCorrectness, 2);
   const int ranks = shape == kLateIbarrier ? 3 : 2;
   const int rank = world_rank_checked(ranks, ranks);
@@ -143,8 +235,10 @@ int main(int argc, char** argv) {
     root_returns(rank, bug, compute_seconds);
   else if (shape == kLateIbarrier)
     late_ibarrier(rank, bug, compute_seconds);
-  else
+  else if (shape == kSendrecvTags)
     sendrecv_tags(rank, bug, compute_seconds);
+  else
+    partitioned(shape, rank, bug, compute_seconds);
   MPI_Finalize();
   return 0;
 }

@@ -298,6 +298,26 @@ const ShapedHang kProvenHangs[] = {
      {"exchange", "answer"},
      {0, 1},
      R"(rule: each rank of the cycle waits in a call that cannot return before the next rank acts)"},
+    {"partition_wait",
+     2,
+     {{0, R"(MPI_Wait\(request=MPI_Psend_init\()"}, {1, R"(MPI_Wait\(request=MPI_Precv_init\()"}},
+     {"send_partitions", "receive_partitions"},
+     {0},
+     R"(rank 0: MPI_Wait waits for rank 0 .*: its partitioned send has 1 partition not readied \(MPI_Pready\), )"
+     R"(which only rank 0 itself can ready)"},
+    {"partition_waitall",
+     2,
+     {{0, R"(MPI_Waitall\(count=2, requests=\[MPI_Psend_init\()"}, {1, R"(MPI_Wait\(request=MPI_Precv_init\()"}},
+     {"send_partitions_and_receive", "receive_partitions_after_send"},
+     {0},
+     R"(rank 0: MPI_Waitall waits for rank 0 \(1 of its 2 requests still incomplete\): its partitioned send has 1 )"
+     R"(partition not readied)"},
+    {"partition_recv_first",
+     2,
+     {{0, R"(MPI_Recv\(.*source=1, tag=8)"}, {1, R"(MPI_Wait\(request=MPI_Precv_init\()"}},
+     {"receive_before_last_partition", "receive_partitions_first"},
+     {0, 1},
+     R"(rule: each rank of the cycle waits in a call that cannot return before the next rank acts)"},
 };
 
 }  // namespace
@@ -307,7 +327,7 @@ TEST_CASE("hangs_proven: correct twins of the hangs below end without a report",
 }
 
 TEST_CASE("hangs_proven: a blocking collective against a nonblocking one, waited on or left, a nonblocking barrier "
-          "a member never starts, a Sendrecv half nothing matches",
+          "a member never starts, a Sendrecv half nothing matches, a partitioned send not all readied",
           "[trust][deadlock]") {
   check_shaped_hang(TEST_PROGRAM(hangs_proven),
                     GENERATE(from_range(std::begin(kProvenHangs), std::end(kProvenHangs))));

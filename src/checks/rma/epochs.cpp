@@ -56,7 +56,11 @@ struct Sent {
   std::int32_t dropped = 0;  // past kKeptPerTarget
   std::int32_t gaps = 0;     // target datatypes with gaps: not kept
   std::uint64_t clock = 0;   // the origin's clock domain
-  ExclusiveEpoch exclusive;  // the span of all its exclusive lock epochs at the target (completed 0: none)
+  // Its exclusive lock epochs at the target, each apart (a span over two of
+  // them would take accesses between them for ordered); past
+  // kKeptExclusive, the last span grows over the rest.
+  std::int32_t exclusive_count = 0;
+  ExclusiveEpoch exclusive[kKeptExclusive];
   SentAccess accesses[kKeptPerTarget];
 };
 
@@ -219,11 +223,11 @@ void open_epoch(Window& w, std::size_t target, EpochKind kind, std::int64_t now)
 void close_epoch(Window& w, std::size_t target, std::int64_t now) {
   TargetEpoch& e = w.epochs[target];
   if (e.open && e.kind == EpochKind::ExclusiveLock) {
-    ExclusiveEpoch& span = w.to_target[target].exclusive;
-    span.origin = w.me;
-    span.clock = clock_domain();
-    span.issued = span.completed == 0 ? e.opened : std::min(span.issued, e.opened);
-    span.completed = now;
+    Sent& to = w.to_target[target];
+    if (to.exclusive_count < kKeptExclusive)
+      to.exclusive[to.exclusive_count++] = {w.me, e.opened, now, clock_domain()};
+    else
+      to.exclusive[kKeptExclusive - 1].completed = now;
   }
   e.open = false;
   if (w.fence_open) open_epoch(w, target, EpochKind::Fence, now);
@@ -356,8 +360,8 @@ void compare(Window& w, const EpochExchange& e) {
                                 "fences, or its creation and free",
                                 kKeptPerTarget));
     if (from.gaps > 0) not_judged(w, "accesses whose target datatype has gaps");
-    if (from.exclusive.completed != 0) {
-      ExclusiveEpoch span = from.exclusive;
+    for (int i = 0; i < std::clamp(from.exclusive_count, 0, kKeptExclusive); ++i) {
+      ExclusiveEpoch span = from.exclusive[i];
       span.origin = static_cast<int>(origin);
       exclusive.push_back(span);
     }
@@ -435,7 +439,7 @@ EpochExchange take_exchange(Window& w, std::uint64_t fence, std::int64_t now) {
   }
   x.first_number += x.waited.size();
   x.waited.clear();
-  for (Sent& to : w.to_target) to = Sent{0, 0, 0, clock_domain(), {}, {}};
+  for (Sent& to : w.to_target) to = Sent{0, 0, 0, clock_domain(), 0, {}, {}};
   return next;
 }
 

@@ -53,6 +53,9 @@ struct TargetAccess {
 };
 
 inline constexpr int kKeptPerTarget = 16;
+// Exclusive lock epochs of one origin at one target between two exchanges
+// kept apart.
+inline constexpr int kKeptExclusive = 4;
 
 // The targets a synchronization covers when it names none.
 inline constexpr int kEveryTarget = -1;

@@ -289,6 +289,19 @@ TEST_CASE("Wait and Waitall wait (AND) for the peers of their incomplete point-t
     CHECK(w.mode == WaitMode::All);
     CHECK(w.definite == Ranks{3});
   }
+  SECTION("a partitioned send with partitions not readied waits for its own rank, and sends no message yet") {
+    RequestView partitioned = incomplete(started(send(FunctionId::Psend_init, 3), FunctionId::Psend_init), 12);
+    partitioned.unreadied_partitions = 2;
+    const std::vector<RequestView> views{partitioned, incomplete(irecv(2), 10)};
+    const Waits w = waits(on_requests(FunctionId::Waitall, views), views);
+    CHECK(w.mode == WaitMode::All);
+    CHECK(w.definite == Ranks{me, 2});
+    CHECK(w.messages == std::vector<PendingMessage>{{false, 2, 5, world_id}});
+    CHECK_THAT(w.reason, Contains("its partitioned send has 2 partitions not readied (MPI_Pready), which only rank"));
+    partitioned.unreadied_partitions = 0;  // all readied: a send to rank 3
+    const std::vector<RequestView> readied{partitioned};
+    CHECK(waits(on_requests(FunctionId::Wait, readied), readied).definite == Ranks{3});
+  }
   SECTION("every request complete: no wait") {
     const std::vector<RequestView> views{complete(isend(2), 10), null_request(), complete(persistent_recv, 13)};
     check_no_wait(waits(on_requests(FunctionId::Waitall, views), views));
