@@ -262,10 +262,13 @@ void restarted_request(MPI_Request request) {
 
 // MPI_Pready*, before the call: `count` partitions of the request's start
 // readied; the last one sends its message, counted now, before the receiver
-// may count it.
-void readied_partitions(MPI_Request request, int count) noexcept {
-  tallies::CommTallies* tallies = partitioned_requests::readied(request, count);
-  if (CallRecord started; tallies != nullptr && requests().find(request, started)) count_started(*tallies, started);
+// may count it, and gives its buffer to MPI.
+void readied_partitions(MPI_Request request, int count) {
+  const partitioned_requests::Readied readied = partitioned_requests::readied(request, count);
+  if (!readied.last) return;
+  if (checks::tracking()) checks::partitioned_send_readied(request, readied.partitions);
+  if (CallRecord started; readied.tallies != nullptr && requests().find(request, started))
+    count_started(*readied.tallies, started);
 }
 
 }  // namespace

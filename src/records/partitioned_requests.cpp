@@ -57,13 +57,14 @@ bool started_send(MPI_Request request, tallies::CommTallies* tallies) noexcept {
   return true;
 }
 
-tallies::CommTallies* readied(MPI_Request request, int count) noexcept {
+Readied readied(MPI_Request request, int count) noexcept {
   Slot* slot = any() ? find_slot(request) : nullptr;
-  if (slot == nullptr || !slot->sends.load(std::memory_order_relaxed) || count <= 0) return nullptr;
+  if (slot == nullptr || !slot->sends.load(std::memory_order_relaxed) || count <= 0) return {};
   const int partitions = slot->partitions.load(std::memory_order_relaxed);
   const int before = slot->readied.fetch_add(count, std::memory_order_acq_rel);
   // Only the call that crosses the count sends the message.
-  return before < partitions && before + count >= partitions ? slot->tallies.load(std::memory_order_relaxed) : nullptr;
+  if (before >= partitions || before + count < partitions) return {};
+  return {true, slot->tallies.load(std::memory_order_relaxed), partitions};
 }
 
 int unreadied(MPI_Request request) noexcept {

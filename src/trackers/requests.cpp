@@ -10,6 +10,7 @@
 
 #include "findings/findings.hpp"
 #include "trackers/checksums.hpp"
+#include "records/partitioned_requests.hpp"
 #include "trackers/owned_buffers.hpp"
 #include "trackers/race_clock.hpp"
 #include "trackers/stable_map.hpp"
@@ -30,6 +31,7 @@ struct Entry {
   CallRecord record;  // as started (the fields its shape uses); a matched receive's comm is the probe's
   Kind kind = Kind::Other;
   bool persistent = false;
+  bool partitioned = false;  // a partitioned send (records/partitioned_requests.hpp), known from its first start
   bool active = false;
   bool unordered = false;    // its record may be another message's (receive_in_order)
   std::uint64_t sent = 0;    // the active send's record in the message channel
@@ -39,7 +41,9 @@ struct Entry {
   // returned other requests while this receive was active, and where.
   std::int64_t passed_over_at = 0;
   const void* passed_over_by = nullptr;
-  BufferChecksum sent_bytes;  // LOCAL:MEMORY:ILLEGAL_MODIFICATION: taken when the operation started
+  // LOCAL:MEMORY:ILLEGAL_MODIFICATION: taken when the operation started (a
+  // partitioned send: when its last partition was readied).
+  BufferChecksum sent_bytes;
   TakenBuffer buffer;         // LOCAL:MEMORY:OVERLAP: its buffer while it is active
   // datatypes_freed() when it started: a receive's type is not read at its
   // completion if a derived type was freed since (MPI allows freeing it
@@ -234,8 +238,9 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
 }
 
 RequestView view_of(const Entry& entry) {
-  return {entry.record, entry.kind == Kind::Receive || entry.kind == Kind::SendReceive, entry.active,
-          entry.persistent, entry.call_site};
+  return {entry.record,     entry.kind == Kind::Receive || entry.kind == Kind::SendReceive,
+          entry.active,     entry.persistent,
+          entry.partitioned, entry.call_site};
 }
 
 }  // namespace
@@ -280,11 +285,14 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
     Kind kind = Kind::Other;
     const void* started_at = nullptr;
     bool sends_record = false;
+    // Its partitions are the program's to write until readied: summed at the last (partitioned_send_readied).
+    const bool partitioned = partitioned_requests::is_partitioned(requests[i]);
     {
       const RequestsGuard guard(shard);
       Entry* entry = shard.live.find(key_of(requests[i]));
       if (!entry || !entry->persistent) continue;
       entry->active = true;
+      entry->partitioned = partitioned;
       entry->sequence = next_sequence();
       entry->types_freed = datatypes_freed();
       entry->passed_over_at = 0;
@@ -298,7 +306,7 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
     }
     // Outside the lock: both may call MPI.
     BufferChecksum sent_bytes;
-    if (requests_state().modification_check) sum_send_buffer(started, sent_bytes);
+    if (requests_state().modification_check && !partitioned) sum_send_buffer(started, sent_bytes);
     const std::uint64_t sent_record = sends_record ? send_record(started, call_site, sent_bytes) : 0;
     const RequestsGuard guard(shard);
     if (Entry* entry = shard.live.find(key_of(requests[i]))) {
@@ -309,6 +317,23 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
       if (watching_overlaps()) take_buffer(entry->buffer, started, kind, started_at);
     }
   }
+}
+
+void partitioned_send_readied(MPI_Request request, int partitions) {
+  if (!requests_state().modification_check) return;
+  RequestShard& shard = shard_of(request);
+  CallRecord whole;
+  {
+    const RequestsGuard guard(shard);
+    const Entry* entry = shard.live.find(key_of(request));
+    if (!entry || !entry->active || !entry->partitioned) return;
+    copy_used(whole, entry->record);
+  }
+  whole.count *= partitions;  // its record's count is one partition's
+  BufferChecksum sum;
+  sum_send_buffer(whole, sum);  // outside the lock: packing may call MPI
+  const RequestsGuard guard(shard);
+  if (Entry* entry = shard.live.find(key_of(request)); entry && entry->active) entry->sent_bytes = sum;
 }
 
 void freeing(MPI_Request request) {

@@ -13,7 +13,11 @@
  *   arrived_invalid: MPI_Parrived on partition -1 before the wait: INVALID;
  *   inactive: MPI_Pready on partition 0 before MPI_Start: INACTIVE;
  *   wildcard: MPI_Precv_init from MPI_ANY_SOURCE: WILDCARD (MPICH then
- *     aborts the job in the call).
+ *     aborts the job in the call);
+ *   filled: three starts, each partition written just before it is readied
+ *     (correct: a partition is the program's until readied);
+ *   written: the buffer written after its last partition was readied,
+ *     before the wait: LOCAL:MEMORY:ILLEGAL_MODIFICATION.
  * Rank 1 prints what it received. */
 #include <mpi.h>
 #include <stdio.h>
@@ -23,7 +27,7 @@ enum { kPartitions = 4, kPer = 2 };
 
 static int is(const char* mode, const char* name) { return strcmp(mode, name) == 0; }
 
-static void ready_all(const char* mode, MPI_Request request) {
+static void ready_all(const char* mode, MPI_Request request, int* data, int round) {
   if (is(mode, "range") || is(mode, "range_double")) {
     MPI_Pready_range(0, is(mode, "range") ? 1 : 2, request); /* mpisentry: range_first */
     MPI_Pready_range(2, 3, request); /* mpisentry: range_second */
@@ -37,6 +41,8 @@ static void ready_all(const char* mode, MPI_Request request) {
     }
   } else {
     for (int p = 0; p < kPartitions; ++p) {
+      if (is(mode, "filled"))
+        for (int i = p * kPer; i < (p + 1) * kPer; ++i) data[i] = 100 * round + i;
       if (is(mode, "double") && p == 3) MPI_Pready(2, request); /* mpisentry: ready_twice */
       if (is(mode, "invalid") && p == 3) MPI_Pready(kPartitions, request); /* mpisentry: ready_outside */
       MPI_Pready(p, request);
@@ -53,14 +59,15 @@ int main(int argc, char** argv) {
   for (int i = 0; i < kPartitions * kPer; ++i) data[i] = rank == 0 ? i + 1 : 0;
   MPI_Request request = MPI_REQUEST_NULL;
   int sum = 0;
-  const int rounds = is(mode, "rounds") ? 3 : 1;
+  const int rounds = is(mode, "rounds") || is(mode, "filled") ? 3 : 1;
   if (rank == 0) {
     MPI_Psend_init(data, kPartitions, kPer, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
     if (is(mode, "inactive")) MPI_Pready(0, request); /* mpisentry: ready_inactive */
     for (int round = 0; round < rounds; ++round) {
       MPI_Start(&request);
-      ready_all(mode, request);
-      MPI_Wait(&request, MPI_STATUS_IGNORE);
+      ready_all(mode, request, data, round);
+      if (is(mode, "written")) data[1] = -1;
+      MPI_Wait(&request, MPI_STATUS_IGNORE); /* mpisentry: send_wait */
     }
   } else if (rank == 1) {
     const int source = is(mode, "wildcard") ? MPI_ANY_SOURCE : 0;
@@ -74,7 +81,7 @@ int main(int argc, char** argv) {
     }
   }
   if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
-  if (rank == 1) printf("partitions %s: received %d\n", mode, sum);
+  if (rank == 1 && !is(mode, "written")) printf("partitions %s: received %d\n", mode, sum);
   MPI_Finalize();
   return 0;
 }

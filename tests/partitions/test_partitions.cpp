@@ -3,8 +3,9 @@
 // MPI_Start and MPI_Precv_init from MPI_ANY_SOURCE are reported before the
 // call, with the call and its place, and the call is then made (MPICH
 // aborts on each: the report is in the report file first); each partition readied once per
-// start, by any of the three calls, is not reported and runs as without the
-// checker.
+// start, by any of the three calls, or written before it is readied, is not
+// reported and runs as without the checker; the buffer written after the
+// last partition was readied is LOCAL:MEMORY:ILLEGAL_MODIFICATION.
 #include <catch2/catch.hpp>
 
 #include "report_text.hpp"
@@ -52,8 +53,23 @@ TEST_CASE("partitions: misused partitioned communication is LOCAL:PARTITION", "[
   CHECK(count_occurrences(*result.report, "LOCAL:PARTITION:" + check + ": error") == 1u);
 }
 
-TEST_CASE("partitions: each partition readied once per start is not reported", "[partitions][clean]") {
-  const std::string mode = GENERATE("ready", "range", "list", "rounds");
+TEST_CASE("partitions: a partitioned send's buffer written after its last partition was readied is "
+          "LOCAL:MEMORY:ILLEGAL_MODIFICATION",
+          "[partitions][memory]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(partitions);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"written"});
+  CHECK(result.succeeded());
+  check_reported(result, {R"(^\[0\] ERROR: LOCAL:MEMORY:ILLEGAL_MODIFICATION: error$)",
+                          R"(The send buffer of MPI_Psend_init was written while MPI owned it: its bytes when MPI_Wait )"
+                          R"(completed the operation differ from its bytes when it started \(the MPI_Pready of the last )"
+                          R"(partition of MPI_Psend_init\))",
+                          frame_pattern("main", program.source, marked_line(program, "send_wait"))});
+}
+
+TEST_CASE("partitions: each partition readied once per start, or written before it is readied, is not reported",
+          "[partitions][clean]") {
+  const std::string mode = GENERATE("ready", "range", "list", "rounds", "filled");
   INFO("case " << mode);
   Workspace workspace;
   const JobResult result = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(partitions), kAllChecks, {mode});

@@ -41,7 +41,9 @@ void left_at_finalize(const RequestView& request) {
 
 void send_buffer_written(const RequestView& request) {
   const char* started_by = function_info(request.record.function).name;
-  const std::string start = request.persistent ? fmt::format("MPI_Start of {}", started_by) : std::string(started_by);
+  const std::string start = request.partitioned ? fmt::format("the MPI_Pready of the last partition of {}", started_by)
+                            : request.persistent ? fmt::format("MPI_Start of {}", started_by)
+                                                 : std::string(started_by);
   report(modified_buffer_finding("send buffer", started_by, start, call_text(request.record), request.call_site),
          /*own_stack=*/true);
 }
