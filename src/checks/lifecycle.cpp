@@ -10,6 +10,7 @@
 #include "checks/receive_buffers/receive_buffers.hpp"
 #include "checks/requests/requests.hpp"
 #include "checks/rma/rma.hpp"
+#include "checks/thread_levels/thread_levels.hpp"
 #include "findings/findings.hpp"
 #include "trackers/checksums.hpp"
 #include "trackers/message_channel.hpp"
@@ -36,10 +37,10 @@ constexpr Part kParts[] = {
 
 }  // namespace
 
-void start(const config::Settings& settings, int world_rank, bool multiple_threads) {
+void start(const config::Settings& settings, int world_rank, int thread_level) {
   start_findings(settings, world_rank);
   if (!any_on()) return;
-  const StartContext context{settings, multiple_threads};
+  const StartContext context{settings, thread_level == MPI_THREAD_MULTIPLE, thread_level};
   for (const Part& part : kParts) part.start(context);
 }
 

@@ -7,9 +7,9 @@
 namespace mpisentry::checks {
 
 // From MPI_Init, once the settings are known and the report sink is open;
-// `multiple_threads`: the program runs at MPI_THREAD_MULTIPLE. Collective
+// `thread_level`: the level the program was given. Collective
 // over MPI_COMM_WORLD.
-void start(const config::Settings& settings, int world_rank, bool multiple_threads);
+void start(const config::Settings& settings, int world_rank, int thread_level);
 
 // In MPI_Finalize, once every rank is there: every part's finish, then the
 // summary (finish_findings). Returns, on every rank, whether some rank

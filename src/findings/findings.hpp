@@ -37,6 +37,7 @@ bool any_on() noexcept;
 struct StartContext {
   const config::Settings& settings;
   bool multiple_threads;  // the program runs at MPI_THREAD_MULTIPLE
+  int thread_level;       // the level MPI_Init_thread gave the program (MPI_Init: MPI_THREAD_SINGLE)
 };
 
 // Whether `check` is switched on (false before start_findings()).

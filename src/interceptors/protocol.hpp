@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "findings/findings.hpp"
+#include "checks/thread_levels/thread_levels.hpp"
 #include "interceptors/delay_injection.hpp"
 
 namespace mpisentry::interceptors {
@@ -27,16 +28,21 @@ template <auto Body, typename... Args>
 }
 
 // The scope of a call that may wait or starts a request: INJECT-DELAYS'
-// sleeps outside it, and the stop at CHECK-MAX-ERRORS after it (the program
-// has had MPI's own behaviour first); in the slow body only.
+// sleeps outside it, LOCAL:THREAD:CONCURRENT's count of the threads inside
+// MPI, and the stop at CHECK-MAX-ERRORS after it (the program has had MPI's
+// own behaviour first); in the slow body only.
 template <bool kSlow>
 class ScopedCall {
  public:
   ScopedCall() noexcept {
-    if constexpr (kSlow) delay_injection::around_call(true);
+    if constexpr (kSlow) {
+      if (checks::watching_serialized()) checks::entered_mpi();
+      delay_injection::around_call(true);
+    }
   }
   ~ScopedCall() {
     if constexpr (kSlow) {
+      if (checks::watching_serialized()) checks::left_mpi();
       checks::stop_at_error_limit();
       delay_injection::around_call(false);
     }

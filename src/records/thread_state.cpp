@@ -17,6 +17,7 @@ ThreadState states[kMaxThreads];
 std::atomic<int> states_used{0};
 std::atomic<int> next_thread_id{0};
 std::atomic<bool> untracked{false};
+std::atomic<void (*)(int, pid_t)> new_thread_observer{nullptr};
 pthread_key_t exit_key;
 
 // Shared by threads that found no free state: written by several threads at
@@ -54,6 +55,8 @@ ThreadState& detail::register_this_thread() noexcept {
     }
     pthread_setspecific(exit_key, &candidate);
     current_thread_state = &candidate;
+    if (void (*observer)(int, pid_t) = new_thread_observer.load(std::memory_order_acquire))
+      observer(candidate.id_.load(std::memory_order_relaxed), candidate.tid_.load(std::memory_order_relaxed));
     return candidate;
   }
   untracked.store(true, std::memory_order_release);
@@ -62,6 +65,10 @@ ThreadState& detail::register_this_thread() noexcept {
 }
 
 bool untracked_threads() noexcept { return detail::untracked.load(std::memory_order_acquire); }
+
+void observe_new_threads(void (*observer)(int id, pid_t tid)) noexcept {
+  detail::new_thread_observer.store(observer, std::memory_order_release);
+}
 
 bool ThreadState::sample(Sample& out) const noexcept {
   const std::uint32_t generation = generation_.load(std::memory_order_acquire);

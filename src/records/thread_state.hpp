@@ -125,6 +125,10 @@ inline ThreadState& this_thread_state() noexcept {
 template <typename Visit>
 void for_each_thread(Visit&& visit);
 
+// Calls observer(its id, its kernel thread id) on each thread's first MPI
+// call, once the thread has its state (the thread-level checks).
+void observe_new_threads(void (*observer)(int id, pid_t tid)) noexcept;
+
 // True once a thread could not be given a state (too many threads at once):
 // its calls are invisible, so its rank must never be judged stuck.
 bool untracked_threads() noexcept;

@@ -264,7 +264,7 @@ int initialize(int* argc, char*** argv, int required, int* provided) {
   interceptors::start({settings.check_potential, patient == config::AutoSwitch::On ||
                                                      (patient == config::AutoSwitch::Auto && more_ranks_than_cores())});
   delay_injection::configure(settings.inject_delays, world_rank);
-  checks::start(settings, world_rank, multiple_threads);
+  checks::start(settings, world_rank, program_thread_level);
   if (world_rank == 0) log::debug("the wrappers' slow paths: {}", slow_paths::taken());
   monitor::in_process::note_checker_started();
   return result;

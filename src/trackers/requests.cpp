@@ -471,6 +471,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
   struct Modified {
     CallRecord started;
     const void* started_at;
+    bool partitioned;
   };
   std::vector<Done> receives;
   std::vector<Cancelled> cancelled_sends;
@@ -514,7 +515,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
         PMPI_Test_cancelled(&statuses[k], &cancelled);
         if (cancelled) cancelled_sends.push_back({entry.sent, r.comm, r.peer, r.tag});
       }
-      if (entry.sent_bytes.taken && buffer_changed(entry.sent_bytes)) modified.push_back({r, entry.call_site});
+      if (entry.sent_bytes.taken && buffer_changed(entry.sent_bytes)) modified.push_back({r, entry.call_site, entry.partitioned});
       buffer_released(entry.buffer);
       entry.active = false;
       entry.unordered = false;
@@ -572,7 +573,7 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
   for (const Done& done : receives) messages.receive_completed(done.receive, *done.status);
   for (const Modified& m : modified)
     requests_state().checks.send_buffer_written(
-        {m.started, false, true, is_persistent(m.started.function), m.started_at});
+        {m.started, false, true, is_persistent(m.started.function), m.partitioned, m.started_at});
 }
 
 void finish_requests() {

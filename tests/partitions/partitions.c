@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   int sum = 0;
   const int rounds = is(mode, "rounds") || is(mode, "filled") ? 3 : 1;
   if (rank == 0) {
-    MPI_Psend_init(data, kPartitions, kPer, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
+    MPI_Psend_init(data, kPartitions, kPer, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &request); /* mpisentry: psend */
     if (is(mode, "inactive")) MPI_Pready(0, request); /* mpisentry: ready_inactive */
     for (int round = 0; round < rounds; ++round) {
       MPI_Start(&request);

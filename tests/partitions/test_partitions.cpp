@@ -64,7 +64,8 @@ TEST_CASE("partitions: a partitioned send's buffer written after its last partit
                           R"(The send buffer of MPI_Psend_init was written while MPI owned it: its bytes when MPI_Wait )"
                           R"(completed the operation differ from its bytes when it started \(the MPI_Pready of the last )"
                           R"(partition of MPI_Psend_init\))",
-                          frame_pattern("main", program.source, marked_line(program, "send_wait"))});
+                          frame_pattern("main", program.source, marked_line(program, "send_wait")),
+                          frame_pattern("main", program.source, marked_line(program, "psend"))});
 }
 
 TEST_CASE("partitions: each partition readied once per start, or written before it is readied, is not reported",

@@ -517,7 +517,7 @@ void epoch_window_created(MPI_Comm comm, MPI_Win win, const void* call_site) {
     if (PMPI_Win_get_attr(win, MPI_WIN_SIZE, &bytes, &found) == MPI_SUCCESS && found) w.size = *bytes;
     w.disp_unit = attribute_int(win, MPI_WIN_DISP_UNIT, 1);
   }
-  w.to_target.assign(members.size(), Sent{0, 0, 0, clock_domain(), {}, {}});
+  w.to_target.assign(members.size(), Sent{0, 0, 0, clock_domain(), 0, {}, {}});
   w.epochs.resize(members.size());
   w.exposures.of_origin.resize(members.size());
   w.exposures.starts_before.resize(members.size());

@@ -233,7 +233,8 @@ TEST_CASE("check names: 27 from ITC, the implemented ones among them, and mpisen
                                              "GLOBAL:RMA:CONFLICT",    "LOCAL:COMM:NOT_FREED",   "LOCAL:GROUP:NOT_FREED",      "LOCAL:OP:NOT_FREED",
                                              "LOCAL:WIN:NOT_FREED",    "LOCAL:FILE:NOT_FREED",       "LOCAL:INFO:NOT_FREED",
                                              "GLOBAL:RANK:LOST",       "LOCAL:PARTITION:WILDCARD",   "LOCAL:PARTITION:INVALID",
-                                             "LOCAL:PARTITION:INACTIVE", "LOCAL:PARTITION:DOUBLE_READY"};
+                                             "LOCAL:PARTITION:INACTIVE", "LOCAL:PARTITION:DOUBLE_READY",
+                                             "LOCAL:THREAD:NOT_MAIN",    "LOCAL:THREAD:CONCURRENT"};
   for (const CheckInfo& check : switchable_checks()) {
     INFO(check.name);
     const bool from_itc = std::ranges::find(itc_checks(), check.name) != itc_checks().end();
