@@ -555,6 +555,47 @@ class Function:
             return [f"if (kSlow) checks::partition_asked({self.args('request', 'partition')}, MPISENTRY_CALL_SITE);"]
         raise SpecError(f"MPI_{self.name}: unknown partitioned {kind} ({SPEC_HELP})")
 
+    # The roles whose values MPI defines as erroneous (checks/arguments), by the parameter's type: a role
+    # given a pointer (MPI_Comm_free's comm) is not judged.
+    ARGUMENT_ROLES = [("comm", "MPI_Comm", "Comm"), ("dest", "int", "Dest"), ("source", "int", "Source"),
+                      ("root", "int", "Root"), ("tag", "int", "Tag"), ("sendtag", "int", "Tag"),
+                      ("recvtag", "int", "ReceiveTag"), ("count", "int", "Count"), ("count", "MPI_Count", "Count"),
+                      ("sendcount", "int", "Count"), ("sendcount", "MPI_Count", "Count"),
+                      ("recvcount", "int", "Count"), ("recvcount", "MPI_Count", "Count"),
+                      ("datatype", "MPI_Datatype", "Datatype"), ("op", "MPI_Op", "Op")]
+    # Whose tag may be MPI_ANY_TAG, and every call whose tag is a message's.
+    RECEIVING_RECORDS = ("receive_from", "probe")
+    MESSAGE_RECORDS = RECEIVING_RECORDS + ("send_to", "send_receive")
+
+    def argument_lines(self):
+        """The argument checks before the call (LOCAL:ARGUMENT), the communicator first: the ranks are judged on it."""
+        items = []
+        for role, type_, kind in self.ARGUMENT_ROLES:
+            if not self.has(role) or not self.declarations:
+                continue
+            if role in ("sendcount", "recvcount") and self.has("root"):
+                continue  # significant at the root only, or at the others only
+            if kind == "Tag" and self.entry.get("record") not in self.MESSAGE_RECORDS:
+                continue  # a communicator constructor's tag, significant at its leaders only
+            name = self.arg(role)
+            declaration = self.declaration_of(name)
+            if "*" in declaration or "[" in declaration or declaration.rsplit(" ", 1)[0].strip() != type_:
+                continue
+            if kind == "Tag" and role == "tag" and self.entry.get("record") in self.RECEIVING_RECORDS:
+                kind = "ReceiveTag"
+            if kind == "Comm":
+                items.append(f'checks::comm_argument("{name}", {name})')
+            elif kind == "Datatype":
+                items.append(f'checks::datatype_argument("{name}", {name})')
+            elif kind == "Op":
+                items.append(f'checks::op_argument("{name}", {name})')
+            else:
+                items.append(f'checks::int_argument(checks::Argument::Role::{kind}, "{name}", {name})')
+        if not items:
+            return []
+        return [f"if (kSlow && checks::watching_arguments()) checks::check_arguments({self.id()}, "
+                f"{{{', '.join(items)}}}, MPISENTRY_CALL_SITE);"]
+
     def outcome_lines(self, start):
         """What the wrapper says before the call's record, and after its call, for its outcome."""
         outcome = self.outcome()
@@ -650,7 +691,7 @@ def wrapper_text(fn, spec_name, spec_line):
                  "  const ScopedCall<kSlow> scope;"]
     forward = fn.forward_text(" " * 6)
     before, after = fn.outcome_lines(p["wrapper"] == "start")
-    lines += ["  " + line for line in before + fn.partition_lines()]
+    lines += ["  " + line for line in fn.argument_lines() + before + fn.partition_lines()]
     if p["wrapper"] == "waiting":
         lines += [f"  CallRecord record = {p['describe']};"]
         # The messages it sends and matches, for the monitor's account of what is in flight.

@@ -1,5 +1,6 @@
 #include "checks/lifecycle.hpp"
 
+#include "checks/arguments/arguments.hpp"
 #include "checks/buffer_overlaps/buffer_overlaps.hpp"
 #include "checks/collectives/collectives.hpp"
 #include "checks/handles/handles.hpp"

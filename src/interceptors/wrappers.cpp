@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "checks/arguments/arguments.hpp"
 #include "checks/calls.hpp"
 #include "checks/collectives/collectives.hpp"
 #include "checks/failed_calls/failed_calls.hpp"

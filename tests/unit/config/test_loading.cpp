@@ -234,6 +234,8 @@ TEST_CASE("check names: 27 from ITC, the implemented ones among them, and mpisen
                                              "LOCAL:WIN:NOT_FREED",    "LOCAL:FILE:NOT_FREED",       "LOCAL:INFO:NOT_FREED",
                                              "GLOBAL:RANK:LOST",       "LOCAL:PARTITION:WILDCARD",   "LOCAL:PARTITION:INVALID",
                                              "LOCAL:PARTITION:INACTIVE", "LOCAL:PARTITION:DOUBLE_READY",
+                                             "LOCAL:ARGUMENT:RANK",      "LOCAL:ARGUMENT:TAG",
+                                             "LOCAL:ARGUMENT:COUNT",     "LOCAL:ARGUMENT:NULL_HANDLE",
                                              "LOCAL:THREAD:NOT_MAIN",    "LOCAL:THREAD:CONCURRENT"};
   for (const CheckInfo& check : switchable_checks()) {
     INFO(check.name);

@@ -1,0 +1,70 @@
+/* Arguments MPI defines as erroneous, one case each (two ranks; argv[1]
+ * names it), made by rank 0 while rank 1 waits in MPI_Barrier:
+ *   dest: MPI_Send to rank 2 of MPI_COMM_WORLD's 2;
+ *   source: MPI_Recv from rank -3;
+ *   tag: MPI_Send with tag -5;
+ *   any_tag: MPI_Send with MPI_ANY_TAG;
+ *   count: MPI_Send of -1 ints;
+ *   datatype: MPI_Send of MPI_DATATYPE_NULL;
+ *   comm: MPI_Send on MPI_COMM_NULL;
+ *   op: MPI_Reduce with MPI_OP_NULL, by both ranks;
+ *   root: MPI_Bcast from root 4, by both ranks.
+ * MPICH then fails the call. The correct case, "valid", makes the calls
+ * MPI allows at the edges: a send to MPI_PROC_NULL, a receive from
+ * MPI_ANY_SOURCE with MPI_ANY_TAG, the tag MPI_TAG_UB, a count of 0, and a
+ * broadcast over an inter-communicator from MPI_ROOT; rank 0 prints what it
+ * received. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int is(const char* mode, const char* name) { return strcmp(mode, name) == 0; }
+
+static void misuse(const char* mode, int rank) {
+  int x = 1, sum = 0;
+  if (is(mode, "op")) MPI_Reduce(&x, &sum, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD); /* mpisentry: op */
+  if (is(mode, "root")) MPI_Bcast(&x, 1, MPI_INT, 4, MPI_COMM_WORLD); /* mpisentry: root */
+  if (rank != 0) return;
+  if (is(mode, "dest")) MPI_Send(&x, 1, MPI_INT, 2, 0, MPI_COMM_WORLD); /* mpisentry: dest */
+  if (is(mode, "source")) MPI_Recv(&x, 1, MPI_INT, -3, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* mpisentry: source */
+  if (is(mode, "tag")) MPI_Send(&x, 1, MPI_INT, 1, -5, MPI_COMM_WORLD); /* mpisentry: tag */
+  if (is(mode, "any_tag")) MPI_Send(&x, 1, MPI_INT, 1, MPI_ANY_TAG, MPI_COMM_WORLD); /* mpisentry: any_tag */
+  if (is(mode, "count")) MPI_Send(&x, -1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* mpisentry: count */
+  if (is(mode, "datatype")) MPI_Send(&x, 1, MPI_DATATYPE_NULL, 1, 0, MPI_COMM_WORLD); /* mpisentry: datatype */
+  if (is(mode, "comm")) MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_NULL); /* mpisentry: comm */
+}
+
+static void valid(int rank) {
+  int* tag_ub = NULL;
+  int found = 0, x = 7, got = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &found);
+  MPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+  if (rank == 1) MPI_Send(&x, 1, MPI_INT, 0, *tag_ub, MPI_COMM_WORLD);
+  if (rank == 0) MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Send(&x, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+  /* Rank 0 alone in one group, rank 1 in the other. */
+  MPI_Comm half, inter;
+  MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - rank, 9, &inter);
+  int value = rank == 0 ? 42 : 0;
+  MPI_Bcast(&value, 1, MPI_INT, rank == 0 ? MPI_ROOT : 0, inter);
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+  int everyone = 0;
+  MPI_Reduce(&value, &everyone, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank == 0) printf("arguments valid: received %d, broadcast %d\n", got, everyone);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const char* mode = argc > 1 ? argv[1] : "valid";
+  if (is(mode, "valid"))
+    valid(rank);
+  else
+    misuse(mode, rank);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
