@@ -337,7 +337,7 @@ class Function:
         if done_by == "all":
             count, array = self.request_array()
             statuses = self.arg("statuses")
-            return (f"[&, partitioned = holds_partitioned({count}, {array})](int* done) {{ return partitioned ? "
+            return (f"[&, by_status = testall_fails_on({count}, {array})](int* done) {{ return by_status ? "
                     f"tested_by_status({count}, {array}, done, {statuses}) : {self.pmpi(test.name, args)}; }}")
         return (f"[&](int* done) {{ const int tested = {self.pmpi(test.name, args)}; "
                 f"*done = *{self.arg('outcount')} != 0; return tested; }}")

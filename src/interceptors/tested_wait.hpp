@@ -16,6 +16,7 @@
 #include "records/call_record.hpp"
 #include "records/message_tallies.hpp"
 #include "records/partitioned_requests.hpp"
+#include "records/persistent_collectives.hpp"
 #include "records/thread_state.hpp"
 
 namespace mpisentry {
@@ -63,13 +64,18 @@ int test_until_done(ThreadState& self, bool patient, Test&& test, Answer&& answe
   });
 }
 
-// Whether MPI_Waitall's array holds a partitioned request: MPICH 4.0's
-// MPI_Testall fails on one (its error handler aborts the job) where
-// MPI_Waitall does not, so the wait is then tested by tested_by_status.
-inline bool holds_partitioned(int count, const MPI_Request* array) noexcept {
-  if (!partitioned_requests::any() || array == nullptr) return false;
-  for (int i = 0; i < count; ++i)
-    if (partitioned_requests::is_partitioned(array[i])) return true;
+// Whether MPI_Waitall's array holds a partitioned request or a persistent
+// collective's: MPICH 4.0's MPI_Testall fails on those (its error handler
+// aborts the job) where MPI_Waitall does not, so the wait is then tested by
+// tested_by_status.
+inline bool testall_fails_on(int count, const MPI_Request* array) noexcept {
+  const bool partitioned = partitioned_requests::any(), collective = persistent_collectives::any();
+  if ((!partitioned && !collective) || array == nullptr) return false;
+  for (int i = 0; i < count; ++i) {
+    if (partitioned && partitioned_requests::is_partitioned(array[i])) return true;
+    if (CallRecord started; collective && requests().find(array[i], started) && is_persistent_collective(started))
+      return true;
+  }
   return false;
 }
 

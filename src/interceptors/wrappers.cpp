@@ -267,7 +267,7 @@ void restarted_request(MPI_Request request) {
 void readied_partitions(MPI_Request request, int count) {
   const partitioned_requests::Readied readied = partitioned_requests::readied(request, count);
   if (!readied.last) return;
-  if (checks::tracking()) checks::partitioned_send_readied(request, readied.partitions);
+  if (checks::tracking()) checks::partitioned_send_readied(request);
   if (CallRecord started; readied.tallies != nullptr && requests().find(request, started))
     count_started(*readied.tallies, started);
 }

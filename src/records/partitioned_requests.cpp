@@ -49,6 +49,11 @@ bool any() noexcept { return alive.load(std::memory_order_relaxed) > 0; }
 
 bool is_partitioned(MPI_Request request) noexcept { return any() && find_slot(request) != nullptr; }
 
+int partitions_of(MPI_Request request) noexcept {
+  const Slot* slot = any() ? find_slot(request) : nullptr;
+  return slot ? slot->partitions.load(std::memory_order_relaxed) : 0;
+}
+
 bool started_send(MPI_Request request, tallies::CommTallies* tallies) noexcept {
   Slot* slot = any() ? find_slot(request) : nullptr;
   if (slot == nullptr || !slot->sends.load(std::memory_order_relaxed)) return false;
@@ -64,7 +69,7 @@ Readied readied(MPI_Request request, int count) noexcept {
   const int before = slot->readied.fetch_add(count, std::memory_order_acq_rel);
   // Only the call that crosses the count sends the message.
   if (before >= partitions || before + count < partitions) return {};
-  return {true, slot->tallies.load(std::memory_order_relaxed), partitions};
+  return {true, slot->tallies.load(std::memory_order_relaxed)};
 }
 
 int unreadied(MPI_Request request) noexcept {

@@ -25,19 +25,19 @@ void made(MPI_Request request, int partitions, bool sends);
 bool any() noexcept;
 // Whether `request` is a partitioned one.
 bool is_partitioned(MPI_Request request) noexcept;
+// Its partitions; 0 for a request that is not a known partitioned one.
+int partitions_of(MPI_Request request) noexcept;
 // MPI_Start (or MPI_Startall) started `request`: when it is a partitioned
 // send, none of its partitions is readied and `tallies` count its message at
 // the last, and true; false for any other request.
 bool started_send(MPI_Request request, tallies::CommTallies* tallies) noexcept;
 // Before MPI_Pready*: `count` more partitions readied. `last` when they are
-// the last, with the tallies its message is counted on and how many
-// partitions it has. A partition readied twice counts twice (an erroneous
-// program): the message is then counted early, which only keeps it "in
-// flight" for the deadlock checks.
+// the last, with the tallies its message is counted on. A partition readied
+// twice counts twice (an erroneous program): the message is then counted
+// early, which only keeps it "in flight" for the deadlock checks.
 struct Readied {
   bool last = false;
   tallies::CommTallies* tallies = nullptr;
-  int partitions = 0;
 };
 Readied readied(MPI_Request request, int count) noexcept;
 // The partitions of a partitioned send's current start not yet readied; 0

@@ -23,6 +23,7 @@ struct Slot {
 Slot slots[kSlots];
 
 std::mutex mutex;  // init and free
+std::atomic<int> alive{0};
 // A member still in the last start must not seem to wait for one that freed it.
 std::deque<CollectiveCount> freed_counts;
 
@@ -47,6 +48,7 @@ std::uint64_t made(MPI_Comm comm) {
     if (seen != 0 && seen != kRemoved) continue;
     slot.starts.store(0, std::memory_order_relaxed);
     slot.id.store(id, std::memory_order_release);
+    alive.fetch_add(1, std::memory_order_relaxed);
     return id;
   }
   return 0;  // the table is full: its waits are read as unknown
@@ -64,7 +66,10 @@ void freed(std::uint64_t id) {
   freed_counts.push_back({id, slot->starts.load(std::memory_order_relaxed)});
   if (freed_counts.size() > kFreedKept) freed_counts.pop_front();
   slot->id.store(kRemoved, std::memory_order_release);  // a probe for another id still passes it
+  alive.fetch_sub(1, std::memory_order_relaxed);
 }
+
+bool any() noexcept { return alive.load(std::memory_order_relaxed) > 0; }
 
 std::vector<CollectiveCount> collective_counts() {
   std::vector<CollectiveCount> counts;

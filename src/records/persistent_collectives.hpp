@@ -26,6 +26,8 @@ std::uint64_t made(MPI_Comm comm);
 std::uint64_t started(std::uint64_t id) noexcept;
 // When its request is freed.
 void freed(std::uint64_t id);
+// Some persistent collective is alive (made, not freed).
+bool any() noexcept;
 
 // The starts so far of every live persistent collective and of the recently
 // freed ones, by id (ids never collide with communicators' or windows').

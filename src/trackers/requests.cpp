@@ -31,7 +31,10 @@ struct Entry {
   CallRecord record;  // as started (the fields its shape uses); a matched receive's comm is the probe's
   Kind kind = Kind::Other;
   bool persistent = false;
-  bool partitioned = false;  // a partitioned send (records/partitioned_requests.hpp), known from its first start
+  // A partitioned request (records/partitioned_requests.hpp), known from its
+  // first start, which makes its record's count the whole buffer's: one
+  // partition's times the partitions (what the message checks compare).
+  bool partitioned = false;
   bool active = false;
   bool unordered = false;    // its record may be another message's (receive_in_order)
   std::uint64_t sent = 0;    // the active send's record in the message channel
@@ -285,13 +288,16 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
     Kind kind = Kind::Other;
     const void* started_at = nullptr;
     bool sends_record = false;
-    // Its partitions are the program's to write until readied: summed at the last (partitioned_send_readied).
-    const bool partitioned = partitioned_requests::is_partitioned(requests[i]);
+    // A partitioned send's partitions are the program's to write until
+    // readied: summed at the last (partitioned_send_readied).
+    const int partitions = partitioned_requests::partitions_of(requests[i]);
+    const bool partitioned = partitions > 0;
     {
       const RequestsGuard guard(shard);
       Entry* entry = shard.live.find(key_of(requests[i]));
       if (!entry || !entry->persistent) continue;
       entry->active = true;
+      if (partitioned && !entry->partitioned) entry->record.count *= partitions;
       entry->partitioned = partitioned;
       entry->sequence = next_sequence();
       entry->types_freed = datatypes_freed();
@@ -319,7 +325,7 @@ void restarted(int count, const MPI_Request* requests, const void* call_site) {
   }
 }
 
-void partitioned_send_readied(MPI_Request request, int partitions) {
+void partitioned_send_readied(MPI_Request request) {
   if (!requests_state().modification_check) return;
   RequestShard& shard = shard_of(request);
   CallRecord whole;
@@ -329,7 +335,6 @@ void partitioned_send_readied(MPI_Request request, int partitions) {
     if (!entry || !entry->active || !entry->partitioned) return;
     copy_used(whole, entry->record);
   }
-  whole.count *= partitions;  // its record's count is one partition's
   BufferChecksum sum;
   sum_send_buffer(whole, sum);  // outside the lock: packing may call MPI
   const RequestsGuard guard(shard);

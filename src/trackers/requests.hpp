@@ -135,11 +135,11 @@ void started_matched(MPI_Request request, FunctionId function, std::int64_t coun
                      const void* call_site);
 // MPI_Start and MPI_Startall, after they succeeded.
 void restarted(int count, const MPI_Request* requests, const void* call_site);
-// Before the MPI_Pready* that readies the last of a partitioned send's
-// `partitions` in its start: its buffer is MPI's from now, and its checksum
+// Before the MPI_Pready* that readies the last partition of a partitioned
+// send in its start: its buffer is MPI's from now, and its checksum
 // (LOCAL:MEMORY:ILLEGAL_MODIFICATION) taken now rather than at MPI_Start. A
 // partition readied earlier and written before the last is not seen.
-void partitioned_send_readied(MPI_Request request, int partitions);
+void partitioned_send_readied(MPI_Request request);
 // Before MPI_Request_free.
 void freeing(MPI_Request request);
 

@@ -41,9 +41,10 @@ TEST_CASE("persistent_collective: a persistent barrier's third start that one ra
   check_expected_deadlock(TEST_PROGRAM(persistent_collective));
 }
 
-TEST_CASE("persistent_collective: every rank starting each time, barrier or broadcast, is no deadlock",
+TEST_CASE("persistent_collective: every rank starting each time, barrier or broadcast, or both in one Waitall, is no "
+          "deadlock",
           "[deadlock][clean]") {
-  const std::string mode = GENERATE("all", "bcast");
+  const std::string mode = GENERATE("all", "bcast", "waitall");
   INFO("mode " << mode);
   Workspace workspace;
   const JobResult result =

@@ -17,7 +17,10 @@
  *   filled: three starts, each partition written just before it is readied
  *     (correct: a partition is the program's until readied);
  *   written: the buffer written after its last partition was readied,
- *     before the wait: LOCAL:MEMORY:ILLEGAL_MODIFICATION.
+ *     before the wait: LOCAL:MEMORY:ILLEGAL_MODIFICATION;
+ *   repartitioned: rank 0 sends each partition as one contiguous type of
+ *     its ints, and rank 1 receives them in twice as many partitions, half
+ *     as large (correct: MPI matches the whole buffers' type signatures).
  * Rank 1 prints what it received. */
 #include <mpi.h>
 #include <stdio.h>
@@ -61,7 +64,13 @@ int main(int argc, char** argv) {
   int sum = 0;
   const int rounds = is(mode, "rounds") || is(mode, "filled") ? 3 : 1;
   if (rank == 0) {
-    MPI_Psend_init(data, kPartitions, kPer, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &request); /* mpisentry: psend */
+    MPI_Datatype partition = MPI_INT;
+    if (is(mode, "repartitioned")) {
+      MPI_Type_contiguous(kPer, MPI_INT, &partition);
+      MPI_Type_commit(&partition);
+    }
+    const int per = is(mode, "repartitioned") ? 1 : kPer;
+    MPI_Psend_init(data, kPartitions, per, partition, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &request); /* mpisentry: psend */
     if (is(mode, "inactive")) MPI_Pready(0, request); /* mpisentry: ready_inactive */
     for (int round = 0; round < rounds; ++round) {
       MPI_Start(&request);
@@ -69,9 +78,11 @@ int main(int argc, char** argv) {
       if (is(mode, "written")) data[1] = -1;
       MPI_Wait(&request, MPI_STATUS_IGNORE); /* mpisentry: send_wait */
     }
+    if (partition != MPI_INT) MPI_Type_free(&partition);
   } else if (rank == 1) {
     const int source = is(mode, "wildcard") ? MPI_ANY_SOURCE : 0;
-    MPI_Precv_init(data, kPartitions, kPer, MPI_INT, source, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &request); /* mpisentry: precv */
+    const int parts = is(mode, "repartitioned") ? 2 * kPartitions : kPartitions;
+    MPI_Precv_init(data, parts, kPartitions * kPer / parts, MPI_INT, source, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &request); /* mpisentry: precv */
     for (int round = 0; round < rounds; ++round) {
       MPI_Start(&request);
       int flag = 0;

@@ -70,7 +70,7 @@ TEST_CASE("partitions: a partitioned send's buffer written after its last partit
 
 TEST_CASE("partitions: each partition readied once per start, or written before it is readied, is not reported",
           "[partitions][clean]") {
-  const std::string mode = GENERATE("ready", "range", "list", "rounds", "filled");
+  const std::string mode = GENERATE("ready", "range", "list", "rounds", "filled", "repartitioned");
   INFO("case " << mode);
   Workspace workspace;
   const JobResult result = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(partitions), kAllChecks, {mode});
