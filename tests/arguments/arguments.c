@@ -11,9 +11,9 @@
  *   root: MPI_Bcast from root 4, by both ranks.
  * MPICH then fails the call. The correct case, "valid", makes the calls
  * MPI allows at the edges: a send to MPI_PROC_NULL, a receive from
- * MPI_ANY_SOURCE with MPI_ANY_TAG, the tag MPI_TAG_UB, a count of 0, and a
- * broadcast over an inter-communicator from MPI_ROOT; rank 0 prints what it
- * received. */
+ * MPI_ANY_SOURCE with MPI_ANY_TAG, the tag MPI_TAG_UB, a count of 0 (also
+ * of MPI_DATATYPE_NULL, as MPICH's own tests send), and a broadcast over an
+ * inter-communicator from MPI_ROOT; rank 0 prints what it received. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +42,8 @@ static void valid(int rank) {
   if (rank == 1) MPI_Send(&x, 1, MPI_INT, 0, *tag_ub, MPI_COMM_WORLD);
   if (rank == 0) MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   MPI_Send(&x, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+  if (rank == 0) MPI_Send(NULL, 0, MPI_DATATYPE_NULL, 1, 3, MPI_COMM_WORLD);
+  if (rank == 1) MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   /* Rank 0 alone in one group, rank 1 in the other. */
   MPI_Comm half, inter;
   MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &half);

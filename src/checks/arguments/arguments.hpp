@@ -13,7 +13,8 @@
 //   MPI_ANY_TAG for a receive's or a probe's;
 // - LOCAL:ARGUMENT:COUNT: a count below 0;
 // - LOCAL:ARGUMENT:NULL_HANDLE: MPI_COMM_NULL, MPI_DATATYPE_NULL or
-//   MPI_OP_NULL given for a communicator, datatype or operation.
+//   MPI_OP_NULL given for a communicator, datatype or operation
+//   (MPI_DATATYPE_NULL with a count of 0 is not judged).
 #pragma once
 
 #include <mpi.h>
