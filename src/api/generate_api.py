@@ -590,7 +590,11 @@ class Function:
             elif kind == "Op":
                 items.append(f'checks::op_argument("{name}", {name})')
             else:
-                items.append(f'checks::int_argument(checks::Argument::Role::{kind}, "{name}", {name})')
+                value = name
+                buffer = {"sendcount": "sendbuf", "recvcount": "recvbuf"}.get(role)
+                if buffer is not None and self.has(buffer):
+                    value = f"{self.arg(buffer)} == MPI_IN_PLACE ? 0 : {name}"  # ignored with MPI_IN_PLACE
+                items.append(f'checks::int_argument(checks::Argument::Role::{kind}, "{name}", {value})')
         if not items:
             return []
         return [f"if (kSlow && checks::watching_arguments()) checks::check_arguments({self.id()}, "

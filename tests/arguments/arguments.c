@@ -12,7 +12,8 @@
  * MPICH then fails the call. The correct case, "valid", makes the calls
  * MPI allows at the edges: a send to MPI_PROC_NULL, a receive from
  * MPI_ANY_SOURCE with MPI_ANY_TAG, the tag MPI_TAG_UB, a count of 0 (also
- * of MPI_DATATYPE_NULL, as MPICH's own tests send), and a broadcast over an
+ * of MPI_DATATYPE_NULL, as MPICH's own tests send), an in-place
+ * MPI_Alltoall whose ignored send count is -1, and a broadcast over an
  * inter-communicator from MPI_ROOT; rank 0 prints what it received. */
 #include <mpi.h>
 #include <stdio.h>
@@ -54,6 +55,8 @@ static void valid(int rank) {
   MPI_Comm_free(&half);
   int everyone = 0;
   MPI_Reduce(&value, &everyone, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  int all[2] = {rank, rank};
+  MPI_Alltoall(MPI_IN_PLACE, -1 /* ignored */, MPI_DATATYPE_NULL, all, 1, MPI_INT, MPI_COMM_WORLD);
   if (rank == 0) printf("arguments valid: received %d, broadcast %d\n", got, everyone);
 }
 
