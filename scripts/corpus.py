@@ -103,7 +103,7 @@ EXPECTED_FINDINGS = {"LOCAL:MPI:CALL_FAILED"}
 ARGUMENT_FINDING = "LOCAL:ARGUMENT:"
 # With --replay: what the replay says when the run does not fit its recording.
 REPLAY_PROBLEM = re.compile(r"^.*(?:replay of |cannot replay).*$", re.M)
-CHECK_ALL = "GLOBAL:COLLECTIVE:** ON; GLOBAL:MSG:** ON; LOCAL:** ON"
+CHECK_ALL = "GLOBAL:COLLECTIVE:** ON; GLOBAL:MSG:** ON; GLOBAL:RMA:** ON; LOCAL:** ON"
 
 
 def log(message):
