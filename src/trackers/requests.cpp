@@ -241,9 +241,12 @@ void insert(MPI_Request request, const CallRecord& record, Kind kind, const void
 }
 
 RequestView view_of(const Entry& entry) {
-  return {entry.record,     entry.kind == Kind::Receive || entry.kind == Kind::SendReceive,
-          entry.active,     entry.persistent,
-          entry.partitioned, entry.call_site};
+  return {.record = entry.record,
+          .receives = entry.kind == Kind::Receive || entry.kind == Kind::SendReceive,
+          .active = entry.active,
+          .persistent = entry.persistent,
+          .partitioned = entry.partitioned,
+          .call_site = entry.call_site};
 }
 
 }  // namespace
@@ -578,7 +581,12 @@ void completed(const MPI_Request* requests, const int* indices, int count, const
   for (const Done& done : receives) messages.receive_completed(done.receive, *done.status);
   for (const Modified& m : modified)
     requests_state().checks.send_buffer_written(
-        {m.started, false, true, is_persistent(m.started.function), m.partitioned, m.started_at});
+        {.record = m.started,
+         .receives = false,
+         .active = true,
+         .persistent = is_persistent(m.started.function),
+         .partitioned = m.partitioned,
+         .call_site = m.started_at});
 }
 
 void finish_requests() {

@@ -60,8 +60,8 @@ struct Sent {
   // them would take accesses between them for ordered); past
   // kKeptExclusive, the last span grows over the rest.
   std::int32_t exclusive_count = 0;
-  ExclusiveEpoch exclusive[kKeptExclusive];
-  SentAccess accesses[kKeptPerTarget];
+  ExclusiveEpoch exclusive[kKeptExclusive]{};
+  SentAccess accesses[kKeptPerTarget]{};
 };
 
 // A call of this rank whose origin buffer lies in its own window.
@@ -439,7 +439,7 @@ EpochExchange take_exchange(Window& w, std::uint64_t fence, std::int64_t now) {
   }
   x.first_number += x.waited.size();
   x.waited.clear();
-  for (Sent& to : w.to_target) to = Sent{0, 0, 0, clock_domain(), 0, {}, {}};
+  for (Sent& to : w.to_target) to = Sent{.clock = clock_domain()};
   return next;
 }
 
@@ -517,7 +517,7 @@ void epoch_window_created(MPI_Comm comm, MPI_Win win, const void* call_site) {
     if (PMPI_Win_get_attr(win, MPI_WIN_SIZE, &bytes, &found) == MPI_SUCCESS && found) w.size = *bytes;
     w.disp_unit = attribute_int(win, MPI_WIN_DISP_UNIT, 1);
   }
-  w.to_target.assign(members.size(), Sent{0, 0, 0, clock_domain(), 0, {}, {}});
+  w.to_target.assign(members.size(), Sent{.clock = clock_domain()});
   w.epochs.resize(members.size());
   w.exposures.of_origin.resize(members.size());
   w.exposures.starts_before.resize(members.size());
