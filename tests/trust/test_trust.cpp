@@ -107,6 +107,12 @@ TEST_CASE("collective_sequence: consecutive collectives while a rank computes", 
   check_correct(3, TEST_PROGRAM(collective_sequence), {collectives});
 }
 
+TEST_CASE("partition_thread: a wait on a partitioned send whose last partition another thread readies after "
+          "computing",
+          "[trust][clean]") {
+  check_correct(2, TEST_PROGRAM(partition_thread));
+}
+
 TEST_CASE("comm_thread: a thread waits in MPI while the main thread computes", "[trust][clean]") {
   // crossed: on both ranks a thread waits for the other rank's computing
   // main thread, past the timeout; neither rank is stuck.
