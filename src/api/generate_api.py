@@ -555,25 +555,38 @@ class Function:
             return [f"if (kSlow) checks::partition_asked({self.args('request', 'partition')}, MPISENTRY_CALL_SITE);"]
         raise SpecError(f"MPI_{self.name}: unknown partitioned {kind} ({SPEC_HELP})")
 
+    def completing_lines(self):
+        """A Wait's or Test's claim on its requests while it completes them (LOCAL:THREAD:CONCURRENT_REQUEST);
+        MPI_Request_get_status completes nothing."""
+        if self.entry.get("check") not in ("complete_one", "complete_all", "complete_any", "complete_some"):
+            return []
+        return [f"const SlowOnly<kSlow, checks::CompletingRequests> completing({self.id()}, "
+                f"{', '.join(self.request_array())}, MPISENTRY_CALL_SITE);"]
+
     # The roles whose values MPI defines as erroneous (checks/arguments), by the parameter's type: a role
-    # given a pointer (MPI_Comm_free's comm) is not judged.
+    # given a pointer (MPI_Comm_free's comm) is not judged. Each datatype comes after its count, which the
+    # judge reads for it.
     ARGUMENT_ROLES = [("comm", "MPI_Comm", "Comm"), ("dest", "int", "Dest"), ("source", "int", "Source"),
                       ("root", "int", "Root"), ("tag", "int", "Tag"), ("sendtag", "int", "Tag"),
                       ("recvtag", "int", "ReceiveTag"), ("count", "int", "Count"), ("count", "MPI_Count", "Count"),
+                      ("datatype", "MPI_Datatype", "Datatype"),
                       ("sendcount", "int", "Count"), ("sendcount", "MPI_Count", "Count"),
+                      ("sendtype", "MPI_Datatype", "Datatype"),
                       ("recvcount", "int", "Count"), ("recvcount", "MPI_Count", "Count"),
-                      ("datatype", "MPI_Datatype", "Datatype"), ("op", "MPI_Op", "Op")]
+                      ("recvtype", "MPI_Datatype", "Datatype"), ("op", "MPI_Op", "Op")]
     # Whose tag may be MPI_ANY_TAG, and every call whose tag is a message's.
     RECEIVING_RECORDS = ("receive_from", "probe")
     MESSAGE_RECORDS = RECEIVING_RECORDS + ("send_to", "send_receive")
 
     def argument_lines(self):
-        """The argument checks before the call (LOCAL:ARGUMENT), the communicator first: the ranks are judged on it."""
-        items = []
+        """The argument checks before the call (LOCAL:ARGUMENT): the screen of each argument, then, for a call that
+        fails it, the judge over them all, the communicator first (the ranks are judged on it)."""
+        screens, items = [], []
+        comm = None
         for role, type_, kind in self.ARGUMENT_ROLES:
             if not self.has(role) or not self.declarations:
                 continue
-            if role in ("sendcount", "recvcount") and self.has("root"):
+            if role in ("sendcount", "recvcount", "sendtype", "recvtype") and self.has("root"):
                 continue  # significant at the root only, or at the others only
             if kind == "Tag" and self.entry.get("record") not in self.MESSAGE_RECORDS:
                 continue  # a communicator constructor's tag, significant at its leaders only
@@ -584,21 +597,78 @@ class Function:
             if kind == "Tag" and role == "tag" and self.entry.get("record") in self.RECEIVING_RECORDS:
                 kind = "ReceiveTag"
             if kind == "Comm":
+                comm = name
+                screens.append(f"checks::screen::comm({name})")
                 items.append(f'checks::comm_argument("{name}", {name})')
             elif kind == "Datatype":
-                items.append(f'checks::datatype_argument("{name}", {name})')
+                value = name
+                buffer = {"sendtype": "sendbuf", "recvtype": "recvbuf"}.get(role)
+                if buffer is not None and self.has(buffer):  # ignored with MPI_IN_PLACE: judged as a valid one
+                    value = f"({self.arg(buffer)} == MPI_IN_PLACE ? MPI_BYTE : {name})"
+                screens.append(f"checks::screen::datatype({value})")
+                items.append(f'checks::datatype_argument("{name}", {value})')
             elif kind == "Op":
+                screens.append(f"checks::screen::op({name})")
                 items.append(f'checks::op_argument("{name}", {name})')
             else:
                 value = name
                 buffer = {"sendcount": "sendbuf", "recvcount": "recvbuf"}.get(role)
                 if buffer is not None and self.has(buffer):
-                    value = f"{self.arg(buffer)} == MPI_IN_PLACE ? 0 : {name}"  # ignored with MPI_IN_PLACE
+                    value = f"({self.arg(buffer)} == MPI_IN_PLACE ? 0 : {name})"  # ignored with MPI_IN_PLACE
+                screen = {"Dest": "dest", "Source": "source", "Root": "root", "Tag": "tag",
+                          "ReceiveTag": "receive_tag", "Count": "count"}[kind]
+                if kind in ("Dest", "Source", "Root"):
+                    screens.append(f"checks::screen::{screen}({value}, {comm or 'MPI_COMM_NULL'})")
+                else:
+                    screens.append(f"checks::screen::{screen}({value})")
                 items.append(f'checks::int_argument(checks::Argument::Role::{kind}, "{name}", {value})')
+        buffer_screens, buffer_items = self.buffer_arguments()
+        screens += buffer_screens
+        items += buffer_items
         if not items:
             return []
-        return [f"if (kSlow && checks::watching_arguments()) checks::check_arguments({self.id()}, "
-                f"{{{', '.join(items)}}}, MPISENTRY_CALL_SITE);"]
+        return [f"if (checks::watching_arguments() && ({' || '.join(screens)})) [[unlikely]]",
+                f"  checks::judge_arguments({self.id()}, {{{', '.join(items)}}}, MPISENTRY_CALL_SITE);"]
+
+    # A buffer's count and datatype, by role: the first of each that the function has as one value.
+    BUFFER_ROLES = [("buf", "count", "datatype"), ("sendbuf", "sendcount|count", "sendtype|datatype"),
+                    ("recvbuf", "recvcount|count", "recvtype|datatype")]
+
+    def scalar(self, roles, type_names):
+        """The parameter of the first of `roles` ("a|b") that the function has as one value of these types."""
+        for role in roles.split("|"):
+            if self.has(role):
+                declaration = self.declaration_of(self.arg(role))
+                if "*" not in declaration and "[" not in declaration and \
+                        declaration.rsplit(" ", 1)[0].strip() in type_names:
+                    return self.arg(role)
+                return None
+        return None
+
+    def buffer_arguments(self):
+        """The screens and judged arguments of a point-to-point call's buffers, and of a collective's that has no
+        root (a rooted one's buffers are significant at the root only, or at the others only): a null buffer
+        with data, MPI_IN_PLACE where MPI does not allow it (every point-to-point buffer, a collective's receive
+        buffer, a neighborhood collective's send buffer), and a send buffer that is the receive buffer."""
+        pattern = self.entry.get("pattern")
+        point_to_point = self.entry.get("record") in self.MESSAGE_RECORDS
+        if not self.declarations or not (point_to_point or (pattern and pattern != "barrier" and not self.has("root"))):
+            return [], []
+        screens, items = [], []
+        for role, count_roles, type_roles in self.BUFFER_ROLES:
+            if not self.has(role):
+                continue
+            name = self.arg(role)
+            count = self.scalar(count_roles, ("int", "MPI_Count")) or "-1"  # -1: counts per rank, not judged
+            datatype = self.scalar(type_roles, ("MPI_Datatype",)) or "MPI_DATATYPE_NULL"
+            in_place = not point_to_point and role == "sendbuf" and pattern != "neighborhood"
+            kind = "InPlaceBuffer" if in_place else "Buffer"
+            screens.append(f"checks::screen::{'in_place_buffer' if in_place else 'buffer'}({name}, {count})")
+            items.append(f'checks::buffer_argument(checks::Argument::Role::{kind}, "{name}", {name}, {count}, '
+                         f'{datatype})')
+        if self.has("sendbuf") and self.has("recvbuf"):
+            screens.append(f"checks::screen::aliased({self.arg('sendbuf')}, {self.arg('recvbuf')})")
+        return screens, items
 
     def outcome_lines(self, start):
         """What the wrapper says before the call's record, and after its call, for its outcome."""
@@ -695,7 +765,7 @@ def wrapper_text(fn, spec_name, spec_line):
                  "  const ScopedCall<kSlow> scope;"]
     forward = fn.forward_text(" " * 6)
     before, after = fn.outcome_lines(p["wrapper"] == "start")
-    lines += ["  " + line for line in fn.argument_lines() + before + fn.partition_lines()]
+    lines += ["  " + line for line in fn.argument_lines() + before + fn.partition_lines() + fn.completing_lines()]
     if p["wrapper"] == "waiting":
         lines += [f"  CallRecord record = {p['describe']};"]
         # The messages it sends and matches, for the monitor's account of what is in flight.
@@ -741,7 +811,8 @@ def wrapper_text(fn, spec_name, spec_line):
         lines += [f"    record.function = {fn.id()};",
                   f"    started_request(*{request}, record);",
                   f"    if (kSlow && comm_log::on()) comm_log::started(*{request}, record, MPISENTRY_CALL_SITE);",
-                  f"    if (kSlow && checks::tracking()) checks::started(*{request}, record, MPISENTRY_CALL_SITE);"]
+                  f"    if (kSlow && checks::tracking()) checks::started(*{request}, record, MPISENTRY_CALL_SITE);",
+                  f"    if (kSlow && checks::watching_completions()) checks::request_made({request});"]
         if p["created"] != "(void)0":
             lines += [f"    {p['created']};"]
         lines += ["  } else if (kSlow && checks::on(report::Check::CallFailed)) {",

@@ -138,7 +138,7 @@ void report(report::Finding finding, bool own_stack) {
   Limits::Decision decision;
   {
     const std::lock_guard lock(s.mutex);
-    decision = s.limits.count(finding.check, finding.key);
+    decision = s.limits.count(finding.check, finding.key, finding.may_end_run);
   }
   if (decision.error_limit_reached) {
     detail::error_limit_reached.store(true, std::memory_order_relaxed);

@@ -2,13 +2,13 @@
 
 namespace mpisentry::checks {
 
-Limits::Decision Limits::count(report::Check check, const std::string& key) {
+Limits::Decision Limits::count(report::Check check, const std::string& key, bool may_end_run) {
   report::CheckCounts& counts = counts_[static_cast<int>(check)];
   ++counts.found;
   Decision decision;
   if (const report::Severity severity = report::severity(check);
       severity != report::Severity::Warning && severity != report::Severity::Info)
-    decision.error_limit_reached = ++errors_ >= max_errors_ && max_errors_ > 0;
+    decision.error_limit_reached = ++errors_ >= max_errors_ && max_errors_ > 0 && may_end_run;
   std::int64_t* printed_here = nullptr;
   if (const auto known = printed_per_key_.find(key); known != printed_per_key_.end())
     printed_here = &known->second;

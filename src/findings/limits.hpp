@@ -24,7 +24,9 @@ class Limits {
     bool print = false;
     bool error_limit_reached = false;  // this rank's errors reached CHECK-MAX-ERRORS
   };
-  Decision count(report::Check check, const std::string& key);
+  // With `may_end_run` false, an error counts all the same but never itself
+  // reaches CHECK-MAX-ERRORS: the next error that may end the run does.
+  Decision count(report::Check check, const std::string& key, bool may_end_run = true);
   // A finding that a SUPPRESSIONS line leaves out: counted as suppressed,
   // never as found, and never towards CHECK-MAX-ERRORS.
   void suppress(report::Check check) { ++counts_[static_cast<int>(check)].suppressed; }

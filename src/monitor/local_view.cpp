@@ -101,7 +101,8 @@ void LocalView::check_thread_level(const std::vector<ThreadState::Sample>& sampl
   const ThreadState::Sample* other = nullptr;
   int inside = 0;
   for (const ThreadState::Sample& sample : samples) {
-    if (sample.id != 0 && !other) other = &sample;
+    // A thread registers before its first call is recorded (LOCAL:THREAD:NOT_MAIN reports in between).
+    if (sample.id != 0 && sample.call.function != FunctionId::None && !other) other = &sample;
     inside += sample.in_call ? 1 : 0;
   }
   if (program_thread_level_ <= MPI_THREAD_FUNNELED && other) {

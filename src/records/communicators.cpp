@@ -53,6 +53,7 @@ struct Slot {
   std::atomic<std::uint64_t> entered{0};
   std::atomic<std::uint64_t> recent{0};  // CollectiveCount::recent
   std::atomic<tallies::CommTallies*> tallies{nullptr};  // made on its first message
+  std::atomic<int> peer_count{-1};                        // Info::peers()'s size
 };
 Slot slots[kSlots];
 Slot world_slot;
@@ -78,10 +79,11 @@ Slot* find_slot(MPI_Comm comm) {
 }
 
 // Under the lock. False when the table has no room: the handle stays untracked.
-bool insert_key(std::uint64_t key, std::uint64_t id) {
+bool insert_key(std::uint64_t key, const Info& info) {
   Slot* slot = handle_slots::claim(slots, key);
   if (slot == nullptr) return false;
-  slot->id.store(id, std::memory_order_relaxed);
+  slot->id.store(info.id, std::memory_order_relaxed);
+  slot->peer_count.store(static_cast<int>(info.peers().size()), std::memory_order_relaxed);
   slot->entered.store(0, std::memory_order_relaxed);
   slot->recent.store(0, std::memory_order_relaxed);
   slot->tallies.store(nullptr, std::memory_order_relaxed);
@@ -144,7 +146,7 @@ void register_created(std::uint64_t handle_key, std::uint64_t creation_key, Info
   if (handle_key == 0) return;
   info.name = parent.empty() ? std::string(how) : fmt::format("{} #{} of {}", how, made_before + 1, parent);
   info.id = as_id(mix(mix(creation_key, made_before), lowest_leader(info)));
-  if (insert_key(handle_key, info.id)) live[info.id] = std::move(info);
+  if (insert_key(handle_key, info)) live[info.id] = std::move(info);
 }
 
 std::uint64_t created_key(MPI_Comm created) { return created == MPI_COMM_NULL ? 0 : key_of(created); }
@@ -160,7 +162,7 @@ std::uint64_t register_unseen(MPI_Comm comm) {
   info.seen_created = false;
   info.name = "a communicator made by a call mpisentry did not see";
   const std::uint64_t id = info.id;
-  if (!insert_key(key_of(comm), id)) return 0;
+  if (!insert_key(key_of(comm), info)) return 0;
   live[id] = std::move(info);
   return id;
 }
@@ -190,7 +192,9 @@ void initialize(int world_rank, int world_size) {
   const std::lock_guard lock(mutex);
   PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
   world_slot.id = kWorldId;
+  world_slot.peer_count = world_size;
   self_slot.id = kSelfId;
+  self_slot.peer_count = 1;
   Info world{kWorldId, {}, {}, false, true, "MPI_COMM_WORLD"};
   for (int rank = 0; rank < world_size; ++rank) world.local.push_back(rank);
   live[kWorldId] = std::move(world);
@@ -294,6 +298,11 @@ std::uint64_t id_of(MPI_File file) noexcept {
 std::uint64_t id_of(MPI_Comm comm) noexcept {
   const Slot* slot = find_slot(comm);
   return slot ? slot->id.load(std::memory_order_relaxed) : 0;
+}
+
+int peer_count(MPI_Comm comm) noexcept {
+  const Slot* slot = find_slot(comm);
+  return slot ? slot->peer_count.load(std::memory_order_relaxed) : -1;
 }
 
 tallies::CommTallies* tallies_of(MPI_Comm comm) noexcept {

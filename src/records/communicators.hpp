@@ -80,6 +80,10 @@ tallies::CommTallies* tallies_of(MPI_Comm comm) noexcept;
 
 // The id of a live communicator; 0 when unknown. Cheap for MPI_COMM_WORLD.
 std::uint64_t id_of(MPI_Comm comm) noexcept;
+// How many ranks a rank argument on a live communicator may name (its
+// remote group's size for an inter-communicator); -1 when unknown. Cheap for
+// MPI_COMM_WORLD.
+int peer_count(MPI_Comm comm) noexcept;
 // The id of an open file; 0 when unknown.
 std::uint64_t id_of(MPI_File file) noexcept;
 

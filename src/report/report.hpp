@@ -106,6 +106,8 @@ struct Finding {
   // Two findings with the same key are repeats (CHECK-SUPPRESSION-LIMIT):
   // the check, the place and the values.
   std::string key;
+  // False: an error all the same, but not one that CHECK-MAX-ERRORS ends the run at.
+  bool may_end_run = true;
 };
 
 // ITC's shape: "[1] ERROR: GLOBAL:COLLECTIVE:ROOT_MISMATCH: error", the

@@ -8,13 +8,22 @@
  *   datatype: MPI_Send of MPI_DATATYPE_NULL;
  *   comm: MPI_Send on MPI_COMM_NULL;
  *   op: MPI_Reduce with MPI_OP_NULL, by both ranks;
- *   root: MPI_Bcast from root 4, by both ranks.
+ *   root: MPI_Bcast from root 4, by both ranks;
+ *   proc_null_root: MPI_Bcast from MPI_PROC_NULL over MPI_COMM_WORLD, by both;
+ *   sub_dest: MPI_Send to rank 1 of a communicator of rank 0 alone;
+ *   null_buffer: MPI_Send of 1 int from a null buffer;
+ *   in_place: MPI_Allreduce into MPI_IN_PLACE, by both ranks;
+ *   aliased: MPI_Allreduce from and into one int, by both ranks;
+ *   returned: MPI_Send to rank 2 under MPI_ERRORS_RETURN: rank 0 prints
+ *     MPI's error class and goes on to MPI_Finalize.
  * MPICH then fails the call. The correct case, "valid", makes the calls
  * MPI allows at the edges: a send to MPI_PROC_NULL, a receive from
  * MPI_ANY_SOURCE with MPI_ANY_TAG, the tag MPI_TAG_UB, a count of 0 (also
  * of MPI_DATATYPE_NULL, as MPICH's own tests send), an in-place
  * MPI_Alltoall whose ignored send count is -1, and a broadcast over an
- * inter-communicator from MPI_ROOT; rank 0 prints what it received. */
+ * inter-communicator from MPI_ROOT, an in-place MPI_Allreduce, and a send
+ * from MPI_BOTTOM through a datatype of absolute addresses; rank 0 prints
+ * what it received. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,7 +34,23 @@ static void misuse(const char* mode, int rank) {
   int x = 1, sum = 0;
   if (is(mode, "op")) MPI_Reduce(&x, &sum, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD); /* mpisentry: op */
   if (is(mode, "root")) MPI_Bcast(&x, 1, MPI_INT, 4, MPI_COMM_WORLD); /* mpisentry: root */
+  if (is(mode, "proc_null_root"))
+    MPI_Bcast(&x, 1, MPI_INT, MPI_PROC_NULL, MPI_COMM_WORLD); /* mpisentry: proc_null_root */
+  if (is(mode, "in_place"))
+    MPI_Allreduce(&x, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* mpisentry: in_place */
+  if (is(mode, "aliased")) MPI_Allreduce(&x, &x, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* mpisentry: aliased */
   if (rank != 0) return;
+  if (is(mode, "sub_dest")) {
+    MPI_Comm alone;
+    MPI_Comm_split(MPI_COMM_SELF, 0, 0, &alone);
+    MPI_Send(&x, 1, MPI_INT, 1, 0, alone); /* mpisentry: sub_dest */
+  }
+  if (is(mode, "returned")) {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int error_class = 0;
+    MPI_Error_class(MPI_Send(&x, 1, MPI_INT, 2, 0, MPI_COMM_WORLD), &error_class); /* mpisentry: returned */
+    printf("arguments returned: MPI_ERR_RANK %s\n", error_class == MPI_ERR_RANK ? "yes" : "no");
+  }
   if (is(mode, "dest")) MPI_Send(&x, 1, MPI_INT, 2, 0, MPI_COMM_WORLD); /* mpisentry: dest */
   if (is(mode, "source")) MPI_Recv(&x, 1, MPI_INT, -3, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* mpisentry: source */
   if (is(mode, "tag")) MPI_Send(&x, 1, MPI_INT, 1, -5, MPI_COMM_WORLD); /* mpisentry: tag */
@@ -33,6 +58,7 @@ static void misuse(const char* mode, int rank) {
   if (is(mode, "count")) MPI_Send(&x, -1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* mpisentry: count */
   if (is(mode, "datatype")) MPI_Send(&x, 1, MPI_DATATYPE_NULL, 1, 0, MPI_COMM_WORLD); /* mpisentry: datatype */
   if (is(mode, "comm")) MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_NULL); /* mpisentry: comm */
+  if (is(mode, "null_buffer")) MPI_Send(NULL, 1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* mpisentry: null_buffer */
 }
 
 static void valid(int rank) {
@@ -57,7 +83,18 @@ static void valid(int rank) {
   MPI_Reduce(&value, &everyone, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   int all[2] = {rank, rank};
   MPI_Alltoall(MPI_IN_PLACE, -1 /* ignored */, MPI_DATATYPE_NULL, all, 1, MPI_INT, MPI_COMM_WORLD);
-  if (rank == 0) printf("arguments valid: received %d, broadcast %d\n", got, everyone);
+  MPI_Allreduce(MPI_IN_PLACE, &everyone, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  /* One int at its absolute address, from MPI_BOTTOM (a null pointer in MPICH). */
+  int absolute_value = 5 + rank, bottom_got = 0;
+  MPI_Aint address;
+  MPI_Get_address(&absolute_value, &address);
+  MPI_Datatype absolute;
+  MPI_Type_create_hindexed_block(1, 1, &address, MPI_INT, &absolute);
+  MPI_Type_commit(&absolute);
+  MPI_Sendrecv(MPI_BOTTOM, 1, absolute, 1 - rank, 4, &bottom_got, 1, MPI_INT, 1 - rank, 4, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+  MPI_Type_free(&absolute);
+  if (rank == 0) printf("arguments valid: received %d, broadcast %d, from MPI_BOTTOM %d\n", got, everyone, bottom_got);
 }
 
 int main(int argc, char** argv) {

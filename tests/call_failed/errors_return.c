@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   int errors = 0;
   const int peer = rank == 0 ? 1 : 0;
   if (rank < 2) {
-    errors += MPI_Sendrecv(values, 4, MPI_INT, peer, 0, values, 4, MPI_INT, peer, 0, checked, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    errors += MPI_Sendrecv_replace(values, 4, MPI_INT, peer, 0, peer, 0, checked, MPI_STATUS_IGNORE) != MPI_SUCCESS;
     MPI_Request request;
     errors += MPI_Irecv(values, 4, MPI_INT, peer, 1, checked, &request) != MPI_SUCCESS;
     errors += MPI_Send(values, 4, MPI_INT, peer, 1, checked) != MPI_SUCCESS;

@@ -87,7 +87,8 @@ TEST_CASE("call_failed: past CHECK-MAX-REPORTS a rank's reports are counted, not
   const Program program = TEST_PROGRAM(bad_input);
   Workspace workspace;
   const JobResult checked = run_checked(
-      workspace, 2, program, with(kCallFailedOn, {"--check-max-errors", "0", "--check-max-reports", "3"}));
+      workspace, 2, program,
+      with(with(kCallFailedOn, kArgumentChecksOff), {"--check-max-errors", "0", "--check-max-reports", "3"}));
   INFO(describe(checked));
   REQUIRE(checked.succeeded());
   REQUIRE(checked.report.has_value());

@@ -26,6 +26,9 @@ int marked_line(const Program& program, const std::string& mark);
 // The deadlock tests run with the defaults: DEADLOCK-TIMEOUT auto reports a
 // deadlock proven whatever the time as soon as two looks confirm it.
 inline const std::vector<std::string> kDeadlockOptions = {};
+// For a program whose erroneous arguments are made on purpose, where MPI's own errors are what a test is about:
+// the argument checks, on by default, would report them first.
+inline const std::vector<std::string> kArgumentChecksOff = {"--check", "LOCAL:ARGUMENT:** OFF"};
 // An explicit DEADLOCK-TIMEOUT (ITC's meaning: no HARD verdict before it),
 // for the verdicts that need waits only some MPI implementations make and
 // for what the tests time against it; the programs' computation times are

@@ -47,3 +47,28 @@ TEST_CASE("thread_levels: threads that call MPI as their level allows are not re
   const JobResult result = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(thread_levels), kAllChecks, {mode});
   INFO(describe(result));
 }
+
+TEST_CASE("thread_levels: a request that two threads complete at once is LOCAL:THREAD:CONCURRENT_REQUEST",
+          "[threads]") {
+  Workspace workspace;
+  const Program program = TEST_PROGRAM(shared_request);
+  const JobResult result = run_checked(workspace, 2, program, kAllChecks, {"shared"});
+  INFO(describe(result));
+  REQUIRE_FALSE(result.timed_out);
+  CHECK(result.succeeded());
+  check_reported(result, {R"(^\[0\] ERROR: LOCAL:THREAD:CONCURRENT_REQUEST: error$)",
+                          R"(Kernel thread [0-9]+ calls MPI_Test on request 0x[0-9a-f]+, which kernel thread [0-9]+ is )"
+                          R"(completing in MPI_Wait at the same time)",
+                          frame_pattern("thread_main", program.source, marked_line(program, "test"))});
+  CHECK(count_occurrences(*result.report, "LOCAL:THREAD:CONCURRENT_REQUEST: error") == 1u);
+}
+
+TEST_CASE("thread_levels: threads that complete their own requests are not reported", "[threads][clean]") {
+  const std::string mode = GENERATE("own", "reused");
+  INFO("case " << mode);
+  Workspace workspace;
+  const JobResult result = check_unchanged_by_checker(workspace, 2, TEST_PROGRAM(shared_request), kAllChecks, {mode});
+  INFO(describe(result));
+  CHECK(result.out.find(mode == "own" ? "own: 1 and 1 in order" : "reused: 2000 and 2000 in order") !=
+        std::string::npos);
+}

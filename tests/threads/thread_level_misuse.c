@@ -2,7 +2,7 @@
  * MPI from a second thread, which the level does not allow: 20 sends to rank
  * 1, 20 ms apart, while the main thread waits for the thread outside MPI.
  * MPICH's own behaviour is that the sends arrive; the checker adds one
- * notice. */
+ * LOCAL:THREAD:NOT_MAIN report and one notice. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>

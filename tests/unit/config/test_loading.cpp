@@ -236,7 +236,10 @@ TEST_CASE("check names: 27 from ITC, the implemented ones among them, and mpisen
                                              "LOCAL:PARTITION:INACTIVE", "LOCAL:PARTITION:DOUBLE_READY",
                                              "LOCAL:ARGUMENT:RANK",      "LOCAL:ARGUMENT:TAG",
                                              "LOCAL:ARGUMENT:COUNT",     "LOCAL:ARGUMENT:NULL_HANDLE",
-                                             "LOCAL:THREAD:NOT_MAIN",    "LOCAL:THREAD:CONCURRENT"};
+                                             "LOCAL:ARGUMENT:NULL_BUFFER", "LOCAL:ARGUMENT:IN_PLACE",
+                                             "LOCAL:ARGUMENT:ALIASED",
+                                             "LOCAL:THREAD:NOT_MAIN",    "LOCAL:THREAD:CONCURRENT",
+                                             "LOCAL:THREAD:CONCURRENT_REQUEST"};
   for (const CheckInfo& check : switchable_checks()) {
     INFO(check.name);
     const bool from_itc = std::ranges::find(itc_checks(), check.name) != itc_checks().end();

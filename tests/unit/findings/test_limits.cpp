@@ -46,3 +46,11 @@ TEST_CASE("limits: CHECK-MAX-ERRORS counts errors, printed or not, never warning
   Limits unlimited(0, 0, 0);
   for (int i = 0; i < 1000; ++i) CHECK_FALSE(unlimited.count(Check::CallFailed, "x").error_limit_reached);
 }
+
+TEST_CASE("limits: an error that may not end the run counts, and the next one that may ends it", "[limits]") {
+  Limits limits(1, 0, 0);
+  CHECK_FALSE(limits.count(Check::ArgumentRank, "rank 9", /*may_end_run=*/false).error_limit_reached);
+  CHECK_FALSE(limits.count(Check::ArgumentTag, "tag -5", /*may_end_run=*/false).error_limit_reached);
+  CHECK(limits.errors() == 2);
+  CHECK(limits.count(Check::CollectiveRoot, "root").error_limit_reached);
+}
