@@ -573,7 +573,11 @@ class Function:
                       ("sendcount", "int", "Count"), ("sendcount", "MPI_Count", "Count"),
                       ("sendtype", "MPI_Datatype", "Datatype"),
                       ("recvcount", "int", "Count"), ("recvcount", "MPI_Count", "Count"),
-                      ("recvtype", "MPI_Datatype", "Datatype"), ("op", "MPI_Op", "Op")]
+                      ("recvtype", "MPI_Datatype", "Datatype"),
+                      ("origin_count", "int", "Count"), ("origin_count", "MPI_Count", "Count"),
+                      ("origin_datatype", "MPI_Datatype", "Datatype"),
+                      ("target_count", "int", "Count"), ("target_count", "MPI_Count", "Count"),
+                      ("target_datatype", "MPI_Datatype", "Datatype"), ("op", "MPI_Op", "Op")]
     # Whose tag may be MPI_ANY_TAG, and every call whose tag is a message's.
     RECEIVING_RECORDS = ("receive_from", "probe")
     MESSAGE_RECORDS = RECEIVING_RECORDS + ("send_to", "send_receive")
@@ -756,7 +760,8 @@ def wrapper_text(fn, spec_name, spec_line):
              f"MPISENTRY_API int MPI_{fn.name}({params}) {{"]
     if fn.entry["kind"] == "local":
         # Neither waits nor starts a request: not recorded, no delay injected.
-        return "\n".join(lines + [f"  return {fn.local_body()};", "}", ""])
+        return "\n".join(lines + ["  " + line for line in fn.argument_lines()] +
+                         [f"  return {fn.local_body()};", "}", ""])
     p = fn.parts()
     wrapper = lines[1]
     # The body is given the program's call site: in the slow body, out of line, the return address is the wrapper's.

@@ -154,6 +154,12 @@ std::uint64_t created_key(MPI_Comm created) { return created == MPI_COMM_NULL ? 
 // Under the lock: a communicator made by a call the checker did not see,
 // named by its members (twins with the same members share the id).
 std::uint64_t register_unseen(MPI_Comm comm) {
+  // Outside MPI_Init and MPI_Finalize the program's call is erroneous, and MPI's error must name it, not
+  // the checker's questions about the communicator.
+  int initialized = 0, finalized = 0;
+  PMPI_Initialized(&initialized);
+  PMPI_Finalized(&finalized);
+  if (!initialized || finalized) return 0;
   Info info = read_groups(comm);
   std::uint64_t hash = kUnseenSeed;
   for (int rank : info.local) hash = mix(hash, static_cast<std::uint64_t>(rank));

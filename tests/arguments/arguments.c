@@ -12,6 +12,7 @@
  *   proc_null_root: MPI_Bcast from MPI_PROC_NULL over MPI_COMM_WORLD, by both;
  *   sub_dest: MPI_Send to rank 1 of a communicator of rank 0 alone;
  *   null_buffer: MPI_Send of 1 int from a null buffer;
+ *   put_datatype: MPI_Put of 1 MPI_DATATYPE_NULL into a window of rank 1;
  *   in_place: MPI_Allreduce into MPI_IN_PLACE, by both ranks;
  *   aliased: MPI_Allreduce from and into one int, by both ranks;
  *   returned: MPI_Send to rank 2 under MPI_ERRORS_RETURN: rank 0 prints
@@ -39,6 +40,14 @@ static void misuse(const char* mode, int rank) {
   if (is(mode, "in_place"))
     MPI_Allreduce(&x, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* mpisentry: in_place */
   if (is(mode, "aliased")) MPI_Allreduce(&x, &x, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* mpisentry: aliased */
+  if (is(mode, "put_datatype")) {
+    MPI_Win win;
+    MPI_Win_create(&sum, sizeof sum, sizeof sum, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_fence(0, win);
+    if (rank == 0) MPI_Put(&x, 1, MPI_DATATYPE_NULL, 1, 0, 1, MPI_INT, win); /* mpisentry: put_datatype */
+    MPI_Win_fence(0, win);
+    MPI_Win_free(&win);
+  }
   if (rank != 0) return;
   if (is(mode, "sub_dest")) {
     MPI_Comm alone;
