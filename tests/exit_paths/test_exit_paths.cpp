@@ -86,3 +86,19 @@ TEST_CASE("MPI_Abort in an error handler at MPI_THREAD_MULTIPLE ends as without 
   const JobResult checked = run_checked(workspace, 2, program, kDeadlockOptions, {"multiple"});
   check_ending_possible_without_checker(workspace, plain_command(2, program, {"multiple"}), checked);
 }
+
+TEST_CASE("after MPI_Finalize: a collective gets MPI's own error, naming the program's call", "[exit_paths][finalize]") {
+  const Program program = TEST_PROGRAM(after_finalize);
+  Workspace workspace;
+  const JobResult plain = run_job(workspace, plain_command(2, program));
+  INFO("without the checker:\n" << describe(plain));
+  REQUIRE_FALSE(plain.timed_out);
+  if (plain.err.find("internal_Allreduce") == std::string::npos) return;  // another MPI's words
+  // With the consistency checks on, the collective check asked MPI about the communicator first, and MPI's
+  // error named that question (internal_Comm_test_inter).
+  const JobResult checked = run_checked(workspace, 2, program, {"--check-all"});
+  INFO(describe(checked));
+  REQUIRE_FALSE(checked.timed_out);
+  CHECK(checked.err.find("internal_Allreduce") != std::string::npos);
+  CHECK(checked.err.find("internal_Comm") == std::string::npos);
+}

@@ -468,6 +468,8 @@ void collectives_freeing(MPI_Comm comm, FunctionId function) {
 }
 
 void finish_collectives() {
+  // A collective after MPI_Finalize is the program's error, which MPI must name: none is checked.
+  detail::collective_checking = false;
   if (!collectives_state().exchanging) return;
   evaluate_completed(/*drain=*/true, MPI_COMM_NULL);
 }

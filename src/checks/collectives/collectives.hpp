@@ -23,7 +23,7 @@
 namespace mpisentry::checks {
 
 namespace detail {
-extern bool collective_checking;  // a GLOBAL:COLLECTIVE check is on; set at start, then read only
+extern bool collective_checking;  // a GLOBAL:COLLECTIVE check is on; set at start, cleared at finish
 }
 
 inline bool collective_checking() noexcept { return detail::collective_checking; }
