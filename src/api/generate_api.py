@@ -383,6 +383,7 @@ class Function:
                     "comm_dup_started": ("Comm", "newcomm"), "intercomm": ("Comm", "newcomm"),
                     "comm_by_group": ("Comm", "newcomm"), "comm_from_groups": ("Comm", "newcomm"),
                     "file": ("File", "file"), "window": ("Win", "win"), "datatype": ("Datatype", "newtype"),
+                    "datatype_dup": ("Datatype", "newtype"),
                     "group": ("Group", "newgroup"), "op": ("Op", "newop"), "info": ("Info", "newinfo")}
 
     def made_handle(self):
@@ -504,7 +505,13 @@ class Function:
             raise SpecError(f"MPI_{self.name}: a local function is wrapped for a handle it makes (created), "
                             f"frees (freed) or a one-sided operation's buffers (reads, writes) ({SPEC_HELP})")
         kind, handle = made
-        return f"checks::made_by({self.pmpi()}, {kind}, {handle}, {self.id()}, MPISENTRY_CALL_SITE)"
+        made_by = f"checks::made_by({self.pmpi()}, {kind}, {handle}, {self.id()}, MPISENTRY_CALL_SITE)"
+        hook = self.entry["created"]
+        if hook in ("datatype", "datatype_dup"):
+            # A new datatype is not committed; a duplicate is as its original (LOCAL:ARGUMENT:UNCOMMITTED).
+            like = self.arg("oldtype") if hook == "datatype_dup" else "MPI_DATATYPE_NULL"
+            return f"checks::datatype_made({made_by}, {handle}, {like})"
+        return made_by
 
     # The recorded or replayed outcome (interceptors/outcomes.hpp) around the call's body, for the
     # Wait, Test and Iprobe calls.

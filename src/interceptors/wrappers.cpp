@@ -382,7 +382,14 @@ MPISENTRY_API int MPI_Startall(int count, MPI_Request array_of_requests[]) {
 
 // The checks keep what they read of a datatype until it is freed: MPI may
 // hand the handle out again for another type.
+MPISENTRY_API int MPI_Type_commit(MPI_Datatype* datatype) {
+  const int result = PMPI_Type_commit(datatype);
+  if (result == MPI_SUCCESS && datatype) checks::datatype_committed(*datatype);
+  return result;
+}
+
 MPISENTRY_API int MPI_Type_free(MPI_Datatype* datatype) {
+  if (datatype) checks::datatype_gone(*datatype);
   if (datatype) checks::type_freed(*datatype);
   checks::datatype_freed();
   return checks::freed_by(PMPI_Type_free, checks::HandleKind::Datatype, datatype);

@@ -12,6 +12,7 @@
  *   proc_null_root: MPI_Bcast from MPI_PROC_NULL over MPI_COMM_WORLD, by both;
  *   sub_dest: MPI_Send to rank 1 of a communicator of rank 0 alone;
  *   null_buffer: MPI_Send of 1 int from a null buffer;
+ *   uncommitted: MPI_Send of a contiguous type never committed;
  *   put_datatype: MPI_Put of 1 MPI_DATATYPE_NULL into a window of rank 1;
  *   in_place: MPI_Allreduce into MPI_IN_PLACE, by both ranks;
  *   aliased: MPI_Allreduce from and into one int, by both ranks;
@@ -22,9 +23,10 @@
  * MPI_ANY_SOURCE with MPI_ANY_TAG, the tag MPI_TAG_UB, a count of 0 (also
  * of MPI_DATATYPE_NULL, as MPICH's own tests send), an in-place
  * MPI_Alltoall whose ignored send count is -1, and a broadcast over an
- * inter-communicator from MPI_ROOT, an in-place MPI_Allreduce, and a send
- * from MPI_BOTTOM through a datatype of absolute addresses; rank 0 prints
- * what it received. */
+ * inter-communicator from MPI_ROOT, an in-place MPI_Allreduce, a send
+ * from MPI_BOTTOM through a datatype of absolute addresses (committed), and
+ * one through the duplicate of it (committed as its original is), made of
+ * a type never committed itself; rank 0 prints what it received. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +70,12 @@ static void misuse(const char* mode, int rank) {
   if (is(mode, "datatype")) MPI_Send(&x, 1, MPI_DATATYPE_NULL, 1, 0, MPI_COMM_WORLD); /* mpisentry: datatype */
   if (is(mode, "comm")) MPI_Send(&x, 1, MPI_INT, 1, 0, MPI_COMM_NULL); /* mpisentry: comm */
   if (is(mode, "null_buffer")) MPI_Send(NULL, 1, MPI_INT, 1, 0, MPI_COMM_WORLD); /* mpisentry: null_buffer */
+  if (is(mode, "uncommitted")) {
+    int pair[2] = {1, 2};
+    MPI_Datatype two;
+    MPI_Type_contiguous(2, MPI_INT, &two);
+    MPI_Send(pair, 1, two, 1, 0, MPI_COMM_WORLD); /* mpisentry: uncommitted */
+  }
 }
 
 static void valid(int rank) {
@@ -97,12 +105,18 @@ static void valid(int rank) {
   int absolute_value = 5 + rank, bottom_got = 0;
   MPI_Aint address;
   MPI_Get_address(&absolute_value, &address);
-  MPI_Datatype absolute;
-  MPI_Type_create_hindexed_block(1, 1, &address, MPI_INT, &absolute);
+  MPI_Datatype one_int, absolute, copy;
+  MPI_Type_contiguous(1, MPI_INT, &one_int); /* a building block, never committed */
+  MPI_Type_create_hindexed_block(1, 1, &address, one_int, &absolute);
   MPI_Type_commit(&absolute);
+  MPI_Type_dup(absolute, &copy);
   MPI_Sendrecv(MPI_BOTTOM, 1, absolute, 1 - rank, 4, &bottom_got, 1, MPI_INT, 1 - rank, 4, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
+  MPI_Sendrecv(MPI_BOTTOM, 1, copy, 1 - rank, 5, &bottom_got, 1, MPI_INT, 1 - rank, 5, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+  MPI_Type_free(&copy);
   MPI_Type_free(&absolute);
+  MPI_Type_free(&one_int);
   if (rank == 0) printf("arguments valid: received %d, broadcast %d, from MPI_BOTTOM %d\n", got, everyone, bottom_got);
 }
 

@@ -30,6 +30,8 @@ TEST_CASE("arguments: erroneous arguments are LOCAL:ARGUMENT, before the call", 
       {"proc_null_root", "RANK", R"(MPI_Bcast's root -1 is not a rank of MPI_COMM_WORLD \(0 to 1\) \(MPI 4.1)"},
       {"null_buffer", "NULL_BUFFER",
        R"(MPI_Send's buf NULL is null \(MPI_BOTTOM\) for 1 elements of a predefined datatype)"},
+      {"uncommitted", "UNCOMMITTED",
+       R"(MPI_Send's datatype 0x[0-9a-f]+ is a derived datatype that was not committed: MPI_Type_commit it)"},
       {"put_datatype", "NULL_HANDLE", R"(MPI_Put's origin_datatype MPI_DATATYPE_NULL names no datatype)"},
       {"in_place", "IN_PLACE", R"(MPI_Allreduce's recvbuf MPI_IN_PLACE is not allowed here)"},
       {"aliased", "ALIASED", R"(MPI_Allreduce's recvbuf 0x[0-9a-f]+ is its sendbuf too: a call's buffers must not )"

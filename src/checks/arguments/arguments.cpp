@@ -1,24 +1,29 @@
 #include "checks/arguments/arguments.hpp"
 
+#include <mutex>
 #include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "records/communicators.hpp"
+#include "records/handle_slots.hpp"
 
 namespace mpisentry::checks {
 
 namespace detail {
 bool watching_arguments = false;
 std::int64_t tag_ub = 32767;  // the least MPI_TAG_UB that MPI allows, until MPI_COMM_WORLD's is read
+std::atomic<int> uncommitted_count{0};
+std::atomic<MPI_Datatype> uncommitted[kUncommittedKept];
 }
 
 namespace {
 
 struct ArgumentsState {
   bool rank = false, tag = false, count = false, null_handle = false, null_buffer = false, in_place = false,
-       aliased = false;
+       aliased = false, uncommitted = false;
+  std::mutex uncommitted_mutex;  // the writers of detail::uncommitted
 };
 
 ArgumentsState& arguments_state() {
@@ -96,7 +101,39 @@ void check_buffer(FunctionId function, const Argument& a, const ArgumentsState& 
                     call_site);
 }
 
+// Under uncommitted_mutex.
+void forget_uncommitted(MPI_Datatype datatype) {
+  for (std::atomic<MPI_Datatype>& slot : detail::uncommitted)
+    if (slot.load(std::memory_order_relaxed) == datatype) {
+      slot.store(MPI_DATATYPE_NULL, std::memory_order_relaxed);
+      detail::uncommitted_count.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+}
+
 }  // namespace
+
+int datatype_made(int result, const MPI_Datatype* made, MPI_Datatype like) noexcept {
+  ArgumentsState& s = arguments_state();
+  if (result != MPI_SUCCESS || made == nullptr || !s.uncommitted) return result;
+  if (like != MPI_DATATYPE_NULL && !uncommitted(like)) return result;  // a duplicate of a committed type
+  const std::lock_guard lock(s.uncommitted_mutex);
+  for (std::atomic<MPI_Datatype>& slot : detail::uncommitted)
+    if (slot.load(std::memory_order_relaxed) == MPI_DATATYPE_NULL) {
+      slot.store(*made, std::memory_order_relaxed);
+      detail::uncommitted_count.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  return result;
+}
+
+void datatype_committed(MPI_Datatype datatype) noexcept {
+  if (!uncommitted(datatype)) return;
+  const std::lock_guard lock(arguments_state().uncommitted_mutex);
+  forget_uncommitted(datatype);
+}
+
+void datatype_gone(MPI_Datatype datatype) noexcept { datatype_committed(datatype); }
 
 void start_arguments(const StartContext&) {
   ArgumentsState& s = arguments_state();
@@ -107,7 +144,10 @@ void start_arguments(const StartContext&) {
   s.null_buffer = on(report::Check::ArgumentNullBuffer);
   s.in_place = on(report::Check::ArgumentInPlace);
   s.aliased = on(report::Check::ArgumentAliased);
-  detail::watching_arguments = s.rank || s.tag || s.count || s.null_handle || s.null_buffer || s.in_place || s.aliased;
+  s.uncommitted = on(report::Check::ArgumentUncommitted);
+  for (std::atomic<MPI_Datatype>& slot : detail::uncommitted) slot.store(MPI_DATATYPE_NULL, std::memory_order_relaxed);
+  detail::watching_arguments =
+      s.rank || s.tag || s.count || s.null_handle || s.null_buffer || s.in_place || s.aliased || s.uncommitted;
   int* tag_ub = nullptr;
   int found = 0;
   if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &found) == MPI_SUCCESS && found && tag_ub)
@@ -168,6 +208,12 @@ try {
         if (s.null_handle && a.datatype == MPI_DATATYPE_NULL && count.value_or(1) != 0)
           report_argument(report::Check::ArgumentNullHandle, function, a, "MPI_DATATYPE_NULL",
                           "names no datatype (MPI 4.1, section 2.5.1).", call_site);
+        if (s.uncommitted && uncommitted(a.datatype))
+          report_argument(report::Check::ArgumentUncommitted, function, a,
+                          fmt::format("{:#x}", handle_slots::key_of(a.datatype) - 1),
+                          "is a derived datatype that was not committed: MPI_Type_commit it before a call that "
+                          "moves data with it (MPI 4.1, section 5.1.9).",
+                          call_site);
         break;
       case Argument::Role::Op:
         if (s.null_handle && a.op == MPI_OP_NULL)

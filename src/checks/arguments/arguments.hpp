@@ -15,6 +15,10 @@
 // - LOCAL:ARGUMENT:NULL_HANDLE: MPI_COMM_NULL, MPI_DATATYPE_NULL or
 //   MPI_OP_NULL given for a communicator, datatype or operation
 //   (MPI_DATATYPE_NULL with a count of 0 is not judged);
+// - LOCAL:ARGUMENT:UNCOMMITTED: a derived datatype the program made and
+//   has not committed, given to a call that moves data (MPI 4.1, section
+//   5.1.9); a datatype made by a call the checker does not wrap is not
+//   judged;
 // - LOCAL:ARGUMENT:NULL_BUFFER: a null buffer (MPI_BOTTOM) with a count
 //   above 0 of a predefined datatype of a size above 0;
 // - LOCAL:ARGUMENT:IN_PLACE: MPI_IN_PLACE for a point-to-point call's
@@ -33,6 +37,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 
@@ -45,6 +50,27 @@ namespace mpisentry::checks {
 namespace detail {
 extern bool watching_arguments;
 extern std::int64_t tag_ub;
+// LOCAL:ARGUMENT:UNCOMMITTED: the derived datatypes made through the
+// checker's wrappers and not committed yet, in the first kUncommittedKept
+// slots (more are not judged); written under a lock, read without one.
+inline constexpr int kUncommittedKept = 64;
+extern std::atomic<int> uncommitted_count;
+extern std::atomic<MPI_Datatype> uncommitted[kUncommittedKept];
+}
+
+// From the wrappers of the datatype constructors (`result` is the PMPI
+// call's; a duplicate is committed as `like` is, a new type has like
+// MPI_DATATYPE_NULL), MPI_Type_commit and MPI_Type_free.
+int datatype_made(int result, const MPI_Datatype* made, MPI_Datatype like) noexcept;
+void datatype_committed(MPI_Datatype datatype) noexcept;
+void datatype_gone(MPI_Datatype datatype) noexcept;
+
+// A datatype the program made and has not committed (only those in the slots).
+inline bool uncommitted(MPI_Datatype datatype) noexcept {
+  if (detail::uncommitted_count.load(std::memory_order_relaxed) == 0) return false;
+  for (const std::atomic<MPI_Datatype>& slot : detail::uncommitted)
+    if (slot.load(std::memory_order_relaxed) == datatype) return true;
+  return false;
 }
 
 // checks/lifecycle.def.
@@ -104,7 +130,9 @@ inline bool root(std::int64_t rank, MPI_Comm comm) noexcept { return rank < 0 ||
 inline bool tag(std::int64_t tag) noexcept { return tag < 0 || tag > detail::tag_ub; }
 inline bool receive_tag(std::int64_t tag) noexcept { return (tag < 0 && tag != MPI_ANY_TAG) || tag > detail::tag_ub; }
 inline bool count(std::int64_t count) noexcept { return count < 0; }
-inline bool datatype(MPI_Datatype datatype) noexcept { return datatype == MPI_DATATYPE_NULL; }
+inline bool datatype(MPI_Datatype datatype) noexcept {
+  return datatype == MPI_DATATYPE_NULL || checks::uncommitted(datatype);
+}
 inline bool op(MPI_Op op) noexcept { return op == MPI_OP_NULL; }
 inline bool in_place_buffer(const void* buffer, std::int64_t count) noexcept { return buffer == nullptr && count > 0; }
 inline bool buffer(const void* buffer, std::int64_t count) noexcept {

@@ -134,7 +134,7 @@ CompletingRequests::CompletingRequests(FunctionId function, int count, const MPI
     finding.summary = {fmt::format("Kernel thread {} calls {} on request {:#x}, which kernel thread {} is completing "
                                    "in {} at the same time: two threads must not wait on or test the same request at "
                                    "once (MPI 4.1, section 11.6.2).",
-                                   tid, name, handle_slots::key_of(request), other.thread,
+                                   tid, name, handle_slots::key_of(request) - 1, other.thread,
                                    function_info(other.function).name)};
     finding.parties.push_back({{world_rank()}, "calls", name, call_site_stack(call_site)});
     finding.parties.push_back({{world_rank()}, fmt::format("is completing it (kernel thread {})", other.thread),

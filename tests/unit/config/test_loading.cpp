@@ -237,6 +237,7 @@ TEST_CASE("check names: 27 from ITC, the implemented ones among them, and mpisen
                                              "LOCAL:ARGUMENT:RANK",      "LOCAL:ARGUMENT:TAG",
                                              "LOCAL:ARGUMENT:COUNT",     "LOCAL:ARGUMENT:NULL_HANDLE",
                                              "LOCAL:ARGUMENT:NULL_BUFFER", "LOCAL:ARGUMENT:IN_PLACE",
+                                             "LOCAL:ARGUMENT:UNCOMMITTED",
                                              "LOCAL:ARGUMENT:ALIASED",
                                              "LOCAL:THREAD:NOT_MAIN",    "LOCAL:THREAD:CONCURRENT",
                                              "LOCAL:THREAD:CONCURRENT_REQUEST"};
