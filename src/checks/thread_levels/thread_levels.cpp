@@ -108,8 +108,16 @@ void entered_mpi() noexcept try {
 }
 
 CompletingRequests::CompletingRequests(FunctionId function, int count, const MPI_Request* requests,
-                                       const void* call_site) noexcept try {
+                                       const void* call_site) noexcept {
   if (!detail::watching_completions || requests == nullptr || count <= 0) return;
+  // Not a function-try-block: a constructor's would rethrow, through noexcept.
+  try {
+    claim(function, count, requests, call_site);
+  } catch (...) {  // the program's call is made all the same
+  }
+}
+
+void CompletingRequests::claim(FunctionId function, int count, const MPI_Request* requests, const void* call_site) {
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   thread_ = tid;
   ThreadLevels& t = thread_levels();
@@ -142,7 +150,6 @@ CompletingRequests::CompletingRequests(FunctionId function, int count, const MPI
     finding.key = fmt::format("concurrent request {} {}", fmt::ptr(call_site), fmt::ptr(other.call_site));
     report(std::move(finding));
   }
-} catch (...) {  // the program's call is made all the same
 }
 
 void request_made(const MPI_Request* request) noexcept {

@@ -73,6 +73,7 @@ class CompletingRequests {
   };
 
  private:
+  void claim(FunctionId function, int count, const MPI_Request* requests, const void* call_site);
   Claim* claimed_ = nullptr;  // what this call claimed (none: null)
   std::size_t count_ = 0;
   pid_t thread_ = 0;
