@@ -602,8 +602,7 @@ class Function:
             if kind == "Tag" and self.entry.get("record") not in self.MESSAGE_RECORDS:
                 continue  # a communicator constructor's tag, significant at its leaders only
             name = self.arg(role)
-            declaration = self.declaration_of(name)
-            if "*" in declaration or "[" in declaration or declaration.rsplit(" ", 1)[0].strip() != type_:
+            if not self.is_scalar(name, (type_,)):
                 continue
             if kind == "Tag" and role == "tag" and self.entry.get("record") in self.RECEIVING_RECORDS:
                 kind = "ReceiveTag"
@@ -612,20 +611,14 @@ class Function:
                 screens.append(f"checks::screen::comm({name})")
                 items.append(f'checks::comm_argument("{name}", {name})')
             elif kind == "Datatype":
-                value = name
-                buffer = {"sendtype": "sendbuf", "recvtype": "recvbuf"}.get(role)
-                if buffer is not None and self.has(buffer):  # ignored with MPI_IN_PLACE: judged as a valid one
-                    value = f"({self.arg(buffer)} == MPI_IN_PLACE ? MPI_BYTE : {name})"
+                value = self.beside_in_place(role, name, "MPI_BYTE")  # ignored: judged as a valid one
                 screens.append(f"checks::screen::datatype({value})")
                 items.append(f'checks::datatype_argument("{name}", {value})')
             elif kind == "Op":
                 screens.append(f"checks::screen::op({name})")
                 items.append(f'checks::op_argument("{name}", {name})')
             else:
-                value = name
-                buffer = {"sendcount": "sendbuf", "recvcount": "recvbuf"}.get(role)
-                if buffer is not None and self.has(buffer):
-                    value = f"({self.arg(buffer)} == MPI_IN_PLACE ? 0 : {name})"  # ignored with MPI_IN_PLACE
+                value = self.beside_in_place(role, name, "0")
                 screen = {"Dest": "dest", "Source": "source", "Root": "root", "Tag": "tag",
                           "ReceiveTag": "receive_tag", "Count": "count"}[kind]
                 if kind in ("Dest", "Source", "Root"):
@@ -641,6 +634,23 @@ class Function:
         return [f"if (checks::watching_arguments() && ({' || '.join(screens)})) [[unlikely]]",
                 f"  checks::judge_arguments({self.id()}, {{{', '.join(items)}}}, MPISENTRY_CALL_SITE);"]
 
+    # The buffer each send or receive count and datatype describes.
+    BUFFER_OF = {"sendcount": "sendbuf", "sendtype": "sendbuf", "recvcount": "recvbuf", "recvtype": "recvbuf"}
+
+    def beside_in_place(self, role, name, ignored):
+        """The argument `name` of `role` as judged: `ignored` where its buffer is MPI_IN_PLACE, which MPI reads
+        instead of the buffer's count and datatype."""
+        buffer = self.BUFFER_OF.get(role)
+        if buffer is None or not self.has(buffer):
+            return name
+        return f"({self.arg(buffer)} == MPI_IN_PLACE ? {ignored} : {name})"
+
+    def is_scalar(self, name, type_names):
+        """Whether parameter `name` is one value (not a pointer or an array) of one of these types."""
+        declaration = self.declaration_of(name)
+        return "*" not in declaration and "[" not in declaration and \
+            declaration.rsplit(" ", 1)[0].strip() in type_names
+
     # A buffer's count and datatype, by role: the first of each that the function has as one value.
     BUFFER_ROLES = [("buf", "count", "datatype"), ("sendbuf", "sendcount|count", "sendtype|datatype"),
                     ("recvbuf", "recvcount|count", "recvtype|datatype")]
@@ -649,11 +659,7 @@ class Function:
         """The parameter of the first of `roles` ("a|b") that the function has as one value of these types."""
         for role in roles.split("|"):
             if self.has(role):
-                declaration = self.declaration_of(self.arg(role))
-                if "*" not in declaration and "[" not in declaration and \
-                        declaration.rsplit(" ", 1)[0].strip() in type_names:
-                    return self.arg(role)
-                return None
+                return self.arg(role) if self.is_scalar(self.arg(role), type_names) else None
         return None
 
     def buffer_arguments(self):
